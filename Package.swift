@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Provisioner: a Kafka worker pipeline that adds payment cards to Apple Pay and Google Wallet.
+///
+/// Dependency directions (no cycles, no outside Swift packages):
+///   provisioner -> ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
+///   Issuers -> { HTTP, Contract };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
+/// Swift 6 language mode everywhere; CI adds `-warnings-as-errors`.
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Provisioner",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "provisioner", targets: ["provisioner"]),
+    ],
+    targets: [
+        // C libraries from Debian, each with a header of inline shims for macros and variadics.
+        .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Kafka binding: knows nothing of provisioning.
+        .target(name: "Kafka", dependencies: ["CRdKafka"], swiftSettings: strict),
+        // Wire contract: schemas, validation, outcomes, redaction, JWE. No Kafka, no HTTP.
+        .target(name: "Contract", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // HTTP transport: libcurl multi client and libmicrohttpd server.
+        .target(name: "HTTP", dependencies: ["CCurl", "CMicroHTTPD"], swiftSettings: strict),
+        // Logging and metrics behind small protocols, Prometheus exposition, health endpoint.
+        .target(name: "Observability", dependencies: ["HTTP"], swiftSettings: strict),
+        // Issuer adapters: a validated request in, an HTTP exchange, an outcome out.
+        .target(name: "Issuers", dependencies: ["Contract", "HTTP", "Observability"], swiftSettings: strict),
+        // Issuer simulator: Imprint, DCS, Gnosis Pay, Worldpay over real HTTP.
+        .target(name: "Simulator", dependencies: ["Contract", "HTTP", "COpenSSL"], swiftSettings: strict),
+        // Reconciliation jobs and dead letters (records, headers, the operator tool).
+        .target(name: "Recovery", dependencies: ["Contract", "Kafka", "Issuers", "Observability"], swiftSettings: strict),
+        // The worker: Kafka in, schedule, issuer call, results and audit out.
+        .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
+        // Benchmarks driving broker, simulator and workers.
+        .target(name: "Benchmarks", dependencies: ["Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability"], swiftSettings: strict),
+        // Subcommands; main.swift only parses arguments and hands over.
+        .target(name: "ProvisionerCLI", dependencies: ["Pipeline", "Simulator", "Benchmarks", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
+        .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
+
+        // libFuzzer entry point for decode + validate (built by scripts/fuzz, not by `swift build`).
+        .executableTarget(name: "ContractFuzz", dependencies: ["Contract"], swiftSettings: strict),
+
+        // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
+        .target(name: "TestSupport", dependencies: ["Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
+
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DeployTests", dependencies: ["ProvisionerCLI", "Pipeline", "TestSupport"], swiftSettings: strict),
+    ]
+)

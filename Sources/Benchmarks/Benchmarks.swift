@@ -1,0 +1,1 @@
+// Benchmarks module: placeholder until its first file lands.

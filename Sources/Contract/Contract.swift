@@ -1,0 +1,2 @@
+import COpenSSL
+let probeSSL = OpenSSL_version_num()

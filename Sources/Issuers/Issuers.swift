@@ -1,0 +1,1 @@
+// Issuers module: placeholder until its first file lands.

@@ -1,0 +1,2 @@
+import CRdKafka
+let probeKafka = rd_kafka_version()

@@ -1,0 +1,1 @@
+// Observability module: placeholder until its first file lands.

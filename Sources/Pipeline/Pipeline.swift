@@ -1,0 +1,1 @@
+// Pipeline module: placeholder until its first file lands.

@@ -1,0 +1,1 @@
+// Recovery module: placeholder until its first file lands.

@@ -1,0 +1,1 @@
+// Simulator module: placeholder until its first file lands.

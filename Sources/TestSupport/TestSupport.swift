@@ -1,0 +1,1 @@
+// TestSupport module: placeholder until its first file lands.

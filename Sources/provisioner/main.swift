@@ -1,0 +1,7 @@
+import ProvisionerCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(ProvisionerCommandLine.run(Array(CommandLine.arguments.dropFirst())))
