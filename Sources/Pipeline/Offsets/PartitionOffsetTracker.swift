@@ -1,0 +1,62 @@
+/// Tracks out-of-order completion in one partition and says which offset is safe to commit.
+///
+/// Offsets are tracked in arrival order (increasing). The committable offset is the first offset
+/// not yet completed; every offset below it is done. Completing out of order is fine; a gap in
+/// offsets (compaction, control records) is fine too.
+public struct PartitionOffsetTracker: Sendable {
+    private var offsets: [Int64] = []
+    private var done: [Bool] = []
+    private var head = 0
+    /// The offset after the last one known complete at the front; `nil` before anything completes.
+    private var frontier: Int64?
+
+    /// Creates an empty tracker.
+    public init() {}
+
+    /// Number of offsets received and not yet complete.
+    public private(set) var pendingCount = 0
+
+    /// Records a received offset (must be greater than every offset tracked before).
+    public mutating func track(_ offset: Int64) {
+        offsets.append(offset)
+        done.append(false)
+        pendingCount += 1
+    }
+
+    /// Marks `offset` complete; returns false when it was not tracked (or already complete).
+    @discardableResult
+    public mutating func complete(_ offset: Int64) -> Bool {
+        guard let index = position(of: offset), !done[index] else { return false }
+        done[index] = true
+        pendingCount -= 1
+        while head < offsets.count && done[head] {
+            frontier = offsets[head] + 1
+            head += 1
+        }
+        if head > 256 && head * 2 > offsets.count {
+            offsets.removeFirst(head)
+            done.removeFirst(head)
+            head = 0
+        }
+        return true
+    }
+
+    /// The offset to commit (next offset to consume), or nil when nothing new can be committed.
+    public var committableOffset: Int64? {
+        frontier
+    }
+
+    /// Whether every tracked offset is complete.
+    public var isDrained: Bool { pendingCount == 0 }
+
+    private func position(of offset: Int64) -> Int? {
+        var low = head
+        var high = offsets.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            if offsets[middle] == offset { return middle }
+            if offsets[middle] < offset { low = middle + 1 } else { high = middle - 1 }
+        }
+        return nil
+    }
+}

@@ -1,1 +1,0 @@
-// Pipeline module: placeholder until its first file lands.
