@@ -1,0 +1,25 @@
+import Synchronization
+
+/// Keeps every record in memory: for tests that check what was logged (and what was not).
+public final class CapturingLogHandler: LogHandler {
+    private let storage = Mutex<[LogRecord]>([])
+
+    /// Creates an empty handler.
+    public init() {}
+
+    public func emit(_ record: LogRecord) {
+        storage.withLock { $0.append(record) }
+    }
+
+    /// Every record so far.
+    public var records: [LogRecord] { storage.withLock { $0 } }
+
+    /// Every record rendered as the JSON line `JSONLineLogHandler` would write.
+    public var renderedLines: [String] {
+        records.map { record in
+            var line = "\(record.level.name) \(record.label) \(record.message)"
+            for (name, value) in record.fields { line += " \(name)=\(value)" }
+            return line
+        }
+    }
+}

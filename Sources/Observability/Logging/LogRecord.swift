@@ -1,0 +1,27 @@
+/// One structured log line.
+public struct LogRecord: Sendable {
+    /// Wall-clock time in milliseconds since the epoch.
+    public var atMs: Int64
+    /// Severity.
+    public var level: LogLevel
+    /// The component that logged (`worker`, `simulator`).
+    public var label: String
+    /// A short fixed message; variable parts belong in `fields`.
+    public var message: String
+    /// Structured fields in the order given.
+    public var fields: [(String, LogValue)]
+
+    /// Creates a record.
+    public init(atMs: Int64, level: LogLevel, label: String, message: String, fields: [(String, LogValue)]) {
+        self.atMs = atMs
+        self.level = level
+        self.label = label
+        self.message = message
+        self.fields = fields
+    }
+
+    /// The value of a field, if present.
+    public func field(_ name: String) -> LogValue? {
+        fields.first { $0.0 == name }?.1
+    }
+}

@@ -1,1 +1,0 @@
-// Observability module: placeholder until its first file lands.
