@@ -1,0 +1,45 @@
+import Contract
+
+/// One card program: which issuer serves it, where, with which credentials and limits.
+public struct ProgramConfiguration: Sendable {
+    /// The program name requests carry in `program`.
+    public var name: String
+    /// The issuer behind it.
+    public var issuer: IssuerKind
+    /// The issuer API's base URL (no trailing slash).
+    public var baseURL: String
+    /// Environment variable holding the API key (Imprint, Gnosis token, Worldpay, DCS key).
+    public var apiKeyEnvironmentVariable: String
+    /// Environment variable holding the DCS signing secret.
+    public var apiSecretEnvironmentVariable: String?
+    /// Header carrying `Bearer <key>` (Imprint, Gnosis Pay, Worldpay).
+    public var apiKeyHeader: String = "Authorization"
+    /// Longest single issuer call.
+    public var timeoutMs: Int64 = 10_000
+    /// Least time a call needs; requests with less time left are answered `expired` without a call.
+    public var minimumBudgetMs: Int64 = 500
+    /// Calls in flight for this program (its bulkhead); nil: only the global limit.
+    public var maxInFlight: Int?
+    /// Token bucket toward the issuer; nil: unlimited.
+    public var rateLimit: SchedulerSettings.RateLimit?
+    /// DCS Google binding API: `v2` (cardId, default) or `v1` (cardMantissa).
+    public var dcsGoogleAPI: String = "v2"
+    /// Gnosis Pay provisioning path template (`{id}` is the card id).
+    public var gnosisProvisionPath: String = "/api/v1/cards/{id}/apple-pay/provision"
+    /// Worldpay `merchant.entity`.
+    public var worldpayMerchantEntity: String = "default"
+    /// When set, requests must carry a valid `x-request-signature` HMAC from the program's backend.
+    public var requestSigningSecretEnvironmentVariable: String?
+
+    /// Creates a program with defaults.
+    public init(name: String, issuer: IssuerKind, baseURL: String, apiKeyEnvironmentVariable: String) {
+        self.name = name
+        self.issuer = issuer
+        self.baseURL = baseURL
+        self.apiKeyEnvironmentVariable = apiKeyEnvironmentVariable
+    }
+
+    /// The issuer endpoint this program calls: its bulkhead and breaker are shared by every
+    /// program calling the same issuer at the same base URL.
+    public var endpoint: String { "\(issuer.rawValue) \(baseURL)" }
+}

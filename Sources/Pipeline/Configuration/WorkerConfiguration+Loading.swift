@@ -1,0 +1,258 @@
+import Contract
+import Observability
+
+extension WorkerConfiguration {
+    /// Reads `text` (JSON) with `environment` overrides. Returns the configuration and every
+    /// issue; throws when an issue is an error (unknown keys are errors only when `strict`).
+    public static func load(json text: String, environment: [String: String], workerID: String,
+                            strict: Bool) throws(ConfigurationError) -> (WorkerConfiguration, [ConfigurationIssue]) {
+        var document: JSONValue
+        do {
+            document = try JSONParser().parse(text)
+        } catch {
+            throw ConfigurationError([.init(.error, "(file)", "is not valid JSON: \(error)")])
+        }
+        var issues: [ConfigurationIssue] = []
+        document = EnvironmentOverrides.apply(environment, to: document, issues: &issues)
+        let configuration = parse(document, workerID: workerID, issues: &issues)
+        issues += secretIssues(configuration, environment: environment)
+        issues = issues.map { issue in
+            var issue = issue
+            if issue.isUnknownKey && !strict { issue.severity = .warning }
+            return issue
+        }
+        issues.sort { ($0.severity == .error ? 0 : 1, $0.keyPath) < ($1.severity == .error ? 0 : 1, $1.keyPath) }
+        if issues.contains(where: { $0.severity == .error }) { throw ConfigurationError(issues) }
+        return (configuration, issues)
+    }
+
+    /// Secrets named by the configuration but absent from the environment, by name only.
+    static func secretIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
+        configuration.secretEnvironmentVariables.compactMap { entry in
+            let value = environment[entry.variable] ?? ""
+            return value.isEmpty
+                ? ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set")
+                : nil
+        }
+    }
+
+    // swiftlint:disable:next function_body_length
+    static func parse(_ document: JSONValue, workerID: String, issues: inout [ConfigurationIssue]) -> WorkerConfiguration {
+        var configuration = WorkerConfiguration(workerID: workerID)
+        var root = ConfigurationReader(path: "", value: document, issues: &issues)
+
+        configuration.kafka = properties(&root, "kafka", defaults: configuration.kafka)
+        configuration.kafkaConsumer = properties(&root, "kafka_consumer", defaults: [:])
+        configuration.kafkaProducer = properties(&root, "kafka_producer", defaults: [:])
+        if configuration.kafka["bootstrap.servers", default: ""].isEmpty {
+            root.issues.append(.init(.error, "kafka.bootstrap.servers", "is required (comma-separated host:port list)"))
+        }
+        configuration.groupID = root.string("group_id", default: configuration.groupID)
+        configuration.workerID = root.string("worker_id", default: workerID)
+
+        var topics = root.object("topics")
+        configuration.topics.requests = topics.string("requests", default: configuration.topics.requests)
+        configuration.topics.results = topics.string("results", default: configuration.topics.results)
+        configuration.topics.audit = topics.string("audit", default: configuration.topics.audit)
+        configuration.topics.reconcile = topics.string("reconcile", default: configuration.topics.reconcile)
+        configuration.topics.deadLetters = topics.string("dlq", default: configuration.topics.deadLetters)
+        configuration.topics.parked = topics.string("dlq_parked", default: configuration.topics.parked)
+        configuration.topics.markers = topics.string("markers", default: configuration.topics.markers)
+        root.absorb(topics)
+
+        var programs = root.object("programs")
+        for name in programs.keys {
+            var program = programs.object(name)
+            if let parsed = parseProgram(name: name, &program) { configuration.programs[name] = parsed }
+            programs.absorb(program)
+        }
+        if configuration.programs.isEmpty && programs.issues.isEmpty {
+            programs.issues.append(.init(.error, "programs", "must name at least one program"))
+        }
+        root.absorb(programs)
+
+        var results = root.object("results")
+        configuration.requireEncryption = results.bool("require_encryption", default: true)
+        root.absorb(results)
+
+        var audit = root.object("audit")
+        configuration.pseudonymKeyEnvironmentVariable = audit.string("pseudonym_key_env", default: configuration.pseudonymKeyEnvironmentVariable)
+        root.absorb(audit)
+
+        var http = root.object("http")
+        if let listen = http.raw("listen") {
+            if listen.isNull { configuration.httpListen = nil } else if let text = listen.stringValue {
+                if HostPort(text) == nil { http.issues.append(.init(.error, "http.listen", "must be host:port, found '\(text)'")) }
+                configuration.httpListen = text
+            } else {
+                http.issues.append(.init(.error, "http.listen", "must be a host:port string"))
+            }
+        }
+        configuration.caBundlePath = http.string("ca_bundle")
+        root.absorb(http)
+
+        var deadlines = root.object("deadlines")
+        configuration.deadlines = DeadlinePolicy(
+            applePayWindowMs: deadlines.integer("apple_pay_window_ms", default: 20_000, in: 1_000...20_000),
+            googleWindowMs: deadlines.integer("google_window_ms", default: 60_000, in: 1_000...600_000),
+            paymentWindowMs: deadlines.integer("payment_window_ms", default: 30_000, in: 1_000...600_000),
+            replyMarginMs: deadlines.integer("reply_margin_ms", default: 1_000, in: 0...10_000),
+            minimumIssuerBudgetMs: deadlines.integer("minimum_budget_ms", default: 500, in: 1...60_000))
+        root.absorb(deadlines)
+
+        var scheduler = root.object("scheduler")
+        switch scheduler.string("ordering", default: "edf") {
+        case "edf": configuration.scheduler.ordering = .earliestDeadlineFirst
+        case "fifo": configuration.scheduler.ordering = .arrival
+        case let other: scheduler.issues.append(.init(.error, "scheduler.ordering", "must be 'edf' or 'fifo', found '\(other)'"))
+        }
+        configuration.scheduler.globalLimit = scheduler.int("max_in_flight", default: 512, in: 1...100_000)
+        configuration.maxPending = scheduler.int("max_pending", default: 4_096, in: 1...1_000_000)
+        var endpointLimits = scheduler.object("issuer_max_in_flight")
+        for issuerName in endpointLimits.keys {
+            let limit = endpointLimits.int(issuerName, default: 0, in: 1...100_000)
+            guard IssuerKind(rawValue: issuerName) != nil else {
+                endpointLimits.issues.append(.init(.error, "scheduler.issuer_max_in_flight.\(issuerName)", "is not an issuer (imprint, dcs, gnosis, worldpay)"))
+                continue
+            }
+            for program in configuration.programs.values where program.issuer.rawValue == issuerName {
+                configuration.scheduler.endpointLimits[program.endpoint] = limit
+            }
+        }
+        scheduler.absorb(endpointLimits)
+        if configuration.maxPending < configuration.scheduler.globalLimit {
+            scheduler.issues.append(.init(.error, "scheduler.max_pending", "must be at least scheduler.max_in_flight (\(configuration.scheduler.globalLimit))"))
+        }
+        root.absorb(scheduler)
+        for program in configuration.programs.values {
+            if let limit = program.maxInFlight { configuration.scheduler.programLimits[program.name] = limit }
+            if let rate = program.rateLimit { configuration.scheduler.rateLimits[program.name] = rate }
+        }
+
+        var breaker = root.object("breaker")
+        if breaker.bool("enabled", default: true) {
+            var settings = CircuitBreaker.Settings()
+            settings.windowSeconds = breaker.int("window_seconds", default: 10, in: 1...600)
+            settings.minimumCalls = breaker.int("minimum_calls", default: 20, in: 1...100_000)
+            settings.failureRateThreshold = breaker.double("failure_rate", default: 0.5, in: 0.01...1)
+            settings.openDurationMs = breaker.integer("open_ms", default: 5_000, in: 10...600_000)
+            settings.halfOpenProbes = breaker.int("half_open_probes", default: 3, in: 1...1_000)
+            configuration.scheduler.defaultBreaker = settings
+        } else {
+            configuration.scheduler.defaultBreaker = nil
+            for key in ["window_seconds", "minimum_calls", "failure_rate", "open_ms", "half_open_probes"] { _ = breaker.raw(key) }
+        }
+        root.absorb(breaker)
+
+        var reconcile = root.object("reconcile")
+        if let tiers = reconcile.raw("tiers_ms") {
+            let values = tiers.arrayValue?.compactMap { $0.int64Value } ?? []
+            if values.isEmpty || values.count != tiers.arrayValue?.count || values.contains(where: { $0 < 1 }) {
+                reconcile.issues.append(.init(.error, "reconcile.tiers_ms", "must be a non-empty array of positive whole milliseconds"))
+            } else {
+                configuration.reconcileTiersMs = values
+            }
+        }
+        root.absorb(reconcile)
+
+        var nonce = root.object("nonce_guard")
+        configuration.nonceHorizonMs = nonce.integer("horizon_seconds", default: 900, in: 30...86_400) * 1000
+        root.absorb(nonce)
+        var duplicates = root.object("duplicates")
+        configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 3_600, in: 1...604_800) * 1000
+        root.absorb(duplicates)
+        var shutdown = root.object("shutdown")
+        configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)
+        root.absorb(shutdown)
+        var rebalance = root.object("rebalance")
+        configuration.revokeDrainMs = rebalance.integer("drain_timeout_ms", default: 5_000, in: 0...300_000)
+        root.absorb(rebalance)
+        var publish = root.object("publish")
+        configuration.publishAttempts = publish.int("max_attempts", default: 5, in: 1...100)
+        root.absorb(publish)
+        var log = root.object("log")
+        let levelName = log.string("level", default: "info")
+        if let level = LogLevel(name: levelName) { configuration.logLevel = level } else {
+            log.issues.append(.init(.error, "log.level", "must be one of debug, info, notice, warning, error; found '\(levelName)'"))
+        }
+        root.absorb(log)
+
+        issues += root.issues + root.unknownKeyIssues()
+        return configuration
+    }
+
+    private static func parseProgram(name: String, _ reader: inout ConfigurationReader) -> ProgramConfiguration? {
+        let issuerName = reader.requiredString("issuer")
+        let baseURL = reader.requiredString("base_url")
+        let keyVariable = reader.requiredString("api_key_env")
+        var issuer: IssuerKind?
+        if let issuerName {
+            issuer = IssuerKind(rawValue: issuerName)
+            if issuer == nil {
+                reader.issues.append(.init(.error, reader.keyPath("issuer"), "must be one of imprint, dcs, gnosis, worldpay; found '\(issuerName)'"))
+            }
+        }
+        if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
+            reader.issues.append(.init(.error, reader.keyPath("base_url"), "must start with https:// (or http:// for loopback tests)"))
+        }
+        var program = ProgramConfiguration(name: name, issuer: issuer ?? .imprint,
+                                           baseURL: (baseURL ?? "").trimmingSuffix("/"), apiKeyEnvironmentVariable: keyVariable ?? "")
+        program.apiSecretEnvironmentVariable = reader.string("api_secret_env")
+        if issuer == .dcs && program.apiSecretEnvironmentVariable == nil {
+            reader.issues.append(.init(.error, reader.keyPath("api_secret_env"), "is required for DCS (the X-DAPI-SIGN secret)"))
+        }
+        program.apiKeyHeader = reader.string("api_key_header", default: program.apiKeyHeader)
+        program.timeoutMs = reader.integer("timeout_ms", default: program.timeoutMs, in: 50...120_000)
+        program.minimumBudgetMs = reader.integer("minimum_budget_ms", default: program.minimumBudgetMs, in: 1...60_000)
+        if reader.raw("max_in_flight") != nil { program.maxInFlight = reader.int("max_in_flight", default: 1, in: 1...100_000) }
+        var rate = reader.object("rate_limit")
+        if !rate.members.isEmpty {
+            let perSecond = rate.double("per_second", default: 0, in: 0.001...1_000_000)
+            let burst = rate.double("burst", default: max(1, perSecond), in: 1...1_000_000)
+            if rate.members["per_second"] == nil { rate.issues.append(.init(.error, rate.keyPath("per_second"), "is required")) }
+            program.rateLimit = .init(perSecond: perSecond, burst: burst)
+        }
+        reader.absorb(rate)
+        let googleAPI = reader.string("dcs_google_api", default: "v2")
+        if googleAPI != "v1" && googleAPI != "v2" {
+            reader.issues.append(.init(.error, reader.keyPath("dcs_google_api"), "must be 'v2' (cardId) or 'v1' (cardMantissa)"))
+        }
+        program.dcsGoogleAPI = googleAPI
+        program.gnosisProvisionPath = reader.string("gnosis_provision_path", default: program.gnosisProvisionPath)
+        if !program.gnosisProvisionPath.contains("{id}") {
+            reader.issues.append(.init(.error, reader.keyPath("gnosis_provision_path"), "must contain {id} for the card id"))
+        }
+        program.worldpayMerchantEntity = reader.string("worldpay_merchant_entity", default: program.worldpayMerchantEntity)
+        var signing = reader.object("request_signing")
+        if !signing.members.isEmpty {
+            program.requestSigningSecretEnvironmentVariable = signing.requiredString("secret_env")
+        }
+        reader.absorb(signing)
+        guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }
+        return program
+    }
+
+    private static func properties(_ reader: inout ConfigurationReader, _ key: String, defaults: [String: String]) -> [String: String] {
+        var nested = reader.object(key)
+        var result = nested.members.isEmpty ? defaults : [:]
+        for name in nested.keys {
+            guard let value = nested.raw(name) else { continue }
+            switch value {
+            case .string(let text): result[name] = text
+            case .number(let number): result[name] = number.literal
+            case .bool(let flag): result[name] = flag ? "true" : "false"
+            default: nested.issues.append(.init(.error, nested.keyPath(name), "must be a string, number or Boolean (librdkafka properties are passed through verbatim)"))
+            }
+        }
+        reader.issues += nested.issues
+        return result
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
+}

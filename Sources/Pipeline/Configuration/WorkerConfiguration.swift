@@ -1,0 +1,82 @@
+import Contract
+import Observability
+
+/// Everything a worker needs, read from a JSON file with `PROVISIONER_…` environment overrides.
+/// See docs/CONFIGURATION.md for every key.
+public struct WorkerConfiguration: Sendable {
+    /// librdkafka properties for every client, passed through verbatim.
+    public var kafka: [String: String] = ["bootstrap.servers": "127.0.0.1:9092"]
+    /// Extra librdkafka properties for the consumers only.
+    public var kafkaConsumer: [String: String] = [:]
+    /// Extra librdkafka properties for the producer only.
+    public var kafkaProducer: [String: String] = [:]
+    /// Consumer group of the workers.
+    public var groupID = "provisioner"
+    /// Name of this worker in audit events and dead letters (default host-pid).
+    public var workerID: String
+    /// Topic names.
+    public var topics = TopicNames()
+    /// Programs by name.
+    public var programs: [String: ProgramConfiguration] = [:]
+    /// Reject requests without `reply.jwk` (payload encryption is mandatory).
+    public var requireEncryption = true
+    /// Environment variable holding the HMAC key for `card_ref` / `device_ref` pseudonyms.
+    public var pseudonymKeyEnvironmentVariable = "PROVISIONER_AUDIT_KEY"
+    /// `host:port` of `/healthz`, `/readyz` and `/metrics`; nil disables the endpoint.
+    public var httpListen: String? = "127.0.0.1:9464"
+    /// CA bundle for issuer TLS (nil: the system bundle).
+    public var caBundlePath: String?
+    /// Deadline windows and margins.
+    public var deadlines = DeadlinePolicy()
+    /// Scheduling limits, bulkheads, breakers and rate limits.
+    public var scheduler = SchedulerSettings()
+    /// Messages held in the worker (queued + in flight) before the partitions are paused.
+    public var maxPending = 4_096
+    /// Reconciliation delays, one per attempt.
+    public var reconcileTiersMs: [Int64] = [2_000, 10_000, 60_000, 300_000]
+    /// Single-use nonce memory.
+    public var nonceHorizonMs: Int64 = 15 * 60 * 1000
+    /// Request ids remembered to ignore duplicates.
+    public var duplicateHorizonMs: Int64 = 60 * 60 * 1000
+    /// Bound on draining in-flight work at shutdown.
+    public var shutdownDrainMs: Int64 = 20_000
+    /// Bound on finishing in-flight work of revoked partitions.
+    public var revokeDrainMs: Int64 = 5_000
+    /// Attempts to publish a result before it is dead-lettered.
+    public var publishAttempts = 5
+    /// Minimum log level.
+    public var logLevel: LogLevel = .info
+
+    /// Creates the defaults (no programs).
+    public init(workerID: String) {
+        self.workerID = workerID
+    }
+
+    /// The program named `name`, if configured.
+    public func program(_ name: String) -> ProgramConfiguration? { programs[name] }
+
+    /// librdkafka properties for a consumer in the worker group.
+    public var consumerProperties: [String: String] {
+        var properties = kafka.merging(kafkaConsumer) { _, specific in specific }
+        properties["group.id"] = properties["group.id"] ?? groupID
+        return properties
+    }
+
+    /// librdkafka properties for the producer.
+    public var producerProperties: [String: String] {
+        kafka.merging(kafkaProducer) { _, specific in specific }
+    }
+
+    /// Environment variables the configuration names (secrets are only ever named, never stored).
+    public var secretEnvironmentVariables: [(keyPath: String, variable: String)] {
+        var names: [(String, String)] = [("audit.pseudonym_key_env", pseudonymKeyEnvironmentVariable)]
+        for (name, program) in programs.sorted(by: { $0.key < $1.key }) {
+            names.append(("programs.\(name).api_key_env", program.apiKeyEnvironmentVariable))
+            if let secret = program.apiSecretEnvironmentVariable { names.append(("programs.\(name).api_secret_env", secret)) }
+            if let signing = program.requestSigningSecretEnvironmentVariable {
+                names.append(("programs.\(name).request_signing.secret_env", signing))
+            }
+        }
+        return names
+    }
+}
