@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads this process's `/proc/self/status`.
+enum ProcessStatus {
+    /// The number of threads in this process right now.
+    static func threadCount() -> Int {
+        guard let file = fopen("/proc/self/status", "r") else { return -1 }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 512)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            let line = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            if line.hasPrefix("Threads:") {
+                return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: " \t\n")) ?? -1
+            }
+        }
+        return -1
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, set.contains(first) { scalars.removeFirst() }
+        while let last = scalars.last, set.contains(last) { scalars.removeLast() }
+        return String(scalars)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        String(self).trimmingCharacters(in: set)
+    }
+}
