@@ -1,6 +1,9 @@
 #ifndef PROVISIONER_CCURL_SHIM_H
 #define PROVISIONER_CCURL_SHIM_H
 #include <curl/curl.h>
+/* The client's event loop waits with epoll and is woken through an eventfd (neither is in Swift's Glibc module). */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 /* curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic: typed wrappers for Swift. */
 static inline CURLcode provisioner_curl_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode provisioner_curl_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
@@ -15,6 +18,9 @@ static inline CURLcode provisioner_curl_easy_getinfo_long(CURL *h, CURLINFO i, l
 static inline CURLcode provisioner_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode provisioner_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLMcode provisioner_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+static inline CURLMcode provisioner_curl_multi_setopt_ptr(CURLM *m, CURLMoption o, void *v) { return curl_multi_setopt(m, o, v); }
+static inline CURLMcode provisioner_curl_multi_setopt_socket(CURLM *m, int (*f)(CURL *, curl_socket_t, int, void *, void *)) { return curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, f); }
+static inline CURLMcode provisioner_curl_multi_setopt_timer(CURLM *m, int (*f)(CURLM *, long, void *)) { return curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, f); }
 /* CURLMsg.data is an anonymous union: read the transfer result without Swift touching the union. */
 static inline CURLcode provisioner_curl_msg_result(const CURLMsg *m) { return m->data.result; }
 #endif

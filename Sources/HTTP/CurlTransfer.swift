@@ -3,7 +3,7 @@ import CCurl
 /// One request while libcurl works on it: the easy handle's options, buffers and what happened.
 ///
 /// Lives on the client's event thread only: created there from a `PendingRequest`, handed to the
-/// C callbacks (which libcurl runs inside `curl_multi_perform` on that thread) as an unretained
+/// C callbacks (which libcurl runs inside `curl_multi_socket_action` on that thread) as an unretained
 /// pointer, and finished there. `CurlMultiLoop.transfers` keeps it alive meanwhile.
 final class CurlTransfer {
     let pending: PendingRequest

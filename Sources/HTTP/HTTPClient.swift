@@ -1,6 +1,6 @@
 /// A deadline-aware HTTP/1.1 and HTTP/2 client on libcurl's multi interface.
 ///
-/// One event thread drives every transfer (`curl_multi_poll` / `curl_multi_perform`); `execute`
+/// One event thread drives every transfer (epoll + `curl_multi_socket_action`); `execute`
 /// may be called from any thread and only queues the request and wakes that thread, so thousands
 /// of requests can be in flight without a thread each. Connections are kept alive and reused.
 ///

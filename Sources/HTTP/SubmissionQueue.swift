@@ -5,7 +5,7 @@ struct SubmissionQueue: ~Copyable {
     var isShutDown = false
 
     /// Appends `request` unless shut down. Returns whether it was accepted and whether the event
-    /// thread must be woken (the queue was empty, so the thread may be asleep in `curl_multi_poll`).
+    /// thread must be woken (the queue was empty, so the thread may be asleep in `epoll_wait`).
     mutating func enqueue(_ request: PendingRequest) -> (accepted: Bool, needsWakeup: Bool) {
         guard !isShutDown else { return (false, false) }
         let wasEmpty = pending.isEmpty
