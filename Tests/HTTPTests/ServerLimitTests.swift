@@ -23,6 +23,24 @@ extension HTTPTests {
             #expect(calls.load(ordering: .relaxed) == 1)
         }
 
+        @Test func oversizeChunkedBodyGets413() throws {
+            let calls = Atomic<Int>(0)
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, maxBodyBytes: 1_024) { _, responder in
+                calls.add(1, ordering: .relaxed)
+                responder.respond(.text(200, "ok"))
+            }
+            defer { server.stop() }
+            let chunk = String(repeating: "a", count: 800)
+            let request = "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "320\r\n\(chunk)\r\n320\r\n\(chunk)\r\n0\r\n\r\n"
+            let answer = RawClient.exchange(port: server.port, request: Array(request.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(80))")
+            #expect(calls.load(ordering: .relaxed) == 0)
+            let small = "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n320\r\n\(chunk)\r\n0\r\n\r\n"
+            #expect(RawClient.exchange(port: server.port, request: Array(small.utf8)).hasPrefix("HTTP/1.1 200"))
+            #expect(calls.load(ordering: .relaxed) == 1)
+        }
+
         @Test func portZeroPicksAFreePortAndBusyPortFails() throws {
             let first = try HTTPServer(host: "127.0.0.1", port: 0) { _, responder in responder.respond(.text(200, "")) }
             defer { first.stop() }
