@@ -29,7 +29,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let inFlight = Atomic<Int>(0)
     /// `pthread_self()` of the event thread once it runs (0 before).
     private let eventThread = Atomic<UInt>(0)
-    private let exited = DispatchSemaphore(value: 0)
+    /// Entered at start, left when the event thread has failed everything and exits.
+    private let running = DispatchGroup()
 
     // Event thread only.
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -66,6 +67,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         _ = provisioner_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, context)
         _ = provisioner_curl_multi_setopt_timer(multi, curlTimerCallback)
         _ = provisioner_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, context)
+        running.enter()
         var thread = pthread_t()
         let started = pthread_create(&thread, nil, { argument in
             let loop = Unmanaged<CurlMultiLoop>.fromOpaque(argument!).takeRetainedValue()
@@ -98,16 +100,16 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
     }
 
-    /// Stops the event thread, failing every pending request; waits for it unless called on it.
+    /// Stops the event thread, failing every pending request; waits for that (every caller, not
+    /// only the first) unless called on the event thread itself.
     func shutdown() {
-        let first = queue.withLock { queue -> Bool in
-            guard !queue.isShutDown else { return false }
+        queue.withLock { queue in
+            guard !queue.isShutDown else { return }
             queue.isShutDown = true
             signalWakeup()
-            return true
         }
-        guard first, eventThread.load(ordering: .relaxed) != UInt(pthread_self()) else { return }
-        exited.wait()
+        guard eventThread.load(ordering: .relaxed) != UInt(pthread_self()) else { return }
+        running.wait()
     }
 
     // MARK: - Event thread
@@ -121,7 +123,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func run() {
         eventThread.store(UInt(pthread_self()), ordering: .relaxed)
         var events = [epoll_event](repeating: epoll_event(), count: 512)
-        var running: Int32 = 0
+        var stillRunning: Int32 = 0
         while true {
             let shuttingDown = queue.withLock { $0.drain(into: &batch) }
             if shuttingDown { break }
@@ -142,16 +144,16 @@ final class CurlMultiLoop: @unchecked Sendable {
                 if flags & EPOLLIN.rawValue != 0 { action |= CURL_CSELECT_IN }
                 if flags & EPOLLOUT.rawValue != 0 { action |= CURL_CSELECT_OUT }
                 if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { action |= CURL_CSELECT_ERR }
-                _ = curl_multi_socket_action(multi, socket, action, &running)
+                _ = curl_multi_socket_action(multi, socket, action, &stillRunning)
             }
             if let deadline = timerDeadline, MonotonicClock.nowNanoseconds() >= deadline {
                 timerDeadline = nil
-                _ = curl_multi_socket_action(multi, CURL_SOCKET_BAD, 0, &running)
+                _ = curl_multi_socket_action(multi, CURL_SOCKET_BAD, 0, &stillRunning)
             }
             finishCompletedTransfers()
         }
         failEverything()
-        exited.signal()
+        running.leave()
     }
 
     /// How long `epoll_wait` may sleep: until libcurl's timer, at most a second.

@@ -77,13 +77,3 @@ final class CurlTransfer {
         return true
     }
 }
-
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    func trimmingHTTPWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
-              let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        return String(scalars[first...last])
-    }
-}

@@ -12,24 +12,9 @@ enum ProcessStatus {
         while fgets(&buffer, Int32(buffer.count), file) != nil {
             let line = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             if line.hasPrefix("Threads:") {
-                return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: " \t\n")) ?? -1
+                return Int(String(line.dropFirst("Threads:".count).filter(\.isNumber))) ?? -1
             }
         }
         return -1
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var scalars = Substring(self)
-        while let first = scalars.first, set.contains(first) { scalars.removeFirst() }
-        while let last = scalars.last, set.contains(last) { scalars.removeLast() }
-        return String(scalars)
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        String(self).trimmingCharacters(in: set)
     }
 }

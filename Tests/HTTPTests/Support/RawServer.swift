@@ -65,7 +65,7 @@ final class RawServer: Sendable {
             if let end = buffered.firstRange(of: separator) {
                 let head = String(decoding: buffered[..<end.lowerBound], as: UTF8.self).lowercased()
                 let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
-                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: " ")) } ?? 0
+                    .flatMap { Int(String($0.dropFirst("content-length:".count).filter(\.isNumber))) } ?? 0
                 if buffered.count >= end.upperBound + length {
                     buffered.removeFirst(end.upperBound + length)
                     return true
