@@ -1,10 +1,92 @@
-/// `provisioner bench`: runs a benchmark scenario.
+import Benchmarks
+
+/// `provisioner bench <scenario> [--json]`: runs one benchmark scenario from `scenarios`.
 enum BenchCommand: Command {
     static let name = "bench"
-    static let summary = "runs a benchmark scenario"
-    static let help = "usage: provisioner bench\n\nruns a benchmark scenario (not built yet)"
+    static let summary = "runs a benchmark scenario and prints its figures"
+    static let switchNames: Set<String> = ["json"]
+
+    /// One runnable scenario. `run` reads its own options (then calls `rejectUnknown`) and returns
+    /// the report to print, or nil when it printed for itself (a child-process role).
+    struct Scenario: Sendable {
+        let name: String
+        let summary: String
+        let options: String
+        let run: @Sendable (inout CommandArguments) throws -> BenchmarkReport?
+    }
+
+    /// Every scenario: add a row to add one.
+    static let scenarios: [Scenario] = [
+        Scenario(
+            name: HTTPClientBenchmark.name, summary: HTTPClientBenchmark.summary,
+            options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "
+                + "[--delay-ms 1000] [--seconds 8] [--body-bytes 2048]",
+            run: runHTTPClient),
+    ]
+
+    static var help: String {
+        var lines = [
+            "usage: provisioner bench <scenario> [--json] [scenario options]",
+            "",
+            "runs a benchmark scenario and prints an aligned table, or with --json one JSON object.",
+            "",
+            "scenarios:",
+        ]
+        let width = scenarios.map(\.name.count).max() ?? 0
+        for scenario in scenarios {
+            lines.append("  " + scenario.name + String(repeating: " ", count: width + 2 - scenario.name.count) + scenario.summary)
+            lines.append("  " + String(repeating: " ", count: width + 2) + scenario.options)
+        }
+        return lines.joined(separator: "\n")
+    }
 
     static func run(_ arguments: inout CommandArguments) throws -> Int32 {
-        throw CommandFailure("'bench' is not built yet")
+        guard let scenarioName = arguments.popPositional() else {
+            throw UsageError("name a scenario: " + scenarios.map(\.name).joined(separator: ", "))
+        }
+        guard let scenario = scenarios.first(where: { $0.name == scenarioName }) else {
+            throw UsageError("unknown scenario '\(scenarioName)'; scenarios: " + scenarios.map(\.name).joined(separator: ", "))
+        }
+        let json = arguments.flag("json")
+        guard let report = try scenario.run(&arguments) else { return 0 }
+        print(json ? report.json : report.renderTable())
+        return 0
+    }
+
+    /// `http-client`: the comparison, or one of its child roles (`--role server|client`, internal).
+    private static func runHTTPClient(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        let defaults = HTTPClientBenchmarkOptions()
+        var options = defaults
+        if let clients = arguments.option("clients") {
+            options.clients = clients.split(separator: ",").map(String.init)
+            guard !options.clients.isEmpty, options.clients.allSatisfy({ $0 == "curl" || $0 == "urlsession" }) else {
+                throw UsageError("--clients takes curl, urlsession or both separated by a comma")
+            }
+        }
+        options.burstRequests = try arguments.integer("requests", default: defaults.burstRequests, in: 1...1_000_000)
+        options.burstInFlight = try arguments.integer("in-flight", default: defaults.burstInFlight, in: 1...10_000)
+        options.sustainedInFlight = try arguments.integer("sustained-in-flight", default: defaults.sustainedInFlight, in: 1...10_000)
+        options.sustainedDelayMs = try arguments.integer("delay-ms", default: defaults.sustainedDelayMs, in: 1...60_000)
+        options.sustainedSeconds = try arguments.integer("seconds", default: defaults.sustainedSeconds, in: 3...600)
+        options.bodyBytes = try arguments.integer("body-bytes", default: defaults.bodyBytes, in: 16...1_000_000)
+        let role = arguments.option("role")
+        switch role {
+        case nil:
+            try arguments.rejectUnknown()
+            return try HTTPClientBenchmark.run(options)
+        case "server":
+            try arguments.rejectUnknown()
+            try HTTPClientBenchmark.serve()
+            return nil
+        case "client":
+            let client = try arguments.requiredOption("client")
+            let phase = try arguments.requiredOption("phase")
+            let port = try arguments.integer("port", default: 0, in: 1...65_535)
+            try arguments.rejectUnknown()
+            try HTTPClientBenchmark.drive(client: client, phase: phase, port: UInt16(port), options: options)
+            return nil
+        default:
+            throw UsageError("--role takes server or client (internal: used by the benchmark's child processes)")
+        }
     }
 }

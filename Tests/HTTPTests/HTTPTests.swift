@@ -1,3 +1,5 @@
 import Testing
 
-@Test func placeholderHTTPTests() { #expect(Bool(true)) }
+/// Every HTTP test, run one at a time: several measure time or count threads and connections,
+/// which concurrent tests in the same suite would disturb.
+@Suite(.serialized) struct HTTPTests {}

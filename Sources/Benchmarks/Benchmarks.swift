@@ -1,1 +1,0 @@
-// Benchmarks module: placeholder until its first file lands.

@@ -1,0 +1,141 @@
+import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What libmicrohttpd's callbacks need: the handler, limits, live exchanges and counters.
+///
+/// Passed to the callbacks as an unretained pointer; `HTTPServer` keeps it alive until the daemon
+/// is stopped. All mutable state is behind `Mutex` or `Atomic`, so it is `Sendable` as is.
+final class ServerCore: Sendable {
+    let handler: @Sendable (HTTPServerRequest, HTTPResponder) -> Void
+    let maxBodyBytes: Int
+    let lifecycle = Mutex(ServerLifecycle())
+    let acceptedConnections = Atomic<Int>(0)
+    let openConnections = Atomic<Int>(0)
+    private let exchangeIDs = Atomic<Int>(0)
+
+    init(maxBodyBytes: Int, handler: @escaping @Sendable (HTTPServerRequest, HTTPResponder) -> Void) {
+        self.maxBodyBytes = maxBodyBytes
+        self.handler = handler
+    }
+
+    func nextExchangeID() -> Int {
+        exchangeIDs.add(1, ordering: .relaxed).newValue
+    }
+
+    func openResumeWindow() -> Bool {
+        lifecycle.withLock { $0.openResumeWindow() }
+    }
+
+    func closeResumeWindow() {
+        lifecycle.withLock { $0.closeResumeWindow() }
+    }
+
+    /// Refuses new exchanges from now on and returns the live ones; nil when another caller is
+    /// already stopping.
+    func beginStop() -> [ServerExchange]? {
+        lifecycle.withLock { $0.beginStop() }
+    }
+
+    /// Answers `live` with 503 (resuming every suspended connection: libmicrohttpd cannot stop
+    /// with one), gives those answers up to `drainMilliseconds` to go out, then waits until no
+    /// answering thread can still call into libmicrohttpd.
+    func answerAndSeal(_ live: [ServerExchange], drainMilliseconds: Int) {
+        let stopping = HTTPServerResponse.text(503, "the server is stopping; retry against another instance")
+        for exchange in live {
+            exchange.answer(stopping)
+        }
+        let drainDeadline = MonotonicClock.nowNanoseconds() + UInt64(max(0, drainMilliseconds)) * 1_000_000
+        while lifecycle.withLock({ $0.liveExchangeCount }) > 0 && MonotonicClock.nowNanoseconds() < drainDeadline {
+            usleep(1_000)
+        }
+        // Resume windows last microseconds (one MHD_resume_connection call).
+        while !lifecycle.withLock({ $0.sealIfQuiet() }) {
+            sched_yield()
+        }
+    }
+
+    // MARK: - Polling thread
+
+    /// The last access-handler call for an exchange whose body is complete, or a call after resume.
+    func requestComplete(_ exchange: ServerExchange, path: String, method: String) -> MHD_Result {
+        switch exchange.stage {
+        case .answeredByServer:
+            return .YES
+        case .dispatched:
+            // Called again after MHD_resume_connection.
+            guard let response = exchange.answerState.withLock({ $0.takeResumedResponse() }) else { return .YES }
+            return ServerCore.queue(response, on: exchange.connection)
+        case .receiving:
+            break
+        }
+        if exchange.bodyTooLarge {
+            exchange.stage = .answeredByServer
+            return ServerCore.queue(ServerCore.tooLarge(maxBodyBytes), on: exchange.connection)
+        }
+        guard lifecycle.withLock({ $0.register(exchange) }) else {
+            exchange.stage = .answeredByServer
+            return ServerCore.queue(.text(503, "the server is stopping; retry against another instance"), on: exchange.connection)
+        }
+        exchange.stage = .dispatched
+        let request = HTTPServerRequest(method: method, path: path,
+                                        query: ServerCore.queryArguments(of: exchange.connection),
+                                        headers: ServerCore.headers(of: exchange.connection), body: exchange.body)
+        exchange.body = []
+        handler(request, HTTPResponder(exchange: exchange))
+        switch exchange.answerState.withLock({ $0.handlerReturned() }) {
+        case .queue(let response):
+            return ServerCore.queue(response, on: exchange.connection)
+        case .suspend:
+            // Delayed answer: park the connection; no thread waits for it.
+            MHD_suspend_connection(exchange.connection)
+            if exchange.answerState.withLock({ $0.suspendCompleted() }) {
+                // The answer arrived while we were suspending.
+                MHD_resume_connection(exchange.connection)
+            }
+            return .YES
+        }
+    }
+
+    static func tooLarge(_ limit: Int) -> HTTPServerResponse {
+        .text(413, "the request body is larger than \(limit) bytes; send a smaller body")
+    }
+
+    static func queue(_ response: HTTPServerResponse, on connection: OpaquePointer) -> MHD_Result {
+        let created = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse = created else { return .NO }
+        for header in response.headers where isSendable(header) {
+            _ = MHD_add_response_header(mhdResponse, header.name, header.value)
+        }
+        let queued = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return queued
+    }
+
+    private static func isSendable(_ header: HTTPHeader) -> Bool {
+        !header.hasName("Content-Length") && !header.hasName("Connection") && !header.hasName("Date")
+            && !header.name.isEmpty
+            && !header.name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 == 0x7F })
+            && !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+    }
+
+    static func headers(of connection: OpaquePointer) -> [HTTPHeader] {
+        var headers: [HTTPHeader] = []
+        withUnsafeMutablePointer(to: &headers) { list in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, mhdCollectHeader, list)
+        }
+        return headers
+    }
+
+    static func queryArguments(of connection: OpaquePointer) -> [String: String] {
+        var arguments: [String: String] = [:]
+        withUnsafeMutablePointer(to: &arguments) { dictionary in
+            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, mhdCollectArgument, dictionary)
+        }
+        return arguments
+    }
+}

@@ -1,0 +1,9 @@
+extension String {
+    /// The string without leading and trailing spaces and tabs.
+    func trimmingHTTPWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
+              let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return String(scalars[first...last])
+    }
+}
