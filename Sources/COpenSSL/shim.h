@@ -38,4 +38,21 @@ static inline int shim_EVP_PKEY_PUBLIC_KEY(void) {
 static inline int shim_EVP_PKEY_KEYPAIR(void) {
     return EVP_PKEY_KEYPAIR;
 }
+/* OSSL_PARAM builders keep the key pointer, so keys must have static storage; a Swift string
+   bridged to `const char *` lives only for one call. These return the header's string literals. */
+static inline const char *shim_OSSL_PKEY_PARAM_GROUP_NAME(void) {
+    return OSSL_PKEY_PARAM_GROUP_NAME;
+}
+
+static inline const char *shim_OSSL_PKEY_PARAM_PUB_KEY(void) {
+    return OSSL_PKEY_PARAM_PUB_KEY;
+}
+
+static inline const char *shim_OSSL_PKEY_PARAM_PRIV_KEY(void) {
+    return OSSL_PKEY_PARAM_PRIV_KEY;
+}
+
+static inline const char *shim_OSSL_MAC_PARAM_DIGEST(void) {
+    return OSSL_MAC_PARAM_DIGEST;
+}
 #endif

@@ -34,7 +34,7 @@ public enum Crypto {
         var length = 0
         let status: Int32 = digestName.withUnsafeMutableBufferPointer { name in
             var params = [
-                OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, name.baseAddress, 0),
+                OSSL_PARAM_construct_utf8_string(shim_OSSL_MAC_PARAM_DIGEST(), name.baseAddress, 0),
                 OSSL_PARAM_construct_end(),
             ]
             // An empty key is legal for HMAC; OpenSSL wants a non-null pointer.

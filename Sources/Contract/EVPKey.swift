@@ -8,6 +8,8 @@ import COpenSSL
 final class EVPKey: @unchecked Sendable {
     let pointer: OpaquePointer
 
+    private static let groupName: [CChar] = Array("prime256v1".utf8CString)
+
     init(taking pointer: OpaquePointer) {
         self.pointer = pointer
     }
@@ -26,11 +28,16 @@ final class EVPKey: @unchecked Sendable {
             throw CryptoError(code: .openSSL, message: "OSSL_PARAM_BLD_new failed: \(OpenSSLAlgorithms.drainErrors())")
         }
         defer { OSSL_PARAM_BLD_free(builder) }
-        let pushed = point.withUnsafeBytes { raw in
-            OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) == 1
-                && OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, raw.baseAddress, raw.count) == 1
+        // The builder keeps pointers until to_param copies them, so both happen while they are valid.
+        let params: UnsafeMutablePointer<OSSL_PARAM>? = groupName.withUnsafeBufferPointer { group in
+            point.withUnsafeBytes { raw in
+                guard OSSL_PARAM_BLD_push_utf8_string(builder, shim_OSSL_PKEY_PARAM_GROUP_NAME(), group.baseAddress, 0) == 1,
+                      OSSL_PARAM_BLD_push_octet_string(builder, shim_OSSL_PKEY_PARAM_PUB_KEY(), raw.baseAddress, raw.count) == 1
+                else { return nil }
+                return OSSL_PARAM_BLD_to_param(builder)
+            }
         }
-        guard pushed, let params = OSSL_PARAM_BLD_to_param(builder) else {
+        guard let params else {
             throw CryptoError(code: .openSSL, message: "building key parameters failed: \(OpenSSLAlgorithms.drainErrors())")
         }
         defer { OSSL_PARAM_free(params) }
@@ -53,12 +60,16 @@ final class EVPKey: @unchecked Sendable {
         guard BN_bin2bn(privateScalar, Int32(privateScalar.count), scalar) != nil else {
             throw CryptoError(code: .openSSL, message: "BN_bin2bn failed: \(OpenSSLAlgorithms.drainErrors())")
         }
-        let pushed = point.withUnsafeBytes { raw in
-            OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) == 1
-                && OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, raw.baseAddress, raw.count) == 1
-                && OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_PRIV_KEY, scalar) == 1
+        let params: UnsafeMutablePointer<OSSL_PARAM>? = groupName.withUnsafeBufferPointer { group in
+            point.withUnsafeBytes { raw in
+                guard OSSL_PARAM_BLD_push_utf8_string(builder, shim_OSSL_PKEY_PARAM_GROUP_NAME(), group.baseAddress, 0) == 1,
+                      OSSL_PARAM_BLD_push_octet_string(builder, shim_OSSL_PKEY_PARAM_PUB_KEY(), raw.baseAddress, raw.count) == 1,
+                      OSSL_PARAM_BLD_push_BN(builder, shim_OSSL_PKEY_PARAM_PRIV_KEY(), scalar) == 1
+                else { return nil }
+                return OSSL_PARAM_BLD_to_param(builder)
+            }
         }
-        guard pushed, let params = OSSL_PARAM_BLD_to_param(builder) else {
+        guard let params else {
             throw CryptoError(code: .openSSL, message: "building key parameters failed: \(OpenSSLAlgorithms.drainErrors())")
         }
         defer { OSSL_PARAM_free(params) }
@@ -99,7 +110,7 @@ final class EVPKey: @unchecked Sendable {
         }
         var name = [CChar](repeating: 0, count: 64)
         var length = 0
-        guard EVP_PKEY_get_utf8_string_param(pointer, OSSL_PKEY_PARAM_GROUP_NAME, &name, name.count, &length) == 1 else {
+        guard EVP_PKEY_get_utf8_string_param(pointer, shim_OSSL_PKEY_PARAM_GROUP_NAME(), &name, name.count, &length) == 1 else {
             _ = OpenSSLAlgorithms.drainErrors()
             throw CryptoError(code: .invalidKey, message: "the EC key names no curve; use a P-256 key")
         }
@@ -121,7 +132,7 @@ final class EVPKey: @unchecked Sendable {
     func uncompressedPoint() throws(CryptoError) -> [UInt8] {
         var point = [UInt8](repeating: 0, count: 65)
         var length = 0
-        guard EVP_PKEY_get_octet_string_param(pointer, OSSL_PKEY_PARAM_PUB_KEY, &point, point.count, &length) == 1,
+        guard EVP_PKEY_get_octet_string_param(pointer, shim_OSSL_PKEY_PARAM_PUB_KEY(), &point, point.count, &length) == 1,
               length == 65, point[0] == 0x04
         else {
             _ = OpenSSLAlgorithms.drainErrors()
@@ -133,7 +144,7 @@ final class EVPKey: @unchecked Sendable {
     /// The private scalar, 32 bytes big-endian.
     func privateScalar() throws(CryptoError) -> [UInt8] {
         var scalar: OpaquePointer?
-        guard EVP_PKEY_get_bn_param(pointer, OSSL_PKEY_PARAM_PRIV_KEY, &scalar) == 1, let scalar else {
+        guard EVP_PKEY_get_bn_param(pointer, shim_OSSL_PKEY_PARAM_PRIV_KEY(), &scalar) == 1, let scalar else {
             _ = OpenSSLAlgorithms.drainErrors()
             throw CryptoError(code: .invalidKey, message: "the key has no private scalar; use a private key")
         }
