@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
 
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),

@@ -1,0 +1,23 @@
+/// An audit event id: 32 lowercase hex characters (128 random bits).
+public struct AuditEventID: Sendable, Hashable, CustomStringConvertible {
+    /// The hex text.
+    public let hex: String
+
+    /// A fresh random id.
+    public static func random() -> AuditEventID {
+        AuditEventID(validated: Crypto.hex(Crypto.randomBytes(16)))
+    }
+
+    /// Accepts exactly 32 lowercase hex characters.
+    public init?(hex: String) {
+        guard Pseudonym.isLowercaseHex(hex, length: 32) else { return nil }
+        self.hex = hex
+    }
+
+    private init(validated: String) {
+        hex = validated
+    }
+
+    /// The hex text.
+    public var description: String { hex }
+}

@@ -1,0 +1,102 @@
+/// Strict base64 (RFC 4648 section 4) and unpadded base64url (section 5) codecs.
+///
+/// Strict means: only the alphabet's 64 characters, padding exactly as required, no whitespace or
+/// line breaks, and unused trailing bits zero, so every byte string has exactly one accepted text.
+enum Base64 {
+    private static let standardAlphabet: [UInt8] =
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlAlphabet: [UInt8] =
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    private static func decodingTable(_ alphabet: [UInt8]) -> [UInt8] {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
+        return table
+    }
+
+    private static let standardTable = decodingTable(standardAlphabet)
+    private static let urlTable = decodingTable(urlAlphabet)
+
+    static func encode(_ bytes: some Collection<UInt8>, url: Bool) -> String {
+        let alphabet = url ? urlAlphabet : standardAlphabet
+        var output = [UInt8]()
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = second == nil ? nil : iterator.next()
+            let chunk = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
+            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
+            if second != nil {
+                output.append(alphabet[Int(chunk >> 6 & 0x3F)])
+            } else if !url {
+                output.append(UInt8(ascii: "="))
+            }
+            if third != nil {
+                output.append(alphabet[Int(chunk & 0x3F)])
+            } else if !url {
+                output.append(UInt8(ascii: "="))
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes strict padded base64, or returns `nil`.
+    static func decode(_ text: String) -> [UInt8]? {
+        var copy = text
+        return copy.withUTF8 { decode($0, url: false) }
+    }
+
+    /// Decodes strict unpadded base64url, or returns `nil`.
+    static func decodeURL(_ text: String) -> [UInt8]? {
+        var copy = text
+        return copy.withUTF8 { decode($0, url: true) }
+    }
+
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, url: Bool) -> [UInt8]? {
+        let table = url ? urlTable : standardTable
+        var length = input.count
+        var padding = 0
+        if url {
+            guard length % 4 != 1 else { return nil }
+        } else {
+            guard length % 4 == 0 else { return nil }
+            if length > 0, input[length - 1] == UInt8(ascii: "=") {
+                padding = 1
+                if input[length - 2] == UInt8(ascii: "=") { padding = 2 }
+            }
+            length -= padding
+        }
+        var output = [UInt8]()
+        output.reserveCapacity(length * 3 / 4)
+        var index = 0
+        while index + 4 <= length {
+            let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+            let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
+            guard a < 64, b < 64, c < 64, d < 64 else { return nil }
+            let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            output.append(UInt8(chunk >> 16 & 0xFF))
+            output.append(UInt8(chunk >> 8 & 0xFF))
+            output.append(UInt8(chunk & 0xFF))
+            index += 4
+        }
+        let remaining = length - index
+        switch remaining {
+        case 0:
+            break
+        case 2:
+            let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+            guard a < 64, b < 64, b & 0x0F == 0 else { return nil }
+            output.append(a << 2 | b >> 4)
+        case 3:
+            let a = table[Int(input[index])], b = table[Int(input[index + 1])], c = table[Int(input[index + 2])]
+            guard a < 64, b < 64, c < 64, c & 0x03 == 0 else { return nil }
+            output.append(a << 2 | b >> 4)
+            output.append((b & 0x0F) << 4 | c >> 2)
+        default:
+            return nil
+        }
+        return output
+    }
+}

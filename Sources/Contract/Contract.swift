@@ -1,2 +1,0 @@
-import COpenSSL
-let probeSSL = OpenSSL_version_num()

@@ -1,0 +1,25 @@
+/// A SHA-256 digest as four words: a compact, hashable dictionary key.
+struct Digest256: Hashable, Sendable {
+    let words: (UInt64, UInt64, UInt64, UInt64)
+
+    init(_ digest: [UInt8]) {
+        precondition(digest.count == 32, "a SHA-256 digest has 32 bytes")
+        func word(_ offset: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for index in offset..<(offset + 8) { value = value << 8 | UInt64(digest[index]) }
+            return value
+        }
+        words = (word(0), word(8), word(16), word(24))
+    }
+
+    static func == (lhs: Digest256, rhs: Digest256) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
+}

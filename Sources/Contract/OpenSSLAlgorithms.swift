@@ -1,0 +1,39 @@
+import COpenSSL
+
+/// Algorithm objects fetched once from OpenSSL's default provider.
+///
+/// `@unchecked Sendable` is safe: fetched `EVP_MD`, `EVP_CIPHER` and `EVP_MAC` objects are immutable
+/// after fetching and OpenSSL documents them as shareable between threads; they are held for the
+/// life of the process (never freed), so no thread can see a dangling pointer.
+final class OpenSSLAlgorithms: @unchecked Sendable {
+    let sha256: OpaquePointer
+    let aes256GCM: OpaquePointer
+    let hmac: OpaquePointer
+
+    static let shared = OpenSSLAlgorithms()
+
+    private init() {
+        guard let sha256 = EVP_MD_fetch(nil, "SHA256", nil),
+              let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil),
+              let hmac = EVP_MAC_fetch(nil, "HMAC", nil)
+        else {
+            fatalError("OpenSSL 3 default provider lacks SHA256, AES-256-GCM or HMAC; install libssl3 with its default provider")
+        }
+        self.sha256 = sha256
+        self.aes256GCM = aes256GCM
+        self.hmac = hmac
+    }
+
+    /// The current OpenSSL error queue as text (cleared), for messages that carry no key material.
+    static func drainErrors() -> String {
+        var parts: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return parts.isEmpty ? "no OpenSSL detail" : parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,54 @@
+/// Keyed HMAC-SHA256 pseudonyms for audit events and logs (CONTRACT section 5).
+///
+/// Input is domain-separated (`provisioner/card_ref/v1` or `provisioner/device_ref/v1`, a zero
+/// byte, then the identifier), so a card and a device with the same id get unrelated pseudonyms.
+/// Output is the first 16 bytes of the MAC as 32 hex characters. The key prints as `<redacted>`.
+public struct Pseudonymizer: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    private let key: [UInt8]
+
+    /// Creates a pseudonymizer with a secret key (from config/env; at least 16 bytes recommended).
+    public init(key: [UInt8]) {
+        self.key = key
+    }
+
+    /// Creates a pseudonymizer whose key is the UTF-8 of a secret string (e.g. an environment variable).
+    public init(key: Sensitive) {
+        self.init(key: Array(key.revealed.utf8))
+    }
+
+    /// The pseudonym of a card id.
+    public func cardRef(_ cardID: Sensitive) -> Pseudonym {
+        pseudonym(domain: "provisioner/card_ref/v1", Array(cardID.revealed.utf8))
+    }
+
+    /// The pseudonym of a device identifier (Google `device_id`).
+    public func deviceRef(_ deviceID: Sensitive) -> Pseudonym {
+        pseudonym(domain: "provisioner/device_ref/v1", Array(deviceID.revealed.utf8))
+    }
+
+    /// The device pseudonym of a request: the Apple leaf certificate's DER (PassKit's per-device
+    /// certificate), or the Google `device_id`; `nil` for payments.
+    public func deviceRef(for request: ProvisioningRequest) -> Pseudonym? {
+        if let apple = request.apple, let leaf = apple.certificates.first {
+            let bytes = Crypto.base64Decode(leaf.revealed) ?? Array(leaf.revealed.utf8)
+            return pseudonym(domain: "provisioner/device_ref/v1", bytes)
+        }
+        if let google = request.google { return deviceRef(google.deviceID) }
+        return nil
+    }
+
+    private func pseudonym(domain: String, _ identifier: [UInt8]) -> Pseudonym {
+        var input = Array(domain.utf8)
+        input.append(0)
+        input.append(contentsOf: identifier)
+        let mac = Crypto.hmacSHA256(key: key, data: input)
+        return Pseudonym(validated: Crypto.hex(Array(mac.prefix(16))))
+    }
+
+    /// Always `<redacted>`.
+    public var description: String { Sensitive.placeholder }
+    /// Always `<redacted>`.
+    public var debugDescription: String { Sensitive.placeholder }
+    /// A mirror without children.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: nil) }
+}

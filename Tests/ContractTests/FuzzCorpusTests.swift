@@ -1,0 +1,43 @@
+import Contract
+import Foundation
+import Testing
+
+/// Replays the committed fuzz seed corpus (and any crash reproducers added to it) through decode
+/// and validate: none may crash, and the well-formed seeds must decode.
+@Suite("Fuzz corpus regressions")
+struct FuzzCorpusTests {
+    static var files: [URL] {
+        ((try? FileManager.default.contentsOfDirectory(at: Fixtures.corpusDirectory, includingPropertiesForKeys: nil)) ?? [])
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    @Test func corpusReplaysWithoutCrashing() throws {
+        let files = Self.files
+        #expect(files.count >= 10)
+        let validator = RequestValidator()
+        var decoded = 0
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: file))
+            if case .decoded(let request) = RequestDecoder.decode(bytes) {
+                decoded += 1
+                for issuer in IssuerKind.allCases { _ = validator.validate(request, issuer: issuer) }
+            }
+        }
+        #expect(decoded >= 6)
+    }
+
+    @Test func seedRequestsAreValidForTheirIssuers() throws {
+        let expectations: [(String, IssuerKind)] = [("apple.json", .imprint), ("gnosis.json", .gnosis), ("google-wallet.json", .imprint),
+                                                   ("google-pay.json", .dcs), ("payment.json", .worldpay),
+                                                   ("payment-action.json", .worldpay)]
+        for (name, issuer) in expectations {
+            let bytes = [UInt8](try Data(contentsOf: Fixtures.corpusDirectory.appendingPathComponent(name)))
+            guard case .decoded(let request) = RequestDecoder.decode(bytes) else {
+                Issue.record("\(name) does not decode")
+                continue
+            }
+            let failure = RequestValidator().validate(request, issuer: issuer)
+            #expect(failure == nil, "\(name): \(failure?.message ?? "")")
+        }
+    }
+}
