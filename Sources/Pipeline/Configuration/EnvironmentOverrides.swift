@@ -30,7 +30,7 @@ public enum EnvironmentOverrides {
     }
 
     private static func parse(_ text: String) -> JSONValue {
-        let trimmed = text.trimmingCharacters(in: " \t")
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let first = trimmed.first, "{[-0123456789tfn".contains(first), let value = try? JSONParser().parse(trimmed) {
             return value
         }
