@@ -42,8 +42,8 @@ public enum EnvironmentOverrides {
     }
 
     private static let propertyMaps: Set<String> = ["kafka", "kafka_consumer", "kafka_producer"]
-    private static let knownObjects: Set<String> = [
-        "kafka", "kafka_consumer", "kafka_producer", "topics", "programs", "results", "audit", "http", "deadlines",
+    private static let knownTopLevelKeys: Set<String> = [
+        "group_id", "worker_id", "kafka", "kafka_consumer", "kafka_producer", "topics", "programs", "results", "audit", "http", "deadlines",
         "scheduler", "breaker", "reconcile", "nonce_guard", "duplicates", "shutdown", "rebalance", "publish", "log",
     ]
 
@@ -56,7 +56,7 @@ public enum EnvironmentOverrides {
             key = existing
         } else if parents.count == 1 && propertyMaps.contains(parents[0]) {
             key = head.lowercased().replacingOccurrences(of: "_", with: ".")
-        } else if parents.isEmpty, let known = knownObjects.first(where: { normalize($0) == normalize(head) }) {
+        } else if parents.isEmpty, let known = knownTopLevelKeys.first(where: { normalize($0) == normalize(head) }) {
             key = known
         } else if path.count == 1 && !parents.isEmpty {
             key = head.lowercased()
