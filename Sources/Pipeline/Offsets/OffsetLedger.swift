@@ -1,0 +1,175 @@
+import Kafka
+import Synchronization
+
+/// Every owned partition's offsets: what was received, what is done, what was abandoned on a
+/// revoke, and what may be committed (with the write-ahead marker position as commit metadata).
+///
+/// A partition's state carries a generation: work from before a revoke that completes after a
+/// re-assignment is ignored, so it can never move the new generation's commit position.
+final class OffsetLedger: Sendable {
+    struct Partition: Sendable {
+        var generation: UInt64
+        var owned = true
+        var tracker = PartitionOffsetTracker()
+        var abandoned = 0
+        var lastCommitted: Int64?
+        /// Request offset → offset of its `started` marker, for requests not yet committed.
+        var markerOffsets: [Int64: Int64] = [:]
+        /// Request offsets whose `started` marker is written but not yet acknowledged.
+        var pendingMarkers: Set<Int64> = []
+        var lastAckedMarkerOffset: Int64?
+        /// Marker position carried in the last commit metadata (from the assignment at first).
+        var markerPosition: Int64?
+    }
+
+    private let state = Mutex<(partitions: [TopicPartition: Partition], nextGeneration: UInt64)>(([:], 1))
+
+    /// Starts a new generation for a newly assigned partition.
+    func assign(_ partition: TopicPartition, markerPosition: Int64?) -> UInt64 {
+        state.withLock { state in
+            let generation = state.nextGeneration
+            state.nextGeneration += 1
+            var entry = Partition(generation: generation)
+            entry.markerPosition = markerPosition
+            state.partitions[partition] = entry
+            return generation
+        }
+    }
+
+    /// Stops new work for the partitions; their state stays until `release`.
+    func revoke(_ partitions: [TopicPartition]) {
+        state.withLock { state in
+            for partition in partitions { state.partitions[partition]?.owned = false }
+        }
+    }
+
+    /// Forgets the partitions.
+    func release(_ partitions: [TopicPartition]) {
+        state.withLock { state in
+            for partition in partitions { state.partitions[partition] = nil }
+        }
+    }
+
+    /// Records a received offset; returns its generation, or nil when the partition is not owned.
+    func track(_ partition: TopicPartition, offset: Int64) -> UInt64? {
+        state.withLock { state in
+            guard var entry = state.partitions[partition], entry.owned else { return nil }
+            entry.tracker.track(offset)
+            state.partitions[partition] = entry
+            return entry.generation
+        }
+    }
+
+    /// Whether new work may start for this partition and generation.
+    func isOwned(_ partition: TopicPartition, generation: UInt64) -> Bool {
+        state.withLock { state in
+            guard let entry = state.partitions[partition] else { return false }
+            return entry.owned && entry.generation == generation
+        }
+    }
+
+    /// Marks an offset done (its outputs are acknowledged by Kafka).
+    func complete(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
+        state.withLock { state in
+            guard var entry = state.partitions[partition], entry.generation == generation else { return }
+            entry.tracker.complete(offset)
+            state.partitions[partition] = entry
+        }
+    }
+
+    /// Marks an offset given up because its partition was revoked: it is not done and will be
+    /// redelivered to the next owner, but nobody waits for it any more.
+    func abandon(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
+        state.withLock { state in
+            guard var entry = state.partitions[partition], entry.generation == generation else { return }
+            entry.abandoned += 1
+            state.partitions[partition] = entry
+        }
+    }
+
+    /// A `started` marker for `requestOffset` is being written.
+    func markerWriting(_ partition: TopicPartition, requestOffset: Int64, generation: UInt64) {
+        state.withLock { state in
+            guard var entry = state.partitions[partition], entry.generation == generation else { return }
+            entry.pendingMarkers.insert(requestOffset)
+            state.partitions[partition] = entry
+        }
+    }
+
+    /// The `started` marker for `requestOffset` is acknowledged at `markerOffset` (nil: it failed).
+    func markerWritten(_ partition: TopicPartition, requestOffset: Int64, markerOffset: Int64?, generation: UInt64) {
+        state.withLock { state in
+            guard var entry = state.partitions[partition], entry.generation == generation else { return }
+            entry.pendingMarkers.remove(requestOffset)
+            if let markerOffset {
+                entry.markerOffsets[requestOffset] = markerOffset
+                entry.lastAckedMarkerOffset = max(entry.lastAckedMarkerOffset ?? markerOffset, markerOffset)
+            }
+            state.partitions[partition] = entry
+        }
+    }
+
+    /// Offsets tracked and neither done nor abandoned, over `partitions` (all when nil).
+    func unsettledCount(_ partitions: [TopicPartition]? = nil) -> Int {
+        state.withLock { state in
+            state.partitions.reduce(0) { total, item in
+                guard partitions == nil || partitions!.contains(item.key) else { return total }
+                return total + max(0, item.value.tracker.pendingCount - item.value.abandoned)
+            }
+        }
+    }
+
+    /// Offsets that may be committed now and were not committed yet, with marker metadata;
+    /// `onlyOwned` skips revoked partitions (used by the periodic commit).
+    func commitCandidates(_ partitions: [TopicPartition]? = nil) -> [TopicPartitionOffset] {
+        state.withLock { state in
+            var result: [TopicPartitionOffset] = []
+            for (partition, entry) in state.partitions where partitions == nil || partitions!.contains(partition) {
+                guard let offset = entry.tracker.committableOffset, offset != entry.lastCommitted else { continue }
+                let position = Self.markerPosition(entry, committing: offset)
+                result.append(TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset,
+                                                   metadata: position.map { "markers=\($0)" }))
+            }
+            return result
+        }
+    }
+
+    /// Records that `offsets` were committed.
+    func committed(_ offsets: [TopicPartitionOffset]) {
+        state.withLock { state in
+            for item in offsets {
+                let partition = TopicPartition(topic: item.topic, partition: item.partition)
+                guard var entry = state.partitions[partition] else { continue }
+                entry.lastCommitted = item.offset
+                entry.markerPosition = Self.markerPosition(entry, committing: item.offset)
+                entry.markerOffsets = entry.markerOffsets.filter { $0.key >= item.offset }
+                state.partitions[partition] = entry
+            }
+        }
+    }
+
+    /// Owned partitions and the number of unsettled offsets in each (metrics).
+    var snapshot: [TopicPartition: Int] {
+        state.withLock { state in
+            state.partitions.filter(\.value.owned).mapValues { max(0, $0.tracker.pendingCount - $0.abandoned) }
+        }
+    }
+
+    /// The earliest marker offset a new owner must read to see every marker of a request at or
+    /// after `committing`.
+    private static func markerPosition(_ entry: Partition, committing: Int64) -> Int64? {
+        var candidates = entry.markerOffsets.filter { $0.key >= committing }.map(\.value)
+        if entry.pendingMarkers.contains(where: { $0 >= committing }), let last = entry.lastAckedMarkerOffset {
+            candidates.append(last + 1)
+        }
+        if let lowest = candidates.min() { return lowest }
+        if let last = entry.lastAckedMarkerOffset { return last + 1 }
+        return entry.markerPosition
+    }
+
+    /// Reads the marker position back from commit metadata (`markers=<offset>`).
+    static func markerPosition(fromMetadata metadata: String?) -> Int64? {
+        guard let metadata, metadata.hasPrefix("markers=") else { return nil }
+        return Int64(metadata.dropFirst("markers=".count))
+    }
+}

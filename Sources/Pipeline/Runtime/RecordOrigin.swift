@@ -1,0 +1,40 @@
+import Kafka
+
+/// Where a message came from, and the headers the worker honours and propagates.
+struct RecordOrigin: Sendable {
+    let partition: TopicPartition
+    let offset: Int64
+    /// The ledger generation of the partition when the message was received.
+    let generation: UInt64
+    let timestampMs: Int64?
+    let key: [UInt8]?
+    let headers: [KafkaHeader]
+    let receivedAtMs: Int64
+
+    init(message: KafkaMessage, generation: UInt64, receivedAtMs: Int64) {
+        partition = TopicPartition(topic: message.topic, partition: message.partition)
+        offset = message.offset
+        self.generation = generation
+        timestampMs = message.timestampMs
+        key = message.key
+        headers = message.headers
+        self.receivedAtMs = receivedAtMs
+    }
+
+    /// W3C trace context to propagate, when present and well-formed.
+    var traceparent: String? {
+        guard let bytes = headers.last(where: { $0.key == "traceparent" })?.value, bytes.count <= 128 else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? text : nil
+    }
+
+    /// The dead letter this message replays (`x-replay-of`), when it is a replay.
+    var replayOf: String? {
+        headers.last { $0.key == "x-replay-of" }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Headers to put on every output about this request.
+    var propagatedHeaders: [KafkaHeader] {
+        traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
+    }
+}

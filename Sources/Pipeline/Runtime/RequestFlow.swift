@@ -1,0 +1,447 @@
+import Contract
+import Dispatch
+import Issuers
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+
+/// The life of one request, stage by stage:
+///
+/// 1. `accept` (poll thread) hands the message to its partition's serial queue on the worker pool,
+///    so messages of one partition are decoded in order and partitions in parallel.
+/// 2. `intake` decodes, authenticates, drops duplicates, checks markers of a crashed owner,
+///    validates, and admits the request to the scheduler — or answers it at once.
+/// 3. The scheduler's decisions start calls, expire or refuse jobs.
+/// 4. A call writes its `started` marker, calls the issuer within the budget, and `answered`
+///    builds the result (payload encrypted to `reply.jwk`).
+/// 5. `deliver` publishes the result (and a reconciliation job when the answer was lost); the
+///    offset completes only when Kafka acknowledged them and the `completed` marker.
+final class RequestFlow: Sendable {
+    let context: WorkerContext
+    private let pool: DispatchQueue
+    private let partitionQueues = Mutex<[TopicPartition: DispatchQueue]>([:])
+    private let relay: Relay
+    let scheduler: CallScheduler
+
+    /// Breaks the reference cycle between the flow and its scheduler's callbacks.
+    private final class Relay: Sendable {
+        private let flow = Mutex<RequestFlow?>(nil)
+        func set(_ target: RequestFlow?) { flow.withLock { $0 = target } }
+        var target: RequestFlow? { flow.withLock { $0 } }
+    }
+
+    init(context: WorkerContext) {
+        self.context = context
+        pool = DispatchQueue(label: "provisioner.workers", qos: .userInitiated, attributes: .concurrent)
+        let relay = Relay()
+        self.relay = relay
+        let pool = self.pool
+        let metrics = context.metrics
+        let logger = context.logger
+        let audit = context.audit
+        scheduler = CallScheduler(
+            settings: context.configuration.scheduler, clock: context.clock,
+            carryOut: { decisions in
+                pool.async { relay.target?.carryOut(decisions) }
+            },
+            breakerChanged: { endpoint, state in
+                metrics.countBreakerTransition(endpoint: endpoint, to: state.rawValue)
+                logger.notice("circuit breaker changed state", [("endpoint", .string(endpoint)), ("state", .string(state.rawValue))])
+                audit.publish([AuditEvent(requestID: nil, stage: .breakerChanged, atMs: context.clock(), worker: context.configuration.workerID,
+                                          reason: AuditReason(breakerEndpoint: endpoint, state: state.rawValue))], traceparent: nil)
+            })
+        relay.set(self)
+    }
+
+    /// Stops the scheduler's timer and drops the callback link.
+    func stop() {
+        scheduler.stop()
+        relay.set(nil)
+    }
+
+    // MARK: - 1. Accept
+
+    /// Called on the poll thread for each message of a requests partition the ledger tracks.
+    func accept(_ message: KafkaMessage, generation: UInt64) {
+        let origin = RecordOrigin(message: message, generation: generation, receivedAtMs: context.clock())
+        let value = message.value
+        queue(for: origin.partition).async { [self] in
+            intake(value, origin: origin)
+        }
+    }
+
+    /// Forgets the serial queues of partitions no longer owned.
+    func forget(_ partitions: [TopicPartition]) {
+        partitionQueues.withLock { queues in
+            for partition in partitions { queues[partition] = nil }
+        }
+    }
+
+    private func queue(for partition: TopicPartition) -> DispatchQueue {
+        partitionQueues.withLock { queues in
+            if let queue = queues[partition] { return queue }
+            let queue = DispatchQueue(label: "provisioner.partition.\(partition.partition)", target: pool)
+            queues[partition] = queue
+            return queue
+        }
+    }
+
+    // MARK: - 2. Intake
+
+    private func intake(_ value: [UInt8], origin: RecordOrigin) {
+        guard context.ledger.isOwned(origin.partition, generation: origin.generation) else {
+            context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+            return
+        }
+        switch RequestDecoder.decode(value, limits: context.requestLimits) {
+        case .deadLetter(let cause):
+            let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+            deadLetter(value, origin: origin, code: DeadLetterCode(cause.code), reason: cause.message, summary: summary,
+                       issuerMayHaveBeenCalled: false, requestID: summary.requestID)
+        case .rejected(let rejection):
+            let issuer = rejection.program.flatMap { context.configuration.program($0)?.issuer }
+            let result = ProvisioningResult(rejection: rejection, issuer: issuer,
+                                            timing: ResultTiming(receivedAtMs: origin.receivedAtMs))
+            context.audit.publish([
+                context.audit.event(.received, origin: origin, requestID: rejection.requestID, program: rejection.program,
+                                    issuer: issuer, wallet: rejection.wallet),
+                context.audit.event(.rejected, origin: origin, requestID: rejection.requestID, program: rejection.program,
+                                    issuer: issuer, wallet: rejection.wallet, status: .rejected, code: rejection.code,
+                                    reason: AuditReason(rejection)),
+            ], traceparent: origin.traceparent)
+            deliver(result, origin: origin, value: value, job: nil, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
+        case .decoded(let request):
+            admit(request, value: value, origin: origin)
+        }
+    }
+
+    private func admit(_ request: ProvisioningRequest, value: [UInt8], origin: RecordOrigin) {
+        let now = context.clock()
+        let cardRef = context.pseudonymizer.cardRef(request.card.id)
+        let deviceRef = context.pseudonymizer.deviceRef(for: request)
+        let configured = context.configuration.program(request.program)
+        func early(_ code: ErrorCode, _ message: String) {
+            let outcome = OutcomeTable.rejection(code: code, message: message)
+            let result = ProvisioningResult(request: request, issuer: configured?.issuer, outcome: outcome,
+                                            timing: ResultTiming(receivedAtMs: origin.receivedAtMs))
+            context.audit.publish([
+                context.audit.event(.received, origin: origin, requestID: request.requestID, program: request.program,
+                                    issuer: configured?.issuer, wallet: request.wallet, cardRef: cardRef, deviceRef: deviceRef,
+                                    last4: request.card.last4),
+                context.audit.event(.rejected, origin: origin, requestID: request.requestID, program: request.program,
+                                    issuer: configured?.issuer, wallet: request.wallet, status: .rejected, code: code,
+                                    cardRef: cardRef, deviceRef: deviceRef, last4: request.card.last4, reason: AuditReason(code)),
+            ], traceparent: origin.traceparent)
+            deliver(result, origin: origin, value: value, job: nil, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
+        }
+        guard let program = configured, let endpoint = context.endpoints[request.program] else {
+            early(.unknownProgram, "program '\(AuditEvent.safeIdentifier(request.program))' is not configured on this worker")
+            return
+        }
+        if let problem = context.authenticator.problem(program: request.program, value: value, headers: origin.headers) {
+            early(.unauthenticated, problem)
+            return
+        }
+        let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
+        let marker = context.markerIndex.state(of: request.requestID, in: origin.partition)
+        if duplicate != .fresh || marker == .completed {
+            if duplicate == .fresh { context.duplicates.finish(request.requestID, nowMs: now) }
+            context.metrics.countDuplicate()
+            context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
+                                                       program: request.program, issuer: program.issuer, wallet: request.wallet,
+                                                       cardRef: cardRef, deviceRef: deviceRef, last4: request.card.last4,
+                                                       reason: AuditReason(duplicateOf: duplicate == .inFlight ? "in_flight" : "completed"))],
+                                  traceparent: origin.traceparent)
+            context.ledger.complete(origin.partition, offset: origin.offset, generation: origin.generation)
+            return
+        }
+        let window = context.configuration.deadlines.window(for: request, recordTimestampMs: origin.timestampMs, receivedAtMs: origin.receivedAtMs)
+        var job = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint,
+                                  window: window, cardRef: cardRef, deviceRef: deviceRef)
+        context.audit.publish([context.audit.event(.received, job: job)], traceparent: origin.traceparent)
+        if marker == .started {
+            job.recoveredFromMarker = true
+            recoverFromMarker(job)
+            return
+        }
+        if let failure = context.validator.validate(request, issuer: program.issuer, nonceGuard: context.nonceGuard, nowMs: now) {
+            let result = ProvisioningResult(request: request, issuer: program.issuer, failure: failure,
+                                            timing: ResultTiming(window: window, receivedAtMs: origin.receivedAtMs))
+            context.audit.publish([context.audit.event(.rejected, job: job, status: .rejected, code: failure.code,
+                                                       reason: AuditReason(failure))], traceparent: origin.traceparent)
+            deliver(result, origin: origin, value: value, job: job, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
+            return
+        }
+        if context.configuration.scheduler.ordering == .earliestDeadlineFirst,
+           !context.configuration.deadlines.admit(window, nowMs: now, minimumIssuerBudgetMs: program.minimumBudgetMs).isAdmitted {
+            answerWithoutCall(job, outcome: OutcomeTable.expiredBeforeCall(wallet: request.wallet, kind: request.kind), stage: .expired)
+            return
+        }
+        scheduler.submit(job, minimumBudgetMs: program.minimumBudgetMs)
+    }
+
+    // MARK: - 3. Scheduler decisions
+
+    private func carryOut(_ decisions: [SchedulerDecision<ProvisioningJob>]) {
+        for decision in decisions {
+            switch decision {
+            case .start(let ticket, _):
+                startCall(ticket.payload, ticketID: ticket.id)
+            case .expire(let ticket):
+                let job = ticket.payload
+                answerWithoutCall(job, outcome: OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind), stage: .expired)
+            case .refuse(let ticket, let reason):
+                let job = ticket.payload
+                context.metrics.countRefusal(reason: reason.rawValue, program: job.request.program)
+                let outcome: Outcome = switch reason {
+                case .breakerOpen:
+                    Outcome(status: .failed, code: .issuerUnavailable, nextAction: .surfaceError, isFinal: true, retry: .never,
+                            message: "the issuer is failing (circuit breaker open); it was not called")
+                case .rateLimited:
+                    Outcome(status: .failed, code: .rateLimited,
+                            nextAction: OutcomeTable.transientNextAction(kind: job.request.kind, wallet: job.request.wallet),
+                            isFinal: true, retry: .never, message: "the program's rate limit toward the issuer had no room before the deadline; it was not called")
+                }
+                answerWithoutCall(job, outcome: outcome, stage: .rejected)
+            }
+        }
+    }
+
+    // MARK: - 4. The call
+
+    private func startCall(_ job: ProvisioningJob, ticketID: UInt64) {
+        let origin = job.origin
+        guard context.ledger.isOwned(origin.partition, generation: origin.generation) else {
+            scheduler.finish(ticketID: ticketID, success: nil)
+            context.duplicates.release(job.request.requestID)
+            context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+            return
+        }
+        let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
+                                atMs: context.clock(), worker: context.configuration.workerID)
+        context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
+        context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)],
+                                  attempts: 3) { [self] outcome in
+            context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
+                                         markerOffset: outcome.reports.first??.offset, generation: origin.generation)
+            guard outcome.allDelivered else {
+                scheduler.finish(ticketID: ticketID, success: nil)
+                context.logger.error("could not write the call marker; answering without calling the issuer",
+                                     [("error", .string(outcome.lastError?.description ?? "unknown"))])
+                let failed = Outcome(status: .failed, code: .upstreamError,
+                                     nextAction: OutcomeTable.transientNextAction(kind: job.request.kind, wallet: job.request.wallet),
+                                     isFinal: true, retry: .ifNotSent, message: "the worker could not record the call in Kafka; the issuer was not called")
+                pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
+                return
+            }
+            call(job, ticketID: ticketID)
+        }
+    }
+
+    private func call(_ job: ProvisioningJob, ticketID: UInt64) {
+        let edf = context.configuration.scheduler.ordering == .earliestDeadlineFirst
+        // The baseline (`fifo`) ignores deadlines and waits out the issuer's own timeout.
+        let publishBy = edf ? job.window.publishByMs : context.clock() + job.program.timeoutMs
+        context.audit.publish([context.audit.event(.issuerCallStarted, job: job, attempt: 1)], traceparent: job.origin.traceparent)
+        let completion: @Sendable (IssuerCallReport) -> Void = { [self] report in
+            pool.async { self.answered(job, ticketID: ticketID, report: report) }
+        }
+        switch job.request.kind {
+        case .provision, .payment:
+            context.issuerClient.provision(job.request, endpoint: job.endpoint, publishByMs: publishBy, completion: completion)
+        case .paymentAction:
+            guard let action = job.request.paymentAction else { return }
+            context.issuerClient.paymentAction(action, endpoint: job.endpoint, publishByMs: publishBy, completion: completion)
+        }
+    }
+
+    private func answered(_ job: ProvisioningJob, ticketID: UInt64, report: IssuerCallReport) {
+        scheduler.finish(ticketID: ticketID, success: Self.breakerVerdict(report.answer))
+        let request = job.request
+        context.metrics.issuerLatency.observe(Double(report.issuerMs))
+        var outcome = report.outcome
+        let timedOut: Bool = if case .transportFailure(let failure) = report.answer, failure != .abandonedBeforeSend { true } else { false }
+        var payload: String?
+        if let plain = report.payload, outcome.status == .provisioned {
+            do {
+                payload = try context.payloadSealer.seal(plain, for: request)
+            } catch {
+                context.logger.error("could not encrypt a payload to reply.jwk", [("program", .string(request.program))])
+                outcome = Outcome(status: .failed, code: .upstreamError, nextAction: .surfaceError, isFinal: true, retry: .never,
+                                  message: "the provisioning payload could not be encrypted to reply.jwk")
+            }
+        }
+        context.audit.publish([context.audit.event(timedOut ? .issuerTimedOut : .issuerResponded, job: job, status: outcome.status,
+                                                   code: outcome.code, httpStatus: report.httpStatus, latencyMs: Int64(report.issuerMs),
+                                                   attempt: report.attempts, reason: AuditReason(outcome))],
+                              traceparent: job.origin.traceparent)
+        let result = ProvisioningResult(request: request, issuer: job.program.issuer, outcome: outcome, payload: payload,
+                                        payment: report.payment,
+                                        timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs, issuerMs: Int64(report.issuerMs)),
+                                        attempt: 1)
+        let reconcile = outcome.status == .indeterminate && !outcome.isFinal ? reconcileJob(for: job) : nil
+        let mayHaveBeenCalled = report.requestMayHaveBeenSent
+        if case .transportFailure(.abandonedBeforeSend) = report.answer {
+            // The budget ran out before sending: the issuer never saw it.
+            deliver(result, origin: job.origin, value: job.value, job: job, reconcile: nil, startedMarker: true, issuerMayHaveBeenCalled: false)
+            return
+        }
+        deliver(result, origin: job.origin, value: job.value, job: job, reconcile: reconcile, startedMarker: true,
+                issuerMayHaveBeenCalled: mayHaveBeenCalled)
+    }
+
+    /// Breaker input: any definitive issuer answer is a success; timeouts, lost connections,
+    /// connect failures, 5xx and malformed success bodies are failures; 429 and calls never made are neither.
+    static func breakerVerdict(_ answer: IssuerAnswer) -> Bool? {
+        switch answer {
+        case .success, .payment: true
+        case .issuerError(let status, _, _): status == 429 ? nil : status < 500
+        case .transportFailure(let failure): failure == .abandonedBeforeSend ? nil : false
+        case .invalidSuccessResponse: false
+        }
+    }
+
+    private func recoverFromMarker(_ job: ProvisioningJob) {
+        let request = job.request
+        var outcome = OutcomeTable.outcome(for: .transportFailure(.timedOutAfterSend), issuer: job.program.issuer,
+                                           wallet: request.wallet, kind: request.kind)
+        outcome.message = "a previous worker started this issuer call and stopped before answering; reconciling with the issuer"
+        context.logger.notice("redelivered request has a started call marker: reconciling instead of calling again",
+                              [("partition", .integer(Int64(job.origin.partition.partition))), ("offset", .integer(job.origin.offset))])
+        context.audit.publish([context.audit.event(.issuerTimedOut, job: job, status: outcome.status, code: outcome.code,
+                                                   reason: AuditReason("worker restarted during the issuer call"))],
+                              traceparent: job.origin.traceparent)
+        let result = ProvisioningResult(request: request, issuer: job.program.issuer, outcome: outcome,
+                                        timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs), attempt: 1)
+        deliver(result, origin: job.origin, value: job.value, job: job, reconcile: reconcileJob(for: job), startedMarker: true,
+                issuerMayHaveBeenCalled: true)
+    }
+
+    private func reconcileJob(for job: ProvisioningJob) -> ReconcileJob {
+        let now = context.clock()
+        let request = job.request
+        return ReconcileJob(requestID: request.requestID, program: request.program, issuer: job.program.issuer, wallet: request.wallet,
+                            kind: request.kind, cardID: request.card.id, deviceRef: ReconcileQuery.deviceRef(for: request),
+                            transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,
+                            windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
+                            dueAtMs: context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now,
+                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent)
+    }
+
+    private func answerWithoutCall(_ job: ProvisioningJob, outcome: Outcome, stage: AuditStage) {
+        context.audit.publish([context.audit.event(stage, job: job, status: outcome.status, code: outcome.code,
+                                                   reason: AuditReason(outcome))], traceparent: job.origin.traceparent)
+        let result = ProvisioningResult(request: job.request, issuer: job.program.issuer, outcome: outcome,
+                                        timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs), attempt: 1)
+        deliver(result, origin: job.origin, value: job.value, job: job, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
+    }
+
+    // MARK: - 5. Delivery
+
+    private func deliver(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?,
+                         reconcile: ReconcileJob?, startedMarker: Bool, issuerMayHaveBeenCalled: Bool) {
+        var result = result
+        result.timing.publishedAtMs = context.clock()
+        let topics = context.configuration.topics
+        var messages = [KafkaOutgoingMessage(topic: topics.results, key: Array(result.requestID.utf8), value: result.encodedJSON(),
+                                             headers: origin.propagatedHeaders)]
+        if let reconcile {
+            messages.append(KafkaOutgoingMessage(topic: topics.reconcile, key: Array(reconcile.requestID.utf8),
+                                                 value: reconcile.encodedJSON(), headers: origin.propagatedHeaders))
+        }
+        context.publisher.publish(messages) { [self] outcome in
+            guard outcome.allDelivered else {
+                context.logger.error("result could not be published; dead-lettering the request",
+                                     [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                                      ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+                deadLetter(value, origin: origin, code: .publishFailed,
+                           reason: "the result could not be published to \(topics.results) after \(context.configuration.publishAttempts) attempts",
+                           summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID,
+                           startedMarker: startedMarker)
+                return
+            }
+            let now = context.clock()
+            context.metrics.countResult(result)
+            var events: [AuditEvent] = []
+            if let job {
+                context.metrics.endToEnd.observe(Double(max(0, now - job.window.startMs)))
+                context.metrics.overhead.observe(Double(max(0, now - origin.receivedAtMs - (result.timing.issuerMs ?? 0))))
+                if now > job.window.publishByMs {
+                    context.metrics.deadlineMisses.increment()
+                    context.logger.warning("result acknowledged after its deadline",
+                                           [("program", .string(job.request.program)), ("late_ms", .integer(now - job.window.publishByMs))])
+                }
+                events.append(context.audit.event(.resultPublished, job: job, status: result.status, code: result.code,
+                                                  httpStatus: result.httpStatus, latencyMs: now - job.window.startMs, attempt: result.attempt))
+                if reconcile != nil {
+                    events.append(context.audit.event(.reconcileScheduled, job: job, status: result.status, code: result.code,
+                                                      attempt: 1))
+                }
+            } else {
+                events.append(context.audit.event(.resultPublished, origin: origin, requestID: result.requestID, program: result.program,
+                                                  issuer: result.issuer, wallet: result.wallet, status: result.status, code: result.code))
+            }
+            context.audit.publish(events, traceparent: origin.traceparent)
+            finishRecord(origin, requestID: result.requestID, completedMarker: startedMarker)
+        }
+    }
+
+    /// Writes the `completed` marker when a `started` one exists, then completes the offset.
+    private func finishRecord(_ origin: RecordOrigin, requestID: String?, completedMarker: Bool, release: Bool = false) {
+        let complete: @Sendable () -> Void = { [self] in
+            if let requestID {
+                if release { context.duplicates.release(requestID) } else { context.duplicates.finish(requestID, nowMs: context.clock()) }
+            }
+            context.ledger.complete(origin.partition, offset: origin.offset, generation: origin.generation)
+        }
+        guard completedMarker, let requestID else {
+            complete()
+            return
+        }
+        let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
+                                worker: context.configuration.workerID)
+        context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
+            if !outcome.allDelivered {
+                context.logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
+                                       [("error", .string(outcome.lastError?.description ?? "unknown"))])
+            }
+            complete()
+        }
+    }
+
+    /// Dead-letters a message (or parks it when it was already a replay) and completes its offset
+    /// once the dead letter is acknowledged; retried until it is.
+    func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary,
+                    issuerMayHaveBeenCalled: Bool, requestID: String?, startedMarker: Bool = false) {
+        let now = context.clock()
+        let parked = origin.replayOf != nil
+        let topics = context.configuration.topics
+        let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)
+        var body = value
+        if summary.isExpiredApplePay(nowMs: now), let stripped = RequestRedaction.strippingAppleHandshake(value) {
+            body = stripped
+        }
+        let provenance = DeadLetterProvenance(
+            originalTopic: origin.partition.topic, originalPartition: origin.partition.partition, originalOffset: origin.offset,
+            originalTimestampMs: origin.timestampMs, code: code, reason: reason, attempts: 1, firstFailedAtMs: origin.receivedAtMs,
+            failedAtMs: now, worker: context.configuration.workerID, group: context.configuration.groupID,
+            isReplayable: parked ? false : verdict.isReplayable,
+            replayableReason: parked ? "a replay that failed again: parked so it cannot loop; inspect it before sending a new request" : verdict.reason)
+        var headers = origin.propagatedHeaders + provenance.headers
+        if let replayOf = origin.replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
+        let message = KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: origin.key, value: body, headers: headers)
+        context.publisher.publish([message], attempts: .max) { [self] _ in
+            context.metrics.countDeadLetter(code: code.rawValue, parked: parked)
+            context.logger.warning(parked ? "replayed message failed again: parked" : "message dead-lettered",
+                                   [("code", .string(code.rawValue)), ("partition", .integer(Int64(origin.partition.partition))),
+                                    ("offset", .integer(origin.offset)), ("replayable", .bool(provenance.isReplayable))])
+            context.audit.publish([context.audit.event(.deadLettered, origin: origin, requestID: requestID ?? summary.requestID,
+                                                       program: summary.program, issuer: nil, wallet: summary.wallet,
+                                                       reason: AuditReason(deadLetterCode: code.rawValue))],
+                                  traceparent: origin.traceparent)
+            finishRecord(origin, requestID: requestID, completedMarker: startedMarker, release: true)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Contract
+import Issuers
+import Observability
+import Recovery
+
+/// What every stage of the worker shares; built once by `Worker`.
+struct WorkerContext: Sendable {
+    let configuration: WorkerConfiguration
+    let logger: Logger
+    let metrics: WorkerMetrics
+    let publisher: OutputPublisher
+    let audit: AuditTrail
+    let issuerClient: IssuerClient
+    /// Issuer endpoint (with resolved credentials) per program name.
+    let endpoints: [String: IssuerEndpoint]
+    let validator: RequestValidator
+    let nonceGuard: NonceGuard
+    let pseudonymizer: Pseudonymizer
+    let duplicates: DuplicateFilter
+    let ledger: OffsetLedger
+    let markerIndex: MarkerIndex
+    let authenticator: RequestAuthenticator
+    let payloadSealer: PayloadSealer
+    let reconcileTiers: ReconcileTiers
+    let requestLimits: RequestLimits
+    /// Wall-clock milliseconds.
+    let clock: @Sendable () -> Int64
+}

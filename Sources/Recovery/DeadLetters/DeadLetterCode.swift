@@ -1,0 +1,20 @@
+import Contract
+
+/// Why a message was dead-lettered: the decoder's causes plus the pipeline's own.
+public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The value of the `dlq.code` header.
+    public var rawValue: String
+    /// Creates a code.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// A decoder cause (`not_json`, `unknown_version`, …).
+    public init(_ cause: DeadLetterCause.Code) { self.rawValue = cause.rawValue }
+
+    /// The result (or dead letter) could not be published after every retry.
+    public static let publishFailed = DeadLetterCode(rawValue: "publish_failed")
+    /// Reconciliation ran out of attempts without a definitive answer.
+    public static let reconcileExhausted = DeadLetterCode(rawValue: "reconcile_exhausted")
+    /// A reconciliation job record could not be read.
+    public static let invalidReconcileJob = DeadLetterCode(rawValue: "invalid_reconcile_job")
+
+    public var description: String { rawValue }
+}

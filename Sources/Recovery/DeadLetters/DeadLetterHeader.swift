@@ -1,0 +1,39 @@
+/// Header names of a dead letter (CONTRACT section 6). Values are UTF-8 text.
+public enum DeadLetterHeader {
+    /// Topic the message was first read from.
+    public static let originalTopic = "dlq.original.topic"
+    /// Partition it was read from.
+    public static let originalPartition = "dlq.original.partition"
+    /// Offset it was read from.
+    public static let originalOffset = "dlq.original.offset"
+    /// The original record timestamp (epoch ms).
+    public static let originalTimestamp = "dlq.original.timestamp"
+    /// Machine-readable reason (`not_json`, `unknown_version`, `publish_failed`, `reconcile_exhausted`, …).
+    public static let code = "dlq.code"
+    /// Human-readable reason, redacted (never a secret or a raw identifier).
+    public static let reason = "dlq.reason"
+    /// How many times processing was attempted.
+    public static let attempts = "dlq.attempts"
+    /// When it first failed (RFC 3339).
+    public static let firstFailedAt = "dlq.first_failed_at"
+    /// When it was dead-lettered (RFC 3339).
+    public static let failedAt = "dlq.failed_at"
+    /// The worker that dead-lettered it.
+    public static let worker = "dlq.worker"
+    /// The consumer group of that worker.
+    public static let group = "dlq.group"
+    /// `true` when a replay can succeed.
+    public static let replayable = "dlq.replayable"
+    /// Why (or why not) it can be replayed.
+    public static let replayableReason = "dlq.replayable_reason"
+    /// Set by `dlq replay` on the re-produced message: `<dlq topic>:<partition>:<offset>`.
+    public static let replayOf = "x-replay-of"
+    /// W3C trace context, propagated.
+    public static let traceparent = "traceparent"
+
+    /// Every `dlq.*` header name.
+    public static let provenance: [String] = [
+        originalTopic, originalPartition, originalOffset, originalTimestamp, code, reason, attempts,
+        firstFailedAt, failedAt, worker, group, replayable, replayableReason,
+    ]
+}

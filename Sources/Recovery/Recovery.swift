@@ -1,1 +1,0 @@
-// Recovery module: placeholder until its first file lands.
