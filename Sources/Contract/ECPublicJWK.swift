@@ -2,7 +2,8 @@
 /// coordinates as unpadded base64url of exactly 32 bytes each.
 ///
 /// Every initializer checks that the point lies on the curve, and the parsed key is kept, so
-/// encrypting to it costs no second parse.
+/// encrypting to it costs no second parse; keys built from coordinates (reply keys) are also
+/// remembered process-wide, since one backend sends the same key with many requests.
 public struct ECPublicJWK: Sendable, Hashable {
     /// The x coordinate, base64url without padding.
     public let x: String
@@ -21,7 +22,7 @@ public struct ECPublicJWK: Sendable, Hashable {
                               message: "x and y must each be unpadded base64url of 32 bytes; send the P-256 coordinates")
         }
         let point = [0x04] + xBytes + yBytes
-        key = try EVPKey.publicKey(uncompressedPoint: point)
+        key = try PublicKeyCache.shared.key(for: point, cacheKey: x + "." + y)
         uncompressedPoint = point
         self.x = x
         self.y = y

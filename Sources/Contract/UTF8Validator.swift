@@ -44,9 +44,4 @@ enum UTF8Validator {
         }
         return nil
     }
-
-    /// Whether the bytes are valid UTF-8.
-    static func isValid(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { firstInvalidOffset($0) == nil }
-    }
 }

@@ -16,6 +16,11 @@ enum FuzzHarness {
                 fatalError("JSONWriter output does not parse back to the same value")
             }
         }
+        if let stripped = RequestRedaction.strippingAppleHandshake(bytes),
+           case .decoded(let request) = RequestDecoder.decode(stripped, limits: RequestLimits(maxBytes: Int.max)),
+           request.apple != nil {
+            fatalError("a request stripped of its Apple handshake still decodes with one")
+        }
         switch RequestDecoder.decode(bytes) {
         case .deadLetter(let cause):
             _ = AuditEvent(requestID: nil, stage: .deadLettered, atMs: 0, reason: AuditReason(cause)).encodedJSON()

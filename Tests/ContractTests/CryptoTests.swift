@@ -66,6 +66,12 @@ struct CryptoTests {
         #expect(Crypto.bytes(fromHex: "zz") == nil)
     }
 
+    @Test func constantTimeComparison() {
+        #expect(Crypto.constantTimeEquals([1, 2, 3], [1, 2, 3]))
+        #expect(!Crypto.constantTimeEquals([1, 2, 3], [1, 2, 4]))
+        #expect(!Crypto.constantTimeEquals([1, 2, 3], [1, 2]))
+    }
+
     @Test func randomBytesDiffer() {
         let a = Crypto.randomBytes(32), b = Crypto.randomBytes(32)
         #expect(a.count == 32)
