@@ -38,6 +38,11 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
         text = (outcome.code.map { "\($0.rawValue): " } ?? "") + outcome.message
     }
 
+    /// A dead-letter cause code alone.
+    public init(_ code: DeadLetterCause.Code) {
+        text = code.rawValue
+    }
+
     /// A transport failure kind.
     public init(_ failure: TransportFailure) {
         text = failure.rawValue

@@ -24,6 +24,8 @@ public enum AuditStage: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case replayed
     /// A duplicate delivery was ignored.
     case duplicateIgnored = "duplicate_ignored"
+    /// An issuer endpoint's circuit breaker changed state (an addition to CONTRACT section 5).
+    case breakerChanged = "breaker_changed"
 
     /// The wire name.
     public var description: String { rawValue }

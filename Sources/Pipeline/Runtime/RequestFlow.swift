@@ -48,8 +48,14 @@ final class RequestFlow: Sendable {
             breakerChanged: { endpoint, state in
                 metrics.countBreakerTransition(endpoint: endpoint, to: state.rawValue)
                 logger.notice("circuit breaker changed state", [("endpoint", .string(endpoint)), ("state", .string(state.rawValue))])
-                audit.publish([AuditEvent(requestID: nil, stage: .breakerChanged, atMs: context.clock(), worker: context.configuration.workerID,
-                                          reason: AuditReason(breakerEndpoint: endpoint, state: state.rawValue))], traceparent: nil)
+                let issuer = endpoint.split(separator: " ").first.flatMap { IssuerKind(rawValue: String($0)) }
+                let reason: AuditReason = switch state {
+                case .open: AuditReason("circuit breaker opened: calls are refused without reaching the issuer")
+                case .halfOpen: AuditReason("circuit breaker half-open: probing the issuer")
+                case .closed: AuditReason("circuit breaker closed: the issuer answers again")
+                }
+                audit.publish([AuditEvent(requestID: nil, stage: .breakerChanged, atMs: context.clock(), issuer: issuer,
+                                          worker: context.configuration.workerID, reason: reason)], traceparent: nil)
             })
         relay.set(self)
     }
@@ -151,7 +157,8 @@ final class RequestFlow: Sendable {
             context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
                                                        program: request.program, issuer: program.issuer, wallet: request.wallet,
                                                        cardRef: cardRef, deviceRef: deviceRef, last4: request.card.last4,
-                                                       reason: AuditReason(duplicateOf: duplicate == .inFlight ? "in_flight" : "completed"))],
+                                                       reason: duplicate == .inFlight ? AuditReason("duplicate of a request in flight")
+                                                           : AuditReason("duplicate of a request already answered"))],
                                   traceparent: origin.traceparent)
             context.ledger.complete(origin.partition, offset: origin.offset, generation: origin.generation)
             return
@@ -411,6 +418,15 @@ final class RequestFlow: Sendable {
         }
     }
 
+    private static func reason(for code: DeadLetterCode) -> AuditReason {
+        if let cause = DeadLetterCause.Code(rawValue: code.rawValue) { return AuditReason(cause) }
+        switch code {
+        case .publishFailed: return AuditReason("publish_failed")
+        case .reconcileExhausted: return AuditReason("reconcile_exhausted")
+        default: return AuditReason("invalid_reconcile_job")
+        }
+    }
+
     /// Dead-letters a message (or parks it when it was already a replay) and completes its offset
     /// once the dead letter is acknowledged; retried until it is.
     func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary,
@@ -439,7 +455,7 @@ final class RequestFlow: Sendable {
                                     ("offset", .integer(origin.offset)), ("replayable", .bool(provenance.isReplayable))])
             context.audit.publish([context.audit.event(.deadLettered, origin: origin, requestID: requestID ?? summary.requestID,
                                                        program: summary.program, issuer: nil, wallet: summary.wallet,
-                                                       reason: AuditReason(deadLetterCode: code.rawValue))],
+                                                       reason: Self.reason(for: code))],
                                   traceparent: origin.traceparent)
             finishRecord(origin, requestID: requestID, completedMarker: startedMarker, release: true)
         }
