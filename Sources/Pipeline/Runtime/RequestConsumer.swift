@@ -1,0 +1,291 @@
+import Contract
+import Foundation
+import Kafka
+import Observability
+import Synchronization
+
+/// Owns the requests consumer and its poll thread: polls without stopping, hands messages to the
+/// flow, pauses partitions for backpressure and marker catch-up, commits contiguous offsets, and
+/// handles rebalances (revoke: stop, drain within a bound, commit, release; lost: commit nothing).
+final class RequestConsumer: Sendable {
+    private let context: WorkerContext
+    private let flow: RequestFlow
+    private let catchUp: MarkerCatchUp
+    private let consumer: KafkaConsumer
+    private let listener: Listener
+    private let state = Mutex(LoopState())
+    private let stopped = Mutex(false)
+    private let finishedSignal = DispatchSemaphore(value: 0)
+
+    private struct LoopState {
+        var stopRequested = false
+        var drainDeadlineMs: Int64?
+        var backpressurePaused = false
+        var catchingUp: Set<TopicPartition> = []
+        var readyToResume: Set<TopicPartition> = []
+        var assigned: Set<TopicPartition> = []
+        var lastCommitMs: Int64 = 0
+        var hasJoined = false
+        var lastPollError: String?
+    }
+
+    /// Relays rebalance callbacks without the consumer holding the loop strongly.
+    private final class Listener: KafkaRebalanceListener {
+        private let target = Mutex<RequestConsumer?>(nil)
+        func attach(_ loop: RequestConsumer?) { target.withLock { $0 = loop } }
+        func partitionsAssigned(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+            target.withLock { $0 }?.assigned(partitions)
+        }
+        func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+            target.withLock { $0 }?.revoked(partitions)
+        }
+        func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+            target.withLock { $0 }?.lost(partitions)
+        }
+    }
+
+    init(context: WorkerContext, flow: RequestFlow) throws(KafkaError) {
+        self.context = context
+        self.flow = flow
+        let listener = Listener()
+        self.listener = listener
+        var properties = context.configuration.consumerProperties
+        properties["enable.auto.commit"] = "false"
+        properties["enable.auto.offset.store"] = "false"
+        if properties["partition.assignment.strategy"] == nil { properties["partition.assignment.strategy"] = "cooperative-sticky" }
+        if properties["auto.offset.reset"] == nil { properties["auto.offset.reset"] = "earliest" }
+        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener)
+        catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
+                                    logger: context.logger)
+        listener.attach(self)
+    }
+
+    /// Subscribes and starts the poll thread.
+    func start() throws(KafkaError) {
+        try consumer.subscribe([context.configuration.topics.requests])
+        let thread = Thread { [self] in run() }
+        thread.name = "provisioner-poll"
+        thread.start()
+    }
+
+    /// Asks the loop to stop fetching, drain in-flight work within `drainMs`, commit and leave.
+    func requestStop(drainMs: Int64) {
+        state.withLock { state in
+            guard !state.stopRequested else { return }
+            state.stopRequested = true
+            state.drainDeadlineMs = context.clock() + drainMs
+        }
+    }
+
+    /// Blocks until the loop has committed and left the group.
+    func waitUntilFinished() {
+        finishedSignal.wait()
+        finishedSignal.signal()
+    }
+
+    /// Ready once it has been given partitions (or has run for a while in the group with none)
+    /// and the last poll saw no broker-wide error.
+    var isReady: Bool {
+        state.withLock { $0.hasJoined && $0.lastPollError == nil && !$0.stopRequested }
+    }
+
+    /// Partitions currently assigned.
+    var assignedPartitions: Set<TopicPartition> { state.withLock { $0.assigned } }
+
+    /// Partitions paused for backpressure or catch-up.
+    var pausedCount: Int {
+        state.withLock { $0.backpressurePaused ? $0.assigned.count : $0.catchingUp.count }
+    }
+
+    /// The consumer, for watermark queries (lag).
+    var kafkaConsumer: KafkaConsumer { consumer }
+
+    // MARK: - The poll loop
+
+    private func run() {
+        let startedMs = context.clock()
+        while true {
+            let (stopping, drainDeadline) = state.withLock { ($0.stopRequested, $0.drainDeadlineMs) }
+            if stopping {
+                pauseAll()
+                let unsettled = context.ledger.unsettledCount()
+                if unsettled == 0 || context.clock() >= drainDeadline ?? 0 {
+                    if unsettled > 0 {
+                        context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
+                                               [("unsettled", .integer(Int64(unsettled)))])
+                    }
+                    break
+                }
+            }
+            let results = consumer.poll(maxMessages: 512, timeoutMs: 20)
+            var sawError: String?
+            for result in results {
+                switch result {
+                case .success(let message):
+                    guard let generation = context.ledger.track(TopicPartition(topic: message.topic, partition: message.partition),
+                                                                offset: message.offset) else { continue }
+                    flow.accept(message, generation: generation)
+                case .failure(let error):
+                    if error.code == .allBrokersDown || error.isFatal { sawError = error.description }
+                    context.logger.warning("consumer error", [("error", .string(error.description))])
+                }
+            }
+            state.withLock { state in
+                state.lastPollError = sawError
+                if !state.hasJoined && context.clock() - startedMs > 10_000 { state.hasJoined = true }
+            }
+            applyFlowControl(stopping: stopping)
+            commitIfDue(force: false)
+        }
+        commitIfDue(force: true)
+        consumer.close()
+        catchUp.close()
+        listener.attach(nil)
+        finishedSignal.signal()
+    }
+
+    private func pauseAll() {
+        let assigned = state.withLock { state -> [TopicPartition] in
+            state.backpressurePaused = true
+            return Array(state.assigned)
+        }
+        consumer.pause(assigned)
+        context.metrics.pausedPartitions.set(Double(assigned.count))
+    }
+
+    /// Pauses every partition while too much work is held; resumes below half; resumes
+    /// partitions whose marker catch-up finished.
+    private func applyFlowControl(stopping: Bool) {
+        guard !stopping else { return }
+        let pending = context.ledger.unsettledCount()
+        let limit = context.configuration.maxPending
+        enum Action { case none, pause([TopicPartition]), resume([TopicPartition]) }
+        let (action, caughtUp) = state.withLock { state -> (Action, [TopicPartition]) in
+            let ready = Array(state.readyToResume.intersection(state.assigned))
+            state.readyToResume.removeAll()
+            for partition in ready { state.catchingUp.remove(partition) }
+            if !state.backpressurePaused && pending >= limit {
+                state.backpressurePaused = true
+                return (.pause(Array(state.assigned)), [])
+            }
+            if state.backpressurePaused && pending <= limit / 2 {
+                state.backpressurePaused = false
+                return (.resume(Array(state.assigned.subtracting(state.catchingUp))), [])
+            }
+            return (.none, state.backpressurePaused ? [] : ready)
+        }
+        switch action {
+        case .pause(let partitions):
+            consumer.pause(partitions)
+            context.logger.info("backpressure: partitions paused", [("pending", .integer(Int64(pending)))])
+        case .resume(let partitions):
+            consumer.resume(partitions)
+            context.logger.info("backpressure: partitions resumed", [("pending", .integer(Int64(pending)))])
+        case .none:
+            break
+        }
+        if !caughtUp.isEmpty { consumer.resume(caughtUp) }
+        context.metrics.pausedPartitions.set(Double(pausedCount))
+    }
+
+    private func commitIfDue(force: Bool) {
+        let now = context.clock()
+        let due = state.withLock { state -> Bool in
+            guard force || now - state.lastCommitMs >= 100 else { return false }
+            state.lastCommitMs = now
+            return true
+        }
+        guard due else { return }
+        let owned = Array(state.withLock { $0.assigned })
+        let candidates = context.ledger.commitCandidates(owned)
+        guard !candidates.isEmpty else { return }
+        do {
+            try consumer.commit(candidates, synchronously: force)
+            context.ledger.committed(candidates)
+        } catch {
+            context.logger.warning("commit failed; will retry", [("error", .string(error.description))])
+        }
+    }
+
+    // MARK: - Rebalance (called on the poll thread, inside poll)
+
+    private func assigned(_ partitions: [TopicPartition]) {
+        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
+        guard !requests.isEmpty else { return }
+        consumer.pause(requests)
+        let committed = (try? consumer.committed(requests, timeoutMs: 5_000)) ?? []
+        state.withLock { state in
+            state.assigned.formUnion(requests)
+            state.catchingUp.formUnion(requests)
+            state.hasJoined = true
+        }
+        for partition in requests {
+            let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
+            let position = OffsetLedger.markerPosition(fromMetadata: metadata)
+            _ = context.ledger.assign(partition, markerPosition: position)
+            catchUp.read(partition: partition.partition, from: position) { [self] states in
+                context.markerIndex.install(partition, states: states)
+                if !states.isEmpty {
+                    context.logger.info("marker catch-up found calls from a previous owner",
+                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(states.count)))])
+                }
+                _ = state.withLock { $0.readyToResume.insert(partition) }
+            }
+        }
+        context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
+    }
+
+    private func revoked(_ partitions: [TopicPartition]) {
+        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
+        guard !requests.isEmpty else { return }
+        context.ledger.revoke(requests)
+        giveBack(requests)
+        let deadline = context.clock() + context.configuration.revokeDrainMs
+        while context.ledger.unsettledCount(requests) > 0 && context.clock() < deadline {
+            usleep(2_000)
+        }
+        let remaining = context.ledger.unsettledCount(requests)
+        let candidates = context.ledger.commitCandidates(requests)
+        if !candidates.isEmpty {
+            do {
+                try consumer.commit(candidates, synchronously: true)
+                context.ledger.committed(candidates)
+            } catch {
+                context.logger.warning("commit on revoke failed; the next owner will redo uncommitted requests",
+                                       [("error", .string(error.description))])
+            }
+        }
+        release(requests)
+        context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),
+                                                   ("unfinished", .integer(Int64(remaining)))])
+    }
+
+    private func lost(_ partitions: [TopicPartition]) {
+        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
+        guard !requests.isEmpty else { return }
+        context.ledger.revoke(requests)
+        giveBack(requests)
+        release(requests)
+        context.logger.warning("partitions lost; nothing committed for them",
+                               [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
+    }
+
+    /// Takes queued jobs of these partitions back from the scheduler: they were never started and
+    /// will be redelivered to the next owner.
+    private func giveBack(_ partitions: [TopicPartition]) {
+        for job in flow.scheduler.removeWaiting(partitions: Set(partitions)) {
+            context.duplicates.release(job.request.requestID)
+            context.ledger.abandon(job.origin.partition, offset: job.origin.offset, generation: job.origin.generation)
+        }
+    }
+
+    private func release(_ partitions: [TopicPartition]) {
+        context.ledger.release(partitions)
+        context.markerIndex.remove(partitions)
+        flow.forget(partitions)
+        state.withLock { state in
+            state.assigned.subtract(partitions)
+            state.catchingUp.subtract(partitions)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Contract
+import Foundation
+import HTTP
+import Issuers
+import Kafka
+import Observability
+import Recovery
+
+/// A Provisioner worker: one member of the consumer group on the requests topic, with its
+/// reconciliation runner and observability endpoint.
+///
+/// `start()` connects and begins consuming; `shutdown()` stops fetching, drains in-flight work
+/// within `shutdown.drain_timeout_ms`, commits, flushes the producer and leaves the group.
+public final class Worker: Sendable {
+    /// The configuration in force.
+    public let configuration: WorkerConfiguration
+    /// The metrics it exports.
+    public let metrics: MetricsRegistry
+    private let context: WorkerContext
+    private let flow: RequestFlow
+    private let requests: RequestConsumer
+    private let reconciler: ReconcileRunner
+    private let producer: KafkaProducer
+    private let http: HTTPClient
+    private let observability: ObservabilityServer?
+
+    /// Builds a worker; throws a `ConfigurationError` naming what is missing (a secret, a topic).
+    public init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
+                metrics: MetricsRegistry = MetricsRegistry()) throws {
+        self.configuration = configuration
+        self.metrics = metrics
+        ResourceLimits.raiseOpenFileLimit()
+        guard let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable], !auditKey.isEmpty else {
+            throw ConfigurationError([.init(.error, "audit.pseudonym_key_env",
+                                            "names environment variable \(configuration.pseudonymKeyEnvironmentVariable), which is not set")])
+        }
+        var endpoints: [String: IssuerEndpoint] = [:]
+        var signing: [String: Sensitive] = [:]
+        for (name, program) in configuration.programs {
+            guard let key = environment[program.apiKeyEnvironmentVariable], !key.isEmpty else {
+                throw ConfigurationError([.init(.error, "programs.\(name).api_key_env",
+                                                "names environment variable \(program.apiKeyEnvironmentVariable), which is not set")])
+            }
+            let secret = program.apiSecretEnvironmentVariable.flatMap { environment[$0] }.map(Sensitive.init)
+            endpoints[name] = IssuerEndpoint(
+                program: name, kind: program.issuer, baseURL: program.baseURL,
+                credentials: IssuerCredentials(apiKey: Sensitive(key), apiSecret: secret, apiKeyHeader: program.apiKeyHeader),
+                timeoutMs: program.timeoutMs, minimumBudgetMs: program.minimumBudgetMs,
+                dcsGoogleAPI: DCSGoogleAPI(rawValue: program.dcsGoogleAPI) ?? .v2,
+                gnosisProvisionPath: program.gnosisProvisionPath, worldpayMerchantEntity: program.worldpayMerchantEntity)
+            if let variable = program.requestSigningSecretEnvironmentVariable {
+                guard let secret = environment[variable], !secret.isEmpty else {
+                    throw ConfigurationError([.init(.error, "programs.\(name).request_signing.secret_env",
+                                                    "names environment variable \(variable), which is not set")])
+                }
+                signing[name] = Sensitive(secret)
+            }
+        }
+        var producerProperties = configuration.producerProperties
+        producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
+        producer = try KafkaProducer(configuration: producerProperties)
+        http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath))
+        let clock: @Sendable () -> Int64 = { Timestamps.nowMs() }
+        let workerMetrics = WorkerMetrics(registry: metrics)
+        let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
+                                        logger: logger.child("publish"))
+        context = WorkerContext(
+            configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
+            audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
+            issuerClient: IssuerClient(http: http, clock: clock, logger: logger.child("issuer")), endpoints: endpoints,
+            validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
+            nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
+            pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
+            duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
+            authenticator: RequestAuthenticator(secrets: signing), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
+            reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
+        flow = RequestFlow(context: context)
+        requests = try RequestConsumer(context: context, flow: flow)
+        reconciler = try ReconcileRunner(context: context)
+        if let listen = configuration.httpListen, let address = HostPort(listen) {
+            let requests = self.requests
+            observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
+                requests.isReady ? nil : "not yet assigned partitions, or the brokers are unreachable"
+            }
+        } else {
+            observability = nil
+        }
+        registerGauges()
+    }
+
+    /// Checks the topics exist with compatible partition counts, then starts consuming.
+    public func start() throws {
+        let topics = configuration.topics
+        let requestPartitions = try producer.partitionCount(topic: topics.requests, timeoutMs: 10_000)
+        let markerPartitions = try producer.partitionCount(topic: topics.markers, timeoutMs: 10_000)
+        guard markerPartitions >= requestPartitions else {
+            throw ConfigurationError([.init(.error, "topics.markers",
+                                            "\(topics.markers) has \(markerPartitions) partitions but \(topics.requests) has \(requestPartitions); markers are co-partitioned with requests and need at least as many (run 'provisioner topics apply')")])
+        }
+        try reconciler.start()
+        try requests.start()
+        context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
+                                                 ("programs", .integer(Int64(configuration.programs.count))),
+                                                 ("partitions", .integer(Int64(requestPartitions)))])
+    }
+
+    /// Begins a graceful stop (idempotent): stop fetching, drain within the configured bound.
+    public func shutdown() {
+        requests.requestStop(drainMs: configuration.shutdownDrainMs)
+        reconciler.requestStop(drainMs: min(configuration.shutdownDrainMs, 5_000))
+    }
+
+    /// Waits for a stop to finish: drained, committed, producer flushed, group left.
+    public func waitUntilStopped() {
+        requests.waitUntilFinished()
+        reconciler.waitUntilFinished()
+        let flushed = producer.flush(timeoutMs: 10_000)
+        flow.stop()
+        producer.close(timeoutMs: 5_000)
+        http.shutdown()
+        observability?.stop()
+        context.logger.notice("worker stopped", [("flushed", .bool(flushed))])
+    }
+
+    /// Whether the worker is ready for work (what `/readyz` reports).
+    public var isReady: Bool { requests.isReady }
+
+    /// The bound observability port (when `http.listen` asked for port 0).
+    public var observabilityPort: UInt16? { observability?.port }
+
+    /// Requests received and not yet finished.
+    public var unsettledCount: Int { context.ledger.unsettledCount() }
+
+    private func registerGauges() {
+        let flow = self.flow
+        let context = self.context
+        let reconciler = self.reconciler
+        let producer = self.producer
+        metrics.computedGauge("provisioner_in_flight", help: "Issuer calls in flight.") { Double(flow.scheduler.counts.running) }
+        metrics.computedGauge("provisioner_queued", help: "Requests waiting for an issuer-call slot.") { Double(flow.scheduler.counts.queued) }
+        metrics.computedGauge("provisioner_unsettled", help: "Requests received whose outputs are not yet acknowledged.") {
+            Double(context.ledger.unsettledCount())
+        }
+        metrics.computedGauge("provisioner_reconcile_backlog", help: "Reconciliation jobs held or running.") { Double(reconciler.backlog) }
+        metrics.computedGauge("provisioner_producer_outstanding", help: "Messages produced and not yet acknowledged.") {
+            Double(producer.outstandingCount)
+        }
+        for (name, program) in configuration.programs {
+            metrics.computedGauge("provisioner_bulkhead_in_flight", help: "Issuer calls in flight per program.", labels: ["program": name]) {
+                Double(flow.scheduler.isolationSnapshot().perProgram[name] ?? 0)
+            }
+            let endpoint = program.endpoint
+            let issuer = program.issuer.rawValue
+            metrics.computedGauge("provisioner_breaker_state", help: "Circuit breaker per issuer endpoint: 0 closed, 1 half-open, 2 open.",
+                                  labels: ["issuer": issuer, "program": name]) {
+                switch flow.scheduler.isolationSnapshot().breakers[endpoint] {
+                case .open: 2
+                case .halfOpen: 1
+                default: 0
+                }
+            }
+            if program.rateLimit != nil {
+                metrics.computedGauge("provisioner_rate_limit_tokens", help: "Rate-limit tokens available per program.", labels: ["program": name]) {
+                    flow.scheduler.isolationSnapshot().tokens[name] ?? 0
+                }
+            }
+        }
+    }
+}
