@@ -12,10 +12,12 @@ final class KafkaPollThread: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts polling `handle` every `intervalMs` at most until `stop()`.
+    /// Starts polling `handle` every `intervalMs` at most until `stop()`. `name` (at most 15 bytes)
+    /// is the thread's system name, as `ps -L`, debuggers and `pthread_getname_np` show it.
     init(name: String, handle: OpaquePointer, intervalMs: Int32 = 100) {
         let shared = Handle(raw: handle)
         let thread = Thread { [self] in
+            _ = provisioner_name_current_thread(String(name.utf8.prefix(15))!)
             while !self.stopRequested.load(ordering: .acquiring) {
                 rd_kafka_poll(shared.raw, intervalMs)
             }

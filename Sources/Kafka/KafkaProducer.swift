@@ -8,7 +8,7 @@ import Dispatch
 ///
 /// Threading: `send`, `flush`, `partitionCount` and `close` may be called from any thread. Delivery
 /// callbacks and the error handler run on the producer's own poll thread (named
-/// `kafka-producer-poll`), never on the caller's: keep them short and never block them on `flush`
+/// `kafka-producer`), never on the caller's: keep them short and never block them on `flush`
 /// or `close` of the same producer.
 public final class KafkaProducer: @unchecked Sendable {
     // @unchecked Sendable: the only mutable state is behind `gate` (a Mutex) and the librdkafka
@@ -45,7 +45,7 @@ public final class KafkaProducer: @unchecked Sendable {
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         self.handle = try KafkaConfiguration.makeHandle(type: RD_KAFKA_PRODUCER, conf: conf, role: "producer")
         self.callbacks = callbacks
-        self.pollThread = KafkaPollThread(name: "kafka-producer-poll", handle: handle)
+        self.pollThread = KafkaPollThread(name: "kafka-producer", handle: handle)
     }
 
     deinit {
