@@ -91,7 +91,8 @@ func kafkaConsumerRebalance(_ handle: OpaquePointer?, _ code: rd_kafka_resp_err_
     }
 }
 
-/// librdkafka's `offset_commit_cb` (set only when a commit handler is given): runs inside `poll`.
+/// The commit callback of asynchronous commits (`rd_kafka_commit_queue` on the consumer queue): runs
+/// inside `poll`; `opaque` is the consumer's `Callbacks`.
 func kafkaConsumerCommitted(_ handle: OpaquePointer?, _ code: rd_kafka_resp_err_t,
                             _ offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
                             _ opaque: UnsafeMutableRawPointer?) {

@@ -4,7 +4,7 @@ extension KafkaConsumer {
     /// Commits `offsets` (each the next offset to read, with optional metadata) for the group.
     ///
     /// Synchronously: waits for the coordinator and throws its error. Asynchronously: returns at once;
-    /// the outcome goes to the `commitHandler` given at init, inside a later `poll`.
+    /// the outcome goes to the `commitHandler` given at init (if any), inside a later `poll`.
     /// A commit for partitions this member no longer owns fails with an error whose
     /// `meansPartitionNotOwned` is true (`.illegalGeneration`, `.unknownMemberID`,
     /// `.rebalanceInProgress`, `.state`): the work belongs to another member now, drop it.
@@ -13,7 +13,15 @@ extension KafkaConsumer {
         try call { () throws(KafkaError) in
             let list = TopicPartitionList.make(offsets)
             defer { rd_kafka_topic_partition_list_destroy(list) }
-            let error = rd_kafka_commit(handle, list, synchronously ? 0 : 1)
+            let error: rd_kafka_resp_err_t
+            if synchronously || !hasCommitHandler {
+                error = rd_kafka_commit(handle, list, synchronously ? 0 : 1)
+            } else {
+                // The result goes to the consumer queue, where `poll` hands it to the commit handler.
+                let queue = rd_kafka_queue_get_consumer(handle)
+                defer { rd_kafka_queue_destroy(queue) }
+                error = rd_kafka_commit_queue(handle, list, queue, kafkaConsumerCommitted, callbacksPointer)
+            }
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
                 throw Self.ownershipAware(.fromLibrary(error, context: "committing \(offsets) failed"))
             }

@@ -25,8 +25,9 @@ public final class KafkaConsumer: @unchecked Sendable {
     private let callbacks: Callbacks
 
     /// Creates a consumer. `rebalanceListener` hears about assigned, revoked and lost partitions;
-    /// `commitHandler`, when given, receives the outcome of commits made with
-    /// `synchronously: false` (inside `poll`). Throws `.invalidArgument` for a bad property.
+    /// `commitHandler`, when given, receives the outcome of each commit made with
+    /// `synchronously: false`, inside `poll` (automatic commits are not reported). Throws
+    /// `.invalidArgument` for a bad property.
     public init(configuration: [String: String],
                 rebalanceListener: (any KafkaRebalanceListener)?,
                 commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)? = nil) throws(KafkaError) {
@@ -34,9 +35,6 @@ public final class KafkaConsumer: @unchecked Sendable {
         let conf = try KafkaConfiguration.make(properties)
         let callbacks = Callbacks(listener: rebalanceListener, commitHandler: commitHandler)
         rd_kafka_conf_set_rebalance_cb(conf, kafkaConsumerRebalance)
-        if commitHandler != nil {
-            rd_kafka_conf_set_offset_commit_cb(conf, kafkaConsumerCommitted)
-        }
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         self.handle = try KafkaConfiguration.makeHandle(type: RD_KAFKA_CONSUMER, conf: conf, role: "consumer")
         self.callbacks = callbacks
@@ -155,6 +153,11 @@ public final class KafkaConsumer: @unchecked Sendable {
         gate.close()
         rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
     }
+
+    var hasCommitHandler: Bool { callbacks.commitHandler != nil }
+
+    /// The opaque pointer librdkafka hands back to the callbacks (valid while the consumer lives).
+    var callbacksPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(callbacks).toOpaque() }
 
     /// Runs a short call against the handle, or throws `.destroyed` after `close`.
     func call<T>(_ body: () throws(KafkaError) -> T) throws(KafkaError) -> T {
