@@ -43,6 +43,13 @@ public final class KafkaAdmin: @unchecked Sendable {
             defer { newTopics.forEach { rd_kafka_NewTopic_destroy($0) } }
             var errorText = [CChar](repeating: 0, count: 512)
             for topic in topics {
+                guard !topic.name.isEmpty, topic.partitions == -1 || topic.partitions >= 1,
+                      topic.replicationFactor == -1 || topic.replicationFactor >= 1 else {
+                    throw KafkaError(code: .invalidArgument, message: """
+                        invalid topic specification '\(topic.name)': \(topic.partitions) partitions, replication factor \
+                        \(topic.replicationFactor); use a name, at least 1 of each, or -1 for the broker's default
+                        """, isRetriable: false)
+                }
                 guard let newTopic = rd_kafka_NewTopic_new(topic.name, Int32(topic.partitions), Int32(topic.replicationFactor),
                                                            &errorText, errorText.count) else {
                     throw KafkaError(code: .invalidArgument,

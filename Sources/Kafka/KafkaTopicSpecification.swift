@@ -2,9 +2,9 @@
 public struct KafkaTopicSpecification: Sendable, Hashable {
     /// The topic name.
     public var name: String
-    /// The number of partitions.
+    /// The number of partitions (-1: the broker's default).
     public var partitions: Int
-    /// The number of replicas of each partition.
+    /// The number of replicas of each partition (-1: the broker's default).
     public var replicationFactor: Int
     /// Topic configuration (`retention.ms`, `cleanup.policy`, ...).
     public var configs: [String: String]

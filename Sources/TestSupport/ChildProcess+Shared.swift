@@ -84,6 +84,25 @@ extension ChildProcess {
             thread.start()
         }
 
+        /// Writes `bytes` to the child's standard input, then closes it. A child that exits without
+        /// reading makes the write fail with EPIPE, which is ignored: SIGPIPE is set to be ignored in
+        /// the test process (children get the default back at spawn).
+        func startWriting(_ bytes: [UInt8], to descriptor: Int32) {
+            _ = Glibc.signal(SIGPIPE, SIG_IGN)
+            let thread = Thread {
+                var offset = 0
+                while offset < bytes.count {
+                    let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else { break }
+                    offset += written
+                }
+                close(descriptor)
+            }
+            thread.name = "child-\(pid)-stdin"
+            thread.start()
+        }
+
         func startReaping() {
             let thread = Thread { [self] in
                 // Wait without reaping, then reap under the lock that `signal` takes.

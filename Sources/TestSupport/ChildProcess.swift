@@ -9,7 +9,8 @@ import Glibc
 /// test never leaks a process.
 ///
 /// The child runs in its own process group with default signal dispositions and an empty signal
-/// mask; its standard input is `/dev/null`. Output is kept in memory (tests produce little).
+/// mask; its standard input is the given bytes (then end of file), or `/dev/null`. Output is kept in
+/// memory (tests produce little).
 public final class ChildProcess: Sendable {
     /// The child's process id.
     public let pid: pid_t
@@ -21,43 +22,68 @@ public final class ChildProcess: Sendable {
     private let shared: Shared
 
     /// Starts `executable` (a path, or a name looked up in `PATH`) with `arguments`; `environment`
-    /// adds to or overrides the current process's environment.
-    public init(executable: String, arguments: [String] = [], environment: [String: String] = [:]) throws(TestSupportError) {
+    /// adds to or overrides the current process's environment; `standardInput`, when given, is
+    /// written to the child's standard input, which is then closed.
+    public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
+                standardInput: [UInt8]? = nil) throws(TestSupportError) {
         let path = try Self.resolve(executable)
         // Spawns are serialized so that no child started by another ChildProcess inherits our pipe
         // ends in the moment between pipe() and marking them close-on-exec.
-        let started = try Self.spawnLock.withLock { _ throws(TestSupportError) -> (pid_t, Int32, Int32) in
-            try Self.spawn(path: path, arguments: arguments, environment: environment)
+        let started = try Self.spawnLock.withLock { _ throws(TestSupportError) -> Started in
+            try Self.spawn(path: path, arguments: arguments, environment: environment, withInput: standardInput != nil)
         }
-        self.pid = started.0
+        self.pid = started.pid
         self.executable = path
         self.arguments = arguments
-        self.shared = Shared(pid: started.0)
-        shared.startReading(started.1, stream: .standardOutput)
-        shared.startReading(started.2, stream: .standardError)
+        self.shared = Shared(pid: started.pid)
+        shared.startReading(started.output, stream: .standardOutput)
+        shared.startReading(started.error, stream: .standardError)
+        if let input = started.input {
+            shared.startWriting(standardInput ?? [], to: input)
+        }
         shared.startReaping()
+    }
+
+    private struct Started {
+        var pid: pid_t
+        var output: Int32
+        var error: Int32
+        var input: Int32?
     }
 
     private static let spawnLock = Mutex(())
 
-    /// Starts the child; returns its pid and the read ends of its stdout and stderr pipes.
-    private static func spawn(path: String, arguments: [String],
-                              environment: [String: String]) throws(TestSupportError) -> (pid_t, Int32, Int32) {
+    /// Starts the child; returns its pid, the read ends of its stdout and stderr pipes and the write
+    /// end of its stdin pipe (when `withInput`).
+    private static func spawn(path: String, arguments: [String], environment: [String: String],
+                              withInput: Bool) throws(TestSupportError) -> Started {
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
-        guard pipe(&outputPipe) == 0 else { throw TestSupportError("pipe failed: \(String(cString: strerror(errno)))") }
+        var inputPipe: [Int32] = [-1, -1]
+        let failure = { TestSupportError("pipe failed: \(String(cString: strerror(errno)))") }
+        guard pipe(&outputPipe) == 0 else { throw failure() }
         guard pipe(&errorPipe) == 0 else {
             close(outputPipe[0]); close(outputPipe[1])
-            throw TestSupportError("pipe failed: \(String(cString: strerror(errno)))")
+            throw failure()
         }
-        for descriptor in outputPipe + errorPipe {
+        if withInput {
+            guard pipe(&inputPipe) == 0 else {
+                (outputPipe + errorPipe).forEach { _ = close($0) }
+                throw failure()
+            }
+        }
+        for descriptor in outputPipe + errorPipe + inputPipe where descriptor >= 0 {
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if withInput {
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
 
@@ -87,12 +113,14 @@ public final class ChildProcess: Sendable {
         let status = posix_spawn(&pid, path, &actions, &attributes, argumentVector, environmentVector)
         close(outputPipe[1])
         close(errorPipe[1])
+        if withInput { close(inputPipe[0]) }
         guard status == 0 else {
             close(outputPipe[0])
             close(errorPipe[0])
+            if withInput { close(inputPipe[1]) }
             throw TestSupportError("could not start \(path): \(String(cString: strerror(status)))")
         }
-        return (pid, outputPipe[0], errorPipe[0])
+        return Started(pid: pid, output: outputPipe[0], error: errorPipe[0], input: withInput ? inputPipe[1] : nil)
     }
 
     deinit {
