@@ -1,4 +1,8 @@
 import CRdKafka
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads records as a member of a consumer group (`subscribe`) or from chosen partitions (`assign`).
 ///
@@ -23,6 +27,13 @@ public final class KafkaConsumer: @unchecked Sendable {
     let handle: OpaquePointer
     let gate = KafkaClientGate()
     private let callbacks: Callbacks
+
+    /// Threads inside `poll`, and whether one of them asked to close from a callback.
+    private struct Polls {
+        var threads: [pthread_t] = []
+        var closeWhenPollReturns = false
+    }
+    private let polls = Mutex(Polls())
 
     /// Creates a consumer. `rebalanceListener` hears about assigned, revoked and lost partitions;
     /// `commitHandler`, when given, receives the outcome of each commit made with
@@ -81,7 +92,17 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// After `close` it returns a single `.destroyed` failure.
     public func poll(maxMessages: Int, timeoutMs: Int32) -> [Result<KafkaMessage, KafkaError>] {
         guard gate.enter(.long) else { return [.failure(KafkaError.closed("consumer"))] }
-        defer { gate.leave(.long) }
+        let thread = pthread_self()
+        polls.withLock { $0.threads.append(thread) }
+        defer {
+            let closeNow = polls.withLock { polls in
+                polls.threads.removeAll { pthread_equal($0, thread) != 0 }
+                defer { polls.closeWhenPollReturns = false }
+                return polls.closeWhenPollReturns
+            }
+            gate.leave(.long)
+            if closeNow { shutDown() }
+        }
         var results: [Result<KafkaMessage, KafkaError>] = callbacks.takeErrors().map { .failure($0) }
         var timeout = results.isEmpty ? timeoutMs : 0
         let limit = max(maxMessages, 1)
@@ -141,10 +162,17 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 
     /// Leaves the group cleanly (the listener hears `partitionsRevoked` first, on this thread, and may
-    /// still commit), then destroys the client. Waits for a running `poll` to return. Idempotent;
-    /// never call it from a rebalance listener.
+    /// still commit), then destroys the client. Waits for a running `poll` to return. Idempotent.
+    /// Called from a rebalance listener or commit handler, it takes effect when that `poll` returns.
     public func close() {
-        shutDown()
+        let calledInsidePoll = polls.withLock { polls in
+            let inside = polls.threads.contains { pthread_equal($0, pthread_self()) != 0 }
+            if inside { polls.closeWhenPollReturns = true }
+            return inside
+        }
+        if !calledInsidePoll {
+            shutDown()
+        }
     }
 
     private func shutDown() {

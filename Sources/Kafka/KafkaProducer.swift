@@ -8,8 +8,8 @@ import Dispatch
 ///
 /// Threading: `send`, `flush`, `partitionCount` and `close` may be called from any thread. Delivery
 /// callbacks and the error handler run on the producer's own poll thread (named
-/// `kafka-producer`), never on the caller's: keep them short and never block them on `flush`
-/// or `close` of the same producer.
+/// `kafka-producer`), never on the caller's: keep them short (a blocked callback holds up every
+/// later delivery report).
 public final class KafkaProducer: @unchecked Sendable {
     // @unchecked Sendable: the only mutable state is behind `gate` (a Mutex) and the librdkafka
     // handle, which librdkafka documents as safe to use from any thread. The handle is destroyed
@@ -90,9 +90,10 @@ public final class KafkaProducer: @unchecked Sendable {
     }
 
     /// Waits until every record sent so far has its delivery report (and its callback has run), at
-    /// most `timeoutMs`; false on timeout or after `close`. Never call it from a delivery callback.
+    /// most `timeoutMs`; false on timeout, after `close`, or at once when called from a delivery
+    /// callback (which would wait for itself).
     public func flush(timeoutMs: Int32) -> Bool {
-        guard gate.enter(.long) else { return false }
+        guard !pollThread.isCurrentThread, gate.enter(.long) else { return false }
         defer { gate.leave(.long) }
         return waitForDeliveries(timeoutMs: timeoutMs)
     }
@@ -116,7 +117,8 @@ public final class KafkaProducer: @unchecked Sendable {
 
     /// Flushes for up to `timeoutMs`, fails what is still undelivered with `.purgedFromQueue` /
     /// `.purgedInFlight` (their callbacks run), stops the poll thread and destroys the client.
-    /// Later calls throw `.destroyed`. Idempotent. Never call it from a delivery callback.
+    /// Later calls throw `.destroyed`. Idempotent. Called from a delivery callback it returns at once
+    /// and the poll thread does the same after the callback.
     public func close(timeoutMs: Int32) {
         shutDown(flushTimeoutMs: timeoutMs)
     }
@@ -124,6 +126,25 @@ public final class KafkaProducer: @unchecked Sendable {
     private func shutDown(flushTimeoutMs: Int32) {
         guard gate.beginDraining() else { return }
         gate.close()
+        if pollThread.isCurrentThread {
+            // Closed from a delivery callback, or the last reference went away inside one: the poll
+            // thread must first return to librdkafka, so it finishes the shutdown itself afterwards.
+            // The closure keeps `callbacks` alive for the error callbacks served meanwhile.
+            let handle = KafkaPollThread.Handle(raw: handle)
+            let inFlight = inFlight
+            let callbacks = callbacks
+            pollThread.stopFromPollThread {
+                withExtendedLifetime(callbacks) {
+                    Self.serveDeliveries(handle.raw, inFlight, timeoutMs: flushTimeoutMs)
+                    if inFlight.wait(timeout: .now()) != .success {
+                        rd_kafka_purge(handle.raw, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+                        Self.serveDeliveries(handle.raw, inFlight, timeoutMs: 5_000)
+                    }
+                    rd_kafka_destroy(handle.raw)
+                }
+            }
+            return
+        }
         // The poll thread keeps serving delivery reports while we flush and purge.
         if !waitForDeliveries(timeoutMs: flushTimeoutMs) {
             rd_kafka_purge(handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
@@ -131,6 +152,14 @@ public final class KafkaProducer: @unchecked Sendable {
         }
         pollThread.stop()
         rd_kafka_destroy(handle)
+    }
+
+    /// Polls on the calling thread until every delivery report was served or `timeoutMs` passed.
+    private static func serveDeliveries(_ handle: OpaquePointer, _ inFlight: DispatchGroup, timeoutMs: Int32) {
+        let deadline = DispatchTime.now() + .milliseconds(Int(max(timeoutMs, 0)))
+        while inFlight.wait(timeout: .now()) != .success && DispatchTime.now() < deadline {
+            rd_kafka_poll(handle, 10)
+        }
     }
 
     private func waitForDeliveries(timeoutMs: Int32) -> Bool {
