@@ -10,7 +10,7 @@ enum BrokerCommand: Command {
     static let name = "broker"
     static let summary = "runs an embedded Kafka cluster on loopback with the pipeline topics"
     static let help = """
-        usage: provisioner broker [--brokers N] [--partitions N] [--bootstrap-file F]
+        usage: provisioner broker [--brokers N] [--partitions N] [--bootstrap-file F] [--exit-with-parent]
 
         Runs an embedded Kafka cluster (librdkafka's mock cluster) on loopback TCP and creates the
         pipeline topics: \(EmbeddedTopics.pipeline.joined(separator: ", ")).
@@ -21,13 +21,18 @@ enum BrokerCommand: Command {
           --brokers N          number of brokers, 1 to 16 (default 3)
           --partitions N       partitions of every pipeline topic, 1 to 256 (default 6)
           --bootstrap-file F   also write the bootstrap servers (HOST:PORT,..., one line) to file F
+          --exit-with-parent   also stop (exit 0) when the process that started it ends, so a
+                               crashed test run or script leaves no broker behind
 
         For tests, demos and benchmarks only: data lives in memory (about 5 MB per partition, older
         data is dropped), topics are auto-created on use, and admin requests (CreateTopics,
         DescribeConfigs, AlterConfigs) are not answered.
         """
 
+    static let switchNames: Set<String> = ["exit-with-parent"]
+
     static func run(_ arguments: inout CommandArguments) throws -> Int32 {
+        let exitWithParent = arguments.flag("exit-with-parent")
         let brokers = try arguments.integer("brokers", default: 3, in: 1...16)
         let partitions = try arguments.integer("partitions", default: 6, in: 1...256)
         let bootstrapFile = arguments.option("bootstrap-file")
@@ -47,6 +52,19 @@ enum BrokerCommand: Command {
             source.setEventHandler { stop.signal() }
             source.resume()
             return source
+        }
+
+        // A parent that ends makes the kernel hand us to another process: getppid() changes.
+        var parentWatch: (any DispatchSourceTimer)?
+        if exitWithParent {
+            let parent = getppid()
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now(), repeating: .milliseconds(200))
+            timer.setEventHandler {
+                if getppid() != parent { stop.signal() }
+            }
+            timer.resume()
+            parentWatch = timer
         }
 
         let cluster: KafkaMockCluster
@@ -74,6 +92,7 @@ enum BrokerCommand: Command {
 
         stop.wait()
         signalSources.forEach { $0.cancel() }
+        parentWatch?.cancel()
         cluster.close()
         printError("provisioner broker: stopped")
         return 0

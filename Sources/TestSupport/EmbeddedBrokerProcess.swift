@@ -1,5 +1,6 @@
 /// `provisioner broker` running as a child process: an embedded Kafka cluster on loopback with the
-/// pipeline topics, reachable by other processes. Killed when the object goes away.
+/// pipeline topics, reachable by other processes. Killed when the object goes away, and started with
+/// `--exit-with-parent` so that even a crashed test run leaves no broker behind.
 public final class EmbeddedBrokerProcess: Sendable {
     /// The child process (its output, signals, exit).
     public let process: ChildProcess
@@ -16,7 +17,8 @@ public final class EmbeddedBrokerProcess: Sendable {
                              timeout: Duration = .seconds(20)) async throws -> EmbeddedBrokerProcess {
         let process = try ChildProcess(
             executable: try BuiltProducts.provisionerPath,
-            arguments: ["broker", "--brokers", String(brokers), "--partitions", String(partitions)] + extraArguments)
+            arguments: ["broker", "--brokers", String(brokers), "--partitions", String(partitions), "--exit-with-parent"]
+                + extraArguments)
         let line = try await process.waitForLine(prefix: "bootstrap.servers=", timeout: timeout)
         let servers = String(line.dropFirst("bootstrap.servers=".count))
         guard !servers.isEmpty else {

@@ -1,5 +1,8 @@
 import Foundation
 import Kafka
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TestSupport
 
@@ -47,13 +50,40 @@ struct BrokerCommandTests {
         #expect(process.standardOutputLines.isEmpty)
     }
 
+    @Test("with --exit-with-parent the broker stops when the process that started it dies")
+    func exitsWithParent() async throws {
+        let binary = try BuiltProducts.provisionerPath
+        let shell = try ChildProcess(executable: "/bin/sh", arguments: [
+            "-c", "'\(binary)' broker --brokers 1 --exit-with-parent 2>/dev/null & echo broker=$!; exec sleep 30",
+        ])
+        let line = try await shell.waitForLine(prefix: "broker=")
+        let brokerPID = try #require(pid_t(line.dropFirst("broker=".count)))
+        try await shell.waitForLine(prefix: "bootstrap.servers=")  // the broker is up and watching its parent
+        #expect(kill(brokerPID, 0) == 0)
+        shell.send(SIGKILL)  // the parent dies without a chance to clean up
+        #expect(try await shell.waitForExit() == .signaled(SIGKILL))
+        #expect(try await Self.waitUntilEnded(brokerPID),
+                "the orphaned broker exited: \((try? String(contentsOfFile: "/proc/\(brokerPID)/stat", encoding: .utf8)) ?? "gone")")
+    }
+
+    /// True once `pid` is gone or a zombie (it exited; its new parent may not have reaped it yet).
+    static func waitUntilEnded(_ pid: pid_t, timeout: Duration = .seconds(10)) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "Z" { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     @Test("--help describes the options and exits 0")
     func help() async throws {
         let process = try ChildProcess(executable: try BuiltProducts.provisionerPath, arguments: ["broker", "--help"])
         #expect(try await process.waitForExit() == .exited(0))
         let text = process.standardOutputLines.joined(separator: "\n")
         #expect(text.hasPrefix("usage: provisioner broker"))
-        for option in ["--brokers", "--partitions", "--bootstrap-file"] {
+        for option in ["--brokers", "--partitions", "--bootstrap-file", "--exit-with-parent"] {
             #expect(text.contains(option))
         }
     }
