@@ -25,9 +25,11 @@ struct KafkaConsumerFlowTests {
         consumer.pause([paused])
         _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("while-paused".utf8), partition: 0))
         _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("other".utf8), partition: 1))
-        // The other partition keeps flowing; with fetch.wait.max.ms=10 the paused record would arrive
-        // within milliseconds if pause did not work.
-        let duringPause = await Polling.messages(from: consumer, during: .milliseconds(700))
+        // The other partition keeps flowing. The paused record was written first, and with
+        // fetch.wait.max.ms=10 it would arrive alongside (or within milliseconds of) the other one if
+        // pause did not work: wait for the other, then keep polling a while longer.
+        var duringPause = await Polling.messages(from: consumer, count: 1)
+        duringPause += await Polling.messages(from: consumer, during: .milliseconds(500))
         #expect(duringPause.map(\.topicPartition) == [other])
 
         consumer.resume([paused])

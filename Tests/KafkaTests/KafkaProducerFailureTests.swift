@@ -34,13 +34,12 @@ struct KafkaProducerFailureTests {
         let producer = try cluster.producer(["message.timeout.ms": "300"])
         defer { producer.close(timeoutMs: 1_000) }
 
-        let started = ContinuousClock.now
         let failure = await #expect(throws: KafkaError.self) {
             _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("lost".utf8)))
         }
         #expect(failure?.code == .messageTimedOut)
         #expect(failure?.isRetriable == true)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(failure?.message.contains("message.timeout.ms") == true)
     }
 
     @Test("a full local queue is reported synchronously by send, and the record is not kept")
@@ -95,7 +94,7 @@ struct KafkaProducerFailureTests {
         }
         let started = ContinuousClock.now
         producer.close(timeoutMs: 200)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30), "close does not wait for message.timeout.ms (60 s)")
         #expect(recorder.count == 5, "every record got exactly one callback")
         let codes = Set(recorder.all.compactMap { result -> KafkaError.Code? in
             if case .failure(let error) = result { error.code } else { nil }
