@@ -1,21 +1,20 @@
 import CRdKafka
-import Dispatch
 
 extension KafkaProducer {
     /// The per-message opaque handed to librdkafka: retained while the record is in flight, released
     /// exactly once, by the delivery report or when the produce call fails synchronously.
     final class Delivery {
         let completion: @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void
-        let inFlight: DispatchGroup
+        let inFlight: InFlight
 
-        init(completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void, inFlight: DispatchGroup) {
+        init(completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void, inFlight: InFlight) {
             self.completion = completion
             self.inFlight = inFlight
         }
 
         func complete(_ result: Result<KafkaDeliveryReport, KafkaError>) {
             completion(result)
-            inFlight.leave()
+            inFlight.end()
         }
     }
 }

@@ -31,7 +31,7 @@ public final class KafkaProducer: @unchecked Sendable {
     private let callbacks: Callbacks
     private let gate = KafkaClientGate()
     private let pollThread: KafkaPollThread
-    private let inFlight = DispatchGroup()
+    private let inFlight = InFlight()
 
     /// Creates a producer; `onError` receives client-level errors (brokers down, fatal errors) on the
     /// poll thread. Throws `.invalidArgument` for an unknown property or a bad value.
@@ -64,12 +64,12 @@ public final class KafkaProducer: @unchecked Sendable {
         guard gate.enter(.short) else { throw KafkaError.closed("producer") }
         defer { gate.leave(.short) }
         let delivery = Delivery(completion: onDelivery, inFlight: inFlight)
-        inFlight.enter()
+        inFlight.begin()
         let opaque = Unmanaged.passRetained(delivery).toOpaque()
         if let error = enqueue(message, opaque: opaque) {
             // Not enqueued: librdkafka will never report it, so release the box here.
             Unmanaged<Delivery>.fromOpaque(opaque).release()
-            inFlight.leave()
+            inFlight.end()
             throw error
         }
     }
@@ -108,11 +108,9 @@ public final class KafkaProducer: @unchecked Sendable {
         return count
     }
 
-    /// The number of records sent whose delivery callback has not run yet.
+    /// The number of records sent whose delivery callback has not finished yet.
     public var outstandingCount: Int {
-        guard gate.enter(.short) else { return 0 }
-        defer { gate.leave(.short) }
-        return Int(rd_kafka_outq_len(handle))
+        inFlight.count
     }
 
     /// Flushes for up to `timeoutMs`, fails what is still undelivered with `.purgedFromQueue` /
@@ -136,7 +134,7 @@ public final class KafkaProducer: @unchecked Sendable {
             pollThread.stopFromPollThread {
                 withExtendedLifetime(callbacks) {
                     Self.serveDeliveries(handle.raw, inFlight, timeoutMs: flushTimeoutMs)
-                    if inFlight.wait(timeout: .now()) != .success {
+                    if !inFlight.isEmpty {
                         rd_kafka_purge(handle.raw, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
                         Self.serveDeliveries(handle.raw, inFlight, timeoutMs: 5_000)
                     }
@@ -155,9 +153,9 @@ public final class KafkaProducer: @unchecked Sendable {
     }
 
     /// Polls on the calling thread until every delivery report was served or `timeoutMs` passed.
-    private static func serveDeliveries(_ handle: OpaquePointer, _ inFlight: DispatchGroup, timeoutMs: Int32) {
+    private static func serveDeliveries(_ handle: OpaquePointer, _ inFlight: InFlight, timeoutMs: Int32) {
         let deadline = DispatchTime.now() + .milliseconds(Int(max(timeoutMs, 0)))
-        while inFlight.wait(timeout: .now()) != .success && DispatchTime.now() < deadline {
+        while !inFlight.isEmpty && DispatchTime.now() < deadline {
             rd_kafka_poll(handle, 10)
         }
     }
@@ -165,8 +163,7 @@ public final class KafkaProducer: @unchecked Sendable {
     private func waitForDeliveries(timeoutMs: Int32) -> Bool {
         // Not rd_kafka_flush: it serves delivery reports on the calling thread, and callbacks must
         // only ever run on the poll thread. Lingering records still leave after linger.ms.
-        let deadline = DispatchTime.now() + .milliseconds(Int(max(timeoutMs, 0)))
-        return inFlight.wait(timeout: deadline) == .success
+        inFlight.wait(timeoutMs: timeoutMs)
     }
 
     /// Hands one record to librdkafka; the error when it was not enqueued.
