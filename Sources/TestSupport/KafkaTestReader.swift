@@ -54,13 +54,15 @@ public struct KafkaTestReader: Sendable {
             let deadline = ContinuousClock.now.advanced(by: timeout)
             let partitions = try Self.partitionCount(consumer, topic: topic, deadline: deadline)
             var remaining: [Int32: Int64] = [:]
+            var starts: [TopicPartitionOffset] = []
             for partition in 0..<Int32(partitions) {
                 let marks = try consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 5_000)
-                if marks.high > marks.low { remaining[partition] = marks.high }
+                if marks.high > marks.low {
+                    remaining[partition] = marks.high
+                    starts.append(TopicPartitionOffset(topic: topic, partition: partition, offset: marks.low))
+                }
             }
-            try consumer.assign(remaining.keys.map {
-                TopicPartitionOffset(topic: topic, partition: $0, offset: TopicPartitionOffset.beginning)
-            })
+            try consumer.assign(starts)
             var messages: [KafkaMessage] = []
             while !remaining.isEmpty {
                 guard ContinuousClock.now < deadline else {
@@ -97,8 +99,11 @@ public struct KafkaTestReader: Sendable {
                 return Outcome(messages: [], satisfied: predicate([]), lastError: error)
             }
             let partitions = try counted.get()
+            // Offset 0 rather than the logical "beginning": librdkafka then fetches at once instead of
+            // first waiting for its offset-query timer (about 500 ms); auto.offset.reset=earliest covers
+            // a log that no longer starts at 0.
             try consumer.assign((0..<Int32(partitions)).map {
-                TopicPartitionOffset(topic: topic, partition: $0, offset: TopicPartitionOffset.beginning)
+                TopicPartitionOffset(topic: topic, partition: $0, offset: 0)
             })
             var outcome = Outcome(messages: [], satisfied: predicate([]), lastError: nil)
             while !outcome.satisfied && ContinuousClock.now < deadline {
