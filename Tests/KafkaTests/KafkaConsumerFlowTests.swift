@@ -64,6 +64,24 @@ struct KafkaConsumerFlowTests {
         consumer.close()
     }
 
+    @Test("consumer errors come out of poll as failures: an offset out of range with auto.offset.reset=error")
+    func errorsFromPoll() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 1)
+        let consumer = try cluster.consumer(group: UniqueName.make("group"), ["auto.offset.reset": "error"])
+        defer { consumer.close() }
+        try consumer.assign([TopicPartitionOffset(topic: topic, partition: 0, offset: 100)])
+        let error = await DedicatedThread.run(name: "test-poll") { () -> KafkaError? in
+            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+            while ContinuousClock.now < deadline {
+                for case .failure(let error) in consumer.poll(maxMessages: 10, timeoutMs: 20) { return error }
+            }
+            return nil
+        }
+        #expect(error?.code == .autoOffsetReset)
+        #expect(error?.message.contains("\(topic)[0]") == true, "\(String(describing: error))")
+    }
+
     @Test("partitionsLost is reported when the coordinator no longer knows the member")
     func partitionsLost() async throws {
         let cluster = try TestCluster()
