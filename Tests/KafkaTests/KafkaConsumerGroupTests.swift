@@ -25,24 +25,28 @@ struct KafkaConsumerGroupTests {
             let a = Set(consumerA.assignment()), b = Set(consumerB.assignment())
             return !a.isEmpty && !b.isEmpty && a.isDisjoint(with: b) && a.union(b) == all
         }
-        async let splitSeenByA = Polling.until(consumerA, timeout: .seconds(20), isSplit)
-        async let splitSeenByB = Polling.until(consumerB, timeout: .seconds(20), isSplit)
-        let (seenByA, seenByB) = await (splitSeenByA, splitSeenByB)
-        try #require(seenByA && seenByB, "A has \(consumerA.assignment()), B has \(consumerB.assignment())")
+        // Both members poll all along, as applications do, so every rebalance completes.
+        let pollerA = BackgroundPoller(consumerA)
+        let pollerB = BackgroundPoller(consumerB)
+        try #require(try await Polling.wait(timeout: .seconds(30), stableFor: .seconds(1), isSplit),
+                     "A has \(consumerA.assignment()), B has \(consumerB.assignment())")
         #expect(consumerA.rebalanceProtocol == expectedProtocol)
         #expect(consumerB.rebalanceProtocol == expectedProtocol)
 
         let partitionsOfA = Set(consumerA.assignment())
         let partitionsOfB = Set(consumerB.assignment())
         let eventsOfABefore = listenerA.events.count
-        async let takeOver = Polling.until(consumerA, timeout: .seconds(20)) { Set(consumerA.assignment()) == all }
         await DedicatedThread.run(name: "close-b") { consumerB.close() }
-        #expect(await takeOver, "A has \(consumerA.assignment()) after B left")
+        #expect(try await Polling.wait { pollerB.isFinished })
+        #expect(try await Polling.wait(timeout: .seconds(20)) { Set(consumerA.assignment()) == all },
+                "A has \(consumerA.assignment()) after B left")
+        try await pollerA.stop()
 
         // B heard about the revoke before its partitions were released, and could commit there.
         #expect(listenerB.events.last == .revoked(partitionsOfB))
         #expect(listenerB.assignmentsAtRevoke.last == partitionsOfB)
         #expect(listenerB.commitErrors.isEmpty, "\(listenerB.commitErrors)")
+        #expect(listenerB.threads.contains("close-b"), "the revoke of close runs on the closing thread")
         let committed = try consumerA.committed(Array(partitionsOfB), timeoutMs: 5_000)
         #expect(committed.count == partitionsOfB.count)
         #expect(committed.allSatisfy { $0.offset == 0 && $0.metadata == "committed-on-revoke" })

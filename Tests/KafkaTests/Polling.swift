@@ -45,6 +45,24 @@ enum Polling {
         }
     }
 
+    /// Waits, without polling, until `condition` has held for `stableFor` without interruption, or
+    /// `timeout` passed.
+    static func wait(timeout: Duration, stableFor: Duration, _ condition: @Sendable () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var holdingSince: ContinuousClock.Instant?
+        while ContinuousClock.now < deadline {
+            if condition() {
+                let since = holdingSince ?? ContinuousClock.now
+                holdingSince = since
+                if ContinuousClock.now - since >= stableFor { return true }
+            } else {
+                holdingSince = nil
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
     /// Waits, without polling, until `condition` holds or `timeout` passed.
     static func wait(timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
