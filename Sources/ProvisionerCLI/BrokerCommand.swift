@@ -1,10 +1,110 @@
+import Dispatch
+import Foundation
+import Kafka
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `provisioner broker`: runs an embedded Kafka cluster on loopback with the pipeline topics.
 enum BrokerCommand: Command {
     static let name = "broker"
     static let summary = "runs an embedded Kafka cluster on loopback with the pipeline topics"
-    static let help = "usage: provisioner broker\n\nruns an embedded Kafka cluster on loopback with the pipeline topics (not built yet)"
+    static let help = """
+        usage: provisioner broker [--brokers N] [--partitions N] [--bootstrap-file F] [--exit-with-parent]
+
+        Runs an embedded Kafka cluster (librdkafka's mock cluster) on loopback TCP and creates the
+        pipeline topics: \(EmbeddedTopics.pipeline.joined(separator: ", ")).
+        The first line on stdout is 'bootstrap.servers=HOST:PORT,...'. Runs until SIGINT or SIGTERM,
+        then exits 0. Any Kafka client can connect (kcat, confluent-kafka, the worker).
+
+        options:
+          --brokers N          number of brokers, 1 to 16 (default 3)
+          --partitions N       partitions of every pipeline topic, 1 to 256 (default 6)
+          --bootstrap-file F   also write the bootstrap servers (HOST:PORT,..., one line) to file F
+          --exit-with-parent   also stop (exit 0) when the process that started it ends, so a
+                               crashed test run or script leaves no broker behind
+
+        For tests, demos and benchmarks only: data lives in memory (about 5 MB per partition, older
+        data is dropped), topics are auto-created on use, and admin requests (CreateTopics,
+        DescribeConfigs, AlterConfigs) are not answered.
+        """
+
+    static let switchNames: Set<String> = ["exit-with-parent"]
 
     static func run(_ arguments: inout CommandArguments) throws -> Int32 {
-        throw CommandFailure("'broker' is not built yet")
+        let exitWithParent = arguments.flag("exit-with-parent")
+        let brokers = try arguments.integer("brokers", default: 3, in: 1...16)
+        let partitions = try arguments.integer("partitions", default: 6, in: 1...256)
+        let bootstrapFile = arguments.option("bootstrap-file")
+        try arguments.rejectUnknown()
+        if let unexpected = arguments.popPositional() {
+            throw UsageError("unexpected argument '\(unexpected)'")
+        }
+        if let bootstrapFile, bootstrapFile.isEmpty {
+            throw UsageError("--bootstrap-file needs a file name")
+        }
+
+        // Catch SIGINT/SIGTERM from the start, through dispatch (the default action would kill us).
+        let stop = DispatchSemaphore(value: 0)
+        let signalSources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+
+        // A parent that ends makes the kernel hand us to another process: getppid() changes.
+        var parentWatch: (any DispatchSourceTimer)?
+        if exitWithParent {
+            let parent = getppid()
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now(), repeating: .milliseconds(200))
+            timer.setEventHandler {
+                if getppid() != parent { stop.signal() }
+            }
+            timer.resume()
+            parentWatch = timer
+        }
+
+        let cluster: KafkaMockCluster
+        do {
+            cluster = try KafkaMockCluster(brokers: brokers)
+            for topic in EmbeddedTopics.pipeline {
+                try cluster.createTopic(topic, partitions: partitions, replicationFactor: min(brokers, 3))
+            }
+        } catch {
+            throw CommandFailure("could not start the embedded cluster: \(error.message)")
+        }
+        let servers = cluster.bootstrapServers
+
+        if let bootstrapFile {
+            do {
+                try Data((servers + "\n").utf8).write(to: URL(fileURLWithPath: bootstrapFile), options: .atomic)
+            } catch {
+                cluster.close()
+                throw CommandFailure("could not write --bootstrap-file \(bootstrapFile): \(error.localizedDescription)")
+            }
+        }
+        // Unbuffered, so a parent reading a pipe sees it at once.
+        writeStandardOutput("bootstrap.servers=\(servers)\n")
+        printError("provisioner broker: \(brokers) broker(s) on \(servers); \(EmbeddedTopics.pipeline.count) topics with \(partitions) partition(s); stop with Ctrl-C or SIGTERM")
+
+        stop.wait()
+        signalSources.forEach { $0.cancel() }
+        parentWatch?.cancel()
+        cluster.close()
+        printError("provisioner broker: stopped")
+        return 0
+    }
+
+    private static func writeStandardOutput(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
     }
 }

@@ -1,2 +1,0 @@
-import CRdKafka
-let probeKafka = rd_kafka_version()

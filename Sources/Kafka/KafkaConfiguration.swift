@@ -1,0 +1,58 @@
+import CRdKafka
+
+/// Builds librdkafka configuration objects from string properties.
+enum KafkaConfiguration {
+    /// `defaults` overridden by `overrides`: the caller's properties always win.
+    static func merged(defaults: [String: String], overrides: [String: String]) -> [String: String] {
+        defaults.merging(overrides) { _, caller in caller }
+    }
+
+    /// A new `rd_kafka_conf_t` holding `properties`; the caller owns it.
+    static func make(_ properties: [String: String]) throws(KafkaError) -> OpaquePointer {
+        guard let conf = rd_kafka_conf_new() else {
+            throw KafkaError(code: .fail, message: "librdkafka could not allocate a configuration object")
+        }
+        var errorText = [CChar](repeating: 0, count: 512)
+        for key in properties.keys.sorted() {
+            let value = properties[key] ?? ""
+            let result = rd_kafka_conf_set(conf, key, value, &errorText, errorText.count)
+            if result != RD_KAFKA_CONF_OK {
+                rd_kafka_conf_destroy(conf)
+                let reason = redact(text(errorText), value: value, key: key)
+                let what = result == RD_KAFKA_CONF_UNKNOWN ? "unknown Kafka property" : "invalid value for Kafka property"
+                throw KafkaError(code: .invalidArgument,
+                                 message: "\(what) '\(key)': \(reason); fix or remove it (see librdkafka's CONFIGURATION.md)",
+                                 isRetriable: false)
+            }
+        }
+        return conf
+    }
+
+    /// Creates an `rd_kafka_t`; the configuration is consumed on success and destroyed here on failure.
+    static func makeHandle(type: rd_kafka_type_t, conf: OpaquePointer, role: String) throws(KafkaError) -> OpaquePointer {
+        var errorText = [CChar](repeating: 0, count: 512)
+        guard let handle = rd_kafka_new(type, conf, &errorText, errorText.count) else {
+            // rd_kafka_new frees the configuration only when it succeeds.
+            rd_kafka_conf_destroy(conf)
+            throw KafkaError(code: .invalidArgument,
+                             message: "could not create the Kafka \(role): \(text(errorText)); check the configuration",
+                             isRetriable: false)
+        }
+        return handle
+    }
+
+    /// True for properties whose values must never appear in messages.
+    static func isSecret(_ key: String) -> Bool {
+        let lowered = key.lowercased()
+        return ["password", "secret", "key.pem", "keystore", "token", "jaas"].contains { lowered.contains($0) }
+    }
+
+    private static func redact(_ reason: String, value: String, key: String) -> String {
+        guard isSecret(key), !value.isEmpty else { return reason }
+        return reason.replacingOccurrences(of: value, with: "<redacted>")
+    }
+
+    static func text(_ buffer: [CChar]) -> String {
+        buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}

@@ -1,0 +1,99 @@
+import CRdKafka
+
+extension KafkaConsumer {
+    /// Commits `offsets` (each the next offset to read, with optional metadata) for the group.
+    ///
+    /// Synchronously: waits for the coordinator and throws its error. Asynchronously: returns at once;
+    /// the outcome goes to the `commitHandler` given at init (if any), inside a later `poll`.
+    /// A commit for partitions this member no longer owns fails with an error whose
+    /// `meansPartitionNotOwned` is true (`.illegalGeneration`, `.unknownMemberID`,
+    /// `.rebalanceInProgress`, `.state`): the work belongs to another member now, drop it.
+    public func commit(_ offsets: [TopicPartitionOffset], synchronously: Bool) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        try call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(offsets)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let error: rd_kafka_resp_err_t
+            if synchronously || !hasCommitHandler {
+                error = rd_kafka_commit(handle, list, synchronously ? 0 : 1)
+            } else {
+                // The result goes to the consumer queue, where `poll` hands it to the commit handler.
+                let queue = rd_kafka_queue_get_consumer(handle)
+                defer { rd_kafka_queue_destroy(queue) }
+                error = rd_kafka_commit_queue(handle, list, queue, kafkaConsumerCommitted, callbacksPointer)
+            }
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw Self.ownershipAware(.fromLibrary(error, context: "committing \(offsets) failed"))
+            }
+        }
+    }
+
+    /// Stores offsets for the auto-committer (only with `enable.auto.commit=true` and
+    /// `enable.auto.offset.store=false`). A partition no longer assigned fails with `.state`.
+    public func store(_ offsets: [TopicPartitionOffset]) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        try call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(offsets)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let error = rd_kafka_offsets_store(handle, list)
+            if let failure = TopicPartitionList.firstError(list, operation: "storing the offset of") {
+                throw Self.ownershipAware(failure)
+            }
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw Self.ownershipAware(.fromLibrary(error, context: "storing \(offsets) failed"))
+            }
+        }
+    }
+
+    /// The group's committed offsets (and commit metadata) for `partitions`; the offset is
+    /// `TopicPartitionOffset.invalid` where nothing was committed.
+    public func committed(_ partitions: [TopicPartition], timeoutMs: Int32) throws(KafkaError) -> [TopicPartitionOffset] {
+        try call { () throws(KafkaError) -> [TopicPartitionOffset] in
+            let list = TopicPartitionList.make(partitions)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let error = rd_kafka_committed(handle, list, timeoutMs)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError.fromLibrary(error, context: "reading committed offsets of \(partitions) within \(timeoutMs) ms failed")
+            }
+            if let failure = TopicPartitionList.firstError(list, operation: "reading the committed offset of") {
+                throw failure
+            }
+            return TopicPartitionList.offsets(list)
+        }
+    }
+
+    /// Moves the fetch position of an assigned partition; the next `poll` returns records from
+    /// `offset` (or a logical offset such as `TopicPartitionOffset.beginning`).
+    public func seek(_ partition: TopicPartition, to offset: Int64, timeoutMs: Int32) throws(KafkaError) {
+        try call { () throws(KafkaError) in
+            let list = TopicPartitionList.make([TopicPartitionOffset(partition, offset: offset)])
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            if let error = rd_kafka_seek_partitions(handle, list, timeoutMs) {
+                throw KafkaError.consuming(error, context: "seeking \(partition) to \(offset) failed")
+            }
+            if let failure = TopicPartitionList.firstError(list, operation: "seeking") {
+                throw failure
+            }
+        }
+    }
+
+    /// The low (first) and high (next to be written) offsets of `partition`, asked of its leader.
+    public func watermarks(_ partition: TopicPartition, timeoutMs: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {
+        try call { () throws(KafkaError) -> (low: Int64, high: Int64) in
+            var low: Int64 = 0
+            var high: Int64 = 0
+            let error = rd_kafka_query_watermark_offsets(handle, partition.topic, partition.partition, &low, &high, timeoutMs)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError.fromLibrary(error, context: "querying the watermarks of \(partition) within \(timeoutMs) ms failed")
+            }
+            return (low, high)
+        }
+    }
+
+    private static func ownershipAware(_ error: KafkaError) -> KafkaError {
+        guard error.meansPartitionNotOwned else { return error }
+        var error = error
+        error.message += "; this consumer no longer owns the partition (revoked or the group rebalanced): drop the work, another member will redo it"
+        return error
+    }
+}

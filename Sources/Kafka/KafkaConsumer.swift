@@ -1,0 +1,235 @@
+import CRdKafka
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads records as a member of a consumer group (`subscribe`) or from chosen partitions (`assign`).
+///
+/// Defaults are `enable.auto.commit=false` and `enable.auto.offset.store=false`: the application
+/// commits what it finished, explicitly. Any property in `configuration` overrides them.
+///
+/// Threading: every method may be called from any thread. Rebalance listener calls and commit
+/// results run inside `poll` (and inside `close`), on the thread that called it. Keep polling while
+/// busy (pause partitions for backpressure): a member that does not poll within
+/// `max.poll.interval.ms` is removed from its group.
+public final class KafkaConsumer: @unchecked Sendable {
+    // @unchecked Sendable: the only mutable state is behind `gate` and `callbacks` (Mutexes) and the
+    // librdkafka handle, which librdkafka documents as safe to use from any thread. The handle is
+    // destroyed only after `gate` has seen every running call finish.
+
+    /// The properties applied unless the caller sets them.
+    public static let defaultConfiguration: [String: String] = [
+        "enable.auto.commit": "false",
+        "enable.auto.offset.store": "false",
+    ]
+
+    let handle: OpaquePointer
+    let gate = KafkaClientGate()
+    private let callbacks: Callbacks
+
+    /// Threads inside `poll`, and whether one of them asked to close from a callback.
+    private struct Polls {
+        var threads: [pthread_t] = []
+        var closeWhenPollReturns = false
+    }
+    private let polls = Mutex(Polls())
+
+    /// Creates a consumer. `rebalanceListener` hears about assigned, revoked and lost partitions;
+    /// `commitHandler`, when given, receives the outcome of each commit made with
+    /// `synchronously: false`, inside `poll` (automatic commits are not reported). Throws
+    /// `.invalidArgument` for a bad property.
+    public init(configuration: [String: String],
+                rebalanceListener: (any KafkaRebalanceListener)?,
+                commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)? = nil) throws(KafkaError) {
+        let properties = KafkaConfiguration.merged(defaults: Self.defaultConfiguration, overrides: configuration)
+        let conf = try KafkaConfiguration.make(properties)
+        let callbacks = Callbacks(listener: rebalanceListener, commitHandler: commitHandler)
+        rd_kafka_conf_set_rebalance_cb(conf, kafkaConsumerRebalance)
+        rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
+        self.handle = try KafkaConfiguration.makeHandle(type: RD_KAFKA_CONSUMER, conf: conf, role: "consumer")
+        self.callbacks = callbacks
+        // Route client events (errors, rebalances) to the queue `poll` serves.
+        rd_kafka_poll_set_consumer(handle)
+        callbacks.attach(self)
+    }
+
+    deinit {
+        shutDown()
+    }
+
+    /// Joins the group (`group.id`) and consumes `topics`; partitions arrive through rebalances
+    /// served by `poll`.
+    public func subscribe(_ topics: [String]) throws(KafkaError) {
+        try call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(topics.map { TopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let error = rd_kafka_subscribe(handle, list)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError.fromLibrary(error, context: "subscribing to \(topics) failed; is group.id set?")
+            }
+        }
+    }
+
+    /// Reads exactly these partitions from these offsets, without group management (tools, replay).
+    /// Offsets may be logical (`TopicPartitionOffset.beginning`, `.end`, `.stored`). An empty list
+    /// clears the assignment.
+    public func assign(_ partitions: [TopicPartitionOffset]) throws(KafkaError) {
+        try call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(partitions)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let error = rd_kafka_assign(handle, partitions.isEmpty ? nil : list)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError.fromLibrary(error, context: "assigning \(partitions) failed")
+            }
+        }
+    }
+
+    /// Returns up to `maxMessages` records and consumer errors, waiting up to `timeoutMs` for the
+    /// first one (then taking only what is already fetched).
+    ///
+    /// Blocks up to timeoutMs; rebalance callbacks run inside this call, on the caller's thread.
+    /// After `close` it returns a single `.destroyed` failure.
+    public func poll(maxMessages: Int, timeoutMs: Int32) -> [Result<KafkaMessage, KafkaError>] {
+        guard gate.enter(.long) else { return [.failure(KafkaError.closed("consumer"))] }
+        let thread = pthread_self()
+        polls.withLock { $0.threads.append(thread) }
+        defer {
+            let closeNow = polls.withLock { polls in
+                polls.threads.removeAll { pthread_equal($0, thread) != 0 }
+                defer { polls.closeWhenPollReturns = false }
+                return polls.closeWhenPollReturns
+            }
+            gate.leave(.long)
+            if closeNow { shutDown() }
+        }
+        var results: [Result<KafkaMessage, KafkaError>] = callbacks.takeErrors().map { .failure($0) }
+        var timeout = results.isEmpty ? timeoutMs : 0
+        let limit = max(maxMessages, 1)
+        var received = 0
+        while received < limit, let message = rd_kafka_consumer_poll(handle, timeout) {
+            timeout = 0
+            results.append(Self.convert(message))
+            rd_kafka_message_destroy(message)
+            received += 1
+        }
+        results.append(contentsOf: callbacks.takeErrors().map { .failure($0) })
+        return results
+    }
+
+    /// Stops fetching from `partitions` (already fetched records of them are dropped and fetched
+    /// again after `resume`). Partitions not assigned are ignored; with the eager protocol a
+    /// rebalance assigns partitions unpaused again.
+    public func pause(_ partitions: [TopicPartition]) {
+        _ = try? call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(partitions)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            _ = rd_kafka_pause_partitions(handle, list)
+        }
+    }
+
+    /// Restarts fetching from paused `partitions`, at the position of the next record to return.
+    public func resume(_ partitions: [TopicPartition]) {
+        _ = try? call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(partitions)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            _ = rd_kafka_resume_partitions(handle, list)
+        }
+    }
+
+    /// The partitions currently assigned to this consumer.
+    public func assignment() -> [TopicPartition] {
+        (try? call { () throws(KafkaError) -> [TopicPartition] in
+            var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+            guard rd_kafka_assignment(handle, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            return TopicPartitionList.partitions(list)
+        }) ?? []
+    }
+
+    /// The group's rebalance protocol: `"EAGER"`, `"COOPERATIVE"`, or `"NONE"` (no group joined yet).
+    public var rebalanceProtocol: String {
+        (try? call { () throws(KafkaError) -> String in
+            rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } ?? "NONE"
+        }) ?? "NONE"
+    }
+
+    /// The number of partitions of `topic`, from cluster metadata (never creates the topic).
+    public func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int {
+        try call { () throws(KafkaError) -> Int in
+            try KafkaMetadata.partitionCount(handle: handle, topic: topic, timeoutMs: timeoutMs)
+        }
+    }
+
+    /// Leaves the group cleanly (the listener hears `partitionsRevoked` first, on this thread, and may
+    /// still commit), then destroys the client. Waits for a running `poll` to return. Idempotent.
+    /// Called from a rebalance listener or commit handler, it takes effect when that `poll` returns.
+    public func close() {
+        let calledInsidePoll = polls.withLock { polls in
+            let inside = polls.threads.contains { pthread_equal($0, pthread_self()) != 0 }
+            if inside { polls.closeWhenPollReturns = true }
+            return inside
+        }
+        if !calledInsidePoll {
+            shutDown()
+        }
+    }
+
+    private func shutDown() {
+        guard gate.beginDraining() else { return }
+        _ = rd_kafka_consumer_close(handle)
+        gate.close()
+        rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
+    }
+
+    var hasCommitHandler: Bool { callbacks.commitHandler != nil }
+
+    /// The opaque pointer librdkafka hands back to the callbacks (valid while the consumer lives).
+    var callbacksPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(callbacks).toOpaque() }
+
+    /// Runs a short call against the handle, or throws `.destroyed` after `close`.
+    func call<T>(_ body: () throws(KafkaError) -> T) throws(KafkaError) -> T {
+        guard let result = try gate.withCall(.short, body) else { throw KafkaError.closed("consumer") }
+        return result
+    }
+
+    /// Turns a consumed `rd_kafka_message_t` into a message or an error (the caller destroys it).
+    static func convert(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>) -> Result<KafkaMessage, KafkaError> {
+        let record = pointer.pointee
+        let topic = record.rkt.map { String(cString: rd_kafka_topic_name($0)) }
+        if record.err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            var error = KafkaError.fromLibrary(record.err)
+            if let detail = rd_kafka_message_errstr(pointer).map({ String(cString: $0) }), !detail.isEmpty {
+                error.message = detail
+            }
+            if let topic {
+                error.message = "\(TopicPartition(topic: topic, partition: record.partition)): \(error.message)"
+            }
+            return .failure(error)
+        }
+        let key = record.key.map { Array(UnsafeRawBufferPointer(start: $0, count: record.key_len)) }
+        let value = record.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: record.len)) } ?? []
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let timestamp = rd_kafka_message_timestamp(pointer, &timestampType)
+        return .success(KafkaMessage(
+            topic: topic ?? "", partition: record.partition, offset: record.offset, key: key, value: value,
+            headers: headers(of: pointer),
+            timestampMs: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || timestamp < 0 ? nil : timestamp))
+    }
+
+    private static func headers(of message: UnsafeMutablePointer<rd_kafka_message_t>) -> [KafkaHeader] {
+        var list: OpaquePointer?
+        guard rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
+        var headers: [KafkaHeader] = []
+        var index = 0
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
+            headers.append(KafkaHeader(key: name.map { String(cString: $0) } ?? "", value: bytes))
+            index += 1
+        }
+        return headers
+    }
+}

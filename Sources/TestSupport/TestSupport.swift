@@ -1,1 +1,0 @@
-// TestSupport module: placeholder until its first file lands.

@@ -1,0 +1,102 @@
+import Foundation
+import Kafka
+import Synchronization
+import Testing
+import TestSupport
+
+@Suite("Consumer flow control and lifecycle")
+struct KafkaConsumerFlowTests {
+    @Test("pause stops delivery of a partition and resume restarts it where it stopped")
+    func pauseAndResume() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 2)
+        let paused = TopicPartition(topic: topic, partition: 0)
+        let other = TopicPartition(topic: topic, partition: 1)
+        let producer = try cluster.producer()
+        defer { producer.close(timeoutMs: 1_000) }
+        let consumer = try cluster.consumer(group: UniqueName.make("group"))
+        defer { consumer.close() }
+        try consumer.assign([TopicPartitionOffset(paused, offset: TopicPartitionOffset.beginning),
+                             TopicPartitionOffset(other, offset: TopicPartitionOffset.beginning)])
+
+        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("before".utf8), partition: 0))
+        #expect(await Polling.messages(from: consumer, count: 1).map(\.offset) == [0])
+
+        consumer.pause([paused])
+        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("while-paused".utf8), partition: 0))
+        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("other".utf8), partition: 1))
+        // The other partition keeps flowing. The paused record was written first, and with
+        // fetch.wait.max.ms=10 it would arrive alongside (or within milliseconds of) the other one if
+        // pause did not work: wait for the other, then keep polling a while longer.
+        var duringPause = await Polling.messages(from: consumer, count: 1)
+        duringPause += await Polling.messages(from: consumer, during: .milliseconds(500))
+        #expect(duringPause.map(\.topicPartition) == [other])
+
+        consumer.resume([paused])
+        let afterResume = await Polling.messages(from: consumer, count: 1)
+        #expect(afterResume.map(\.topicPartition) == [paused])
+        #expect(afterResume.first?.offset == 1)
+        #expect(afterResume.first?.value == Array("while-paused".utf8))
+    }
+
+    @Test("close waits for a poll running on another thread; later calls report destroyed")
+    func closeDuringPoll() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 1)
+        let consumer = try cluster.consumer(group: UniqueName.make("group"))
+        try consumer.assign([TopicPartitionOffset(topic: topic, partition: 0, offset: TopicPartitionOffset.end)])
+
+        let polling = Atomic<Bool>(false)
+        async let longPoll = DedicatedThread.run(name: "long-poll") { () -> Int in
+            polling.store(true, ordering: .releasing)
+            return consumer.poll(maxMessages: 10, timeoutMs: 500).count
+        }
+        #expect(try await Polling.wait { polling.load(ordering: .acquiring) })
+        await DedicatedThread.run(name: "closer") { consumer.close() }
+        #expect(await longPoll == 0)
+
+        let afterClose = consumer.poll(maxMessages: 1, timeoutMs: 0)
+        #expect(afterClose.count == 1)
+        if case .failure(let error) = afterClose.first { #expect(error.code == .destroyed) } else { Issue.record("expected a failure") }
+        #expect(throws: KafkaError.self) { try consumer.subscribe([topic]) }
+        #expect(consumer.assignment().isEmpty)
+        #expect(consumer.rebalanceProtocol == "NONE")
+        consumer.close()
+    }
+
+    @Test("consumer errors come out of poll as failures: an offset out of range with auto.offset.reset=error")
+    func errorsFromPoll() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 1)
+        let consumer = try cluster.consumer(group: UniqueName.make("group"), ["auto.offset.reset": "error"])
+        defer { consumer.close() }
+        try consumer.assign([TopicPartitionOffset(topic: topic, partition: 0, offset: 100)])
+        let error = await DedicatedThread.run(name: "test-poll") { () -> KafkaError? in
+            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+            while ContinuousClock.now < deadline {
+                for case .failure(let error) in consumer.poll(maxMessages: 10, timeoutMs: 20) { return error }
+            }
+            return nil
+        }
+        #expect(error?.code == .autoOffsetReset)
+        #expect(error?.message.contains("\(topic)[0]") == true, "\(String(describing: error))")
+    }
+
+    @Test("partitionsLost is reported when the coordinator no longer knows the member")
+    func partitionsLost() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 2)
+        let listener = RecordingListener()
+        let consumer = try cluster.consumer(group: UniqueName.make("group"), listener: listener)
+        defer { consumer.close() }
+        try consumer.subscribe([topic])
+        #expect(await Polling.until(consumer, timeout: .seconds(20)) { consumer.assignment().count == 2 })
+
+        cluster.cluster.pushRequestErrors(apiKey: .heartbeat, errors: [.unknownMemberID])
+        let lostSeen = await Polling.until(consumer, timeout: .seconds(20)) {
+            listener.events.contains { if case .lost = $0 { true } else { false } }
+        }
+        #expect(lostSeen, "events: \(listener.events)")
+        #expect(!listener.events.contains { if case .revoked = $0 { true } else { false } }, "a lost partition is not revoked cleanly")
+    }
+}
