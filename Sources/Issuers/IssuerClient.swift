@@ -1,0 +1,225 @@
+import Contract
+import Dispatch
+import HTTP
+import Observability
+
+/// Runs issuer calls against each request's deadline: builds the exchange with the endpoint's
+/// adapter, sets every attempt's timeout from the time left, retries at most once and only when
+/// the issuer provably did not process the request, and maps the answer through `OutcomeTable`.
+///
+/// Every method returns at once; `completion` runs exactly once, on the HTTP client's event thread
+/// or a timer thread: keep it short and never block in it.
+public final class IssuerClient: Sendable {
+    private let http: HTTPClient
+    private let clock: @Sendable () -> Int64
+    private let logger: Logger?
+
+    /// Creates a client over `http`; `clock` reads wall time in epoch milliseconds (deadlines,
+    /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
+    public init(http: HTTPClient, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil) {
+        self.http = http
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Calls
+
+    /// Provisions a card (or, at Worldpay, authorizes a payment or runs a payment action) for a
+    /// validated `request`.
+    ///
+    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now)`. With less than
+    /// `endpoint.minimumBudgetMs` left before the first send, nothing is sent and the answer is
+    /// `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
+    /// provably did not process (TCP connect failed; 503, 429 or DCS `SYS_BUSY` answered) and only
+    /// when the minimum budget is still left after any `Retry-After` wait; never after a send
+    /// whose fate is unknown.
+    public func provision(_ request: ProvisioningRequest, endpoint: IssuerEndpoint, publishByMs: Int64,
+                          completion: @escaping @Sendable (IssuerCallReport) -> Void) {
+        let adapter = endpoint.adapter
+        let base: HTTPClientRequest
+        do {
+            base = try adapter.makeRequest(for: request)
+        } catch {
+            completion(Self.rejectionReport(error))
+            return
+        }
+        let exchange = IssuerExchange(
+            endpoint: endpoint, wallet: request.wallet, kind: request.kind, publishByMs: publishByMs,
+            makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
+            interpret: { response in adapter.answer(for: response, to: request) })
+        attempt(exchange, progress: ExchangeProgress(), completion: completion)
+    }
+
+    /// Settles, partially settles or cancels an authorized Worldpay payment through the link from
+    /// its authorization. Only a link with the scheme, host and port of `endpoint.baseURL` is
+    /// followed; any other is rejected `invalid_request` without a call. Timeouts and the retry
+    /// follow `provision`.
+    public func paymentAction(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint, publishByMs: Int64,
+                              completion: @escaping @Sendable (IssuerCallReport) -> Void) {
+        guard endpoint.kind == .worldpay else {
+            completion(Self.rejectionReport(IssuerRequestError(
+                code: .kindUnsupported, message: "payment actions go to Worldpay programs; \(endpoint.kind.rawValue) takes none")))
+            return
+        }
+        let adapter = WorldpayAdapter(endpoint: endpoint)
+        let base: HTTPClientRequest
+        do {
+            base = try adapter.makeActionRequest(for: action)
+        } catch {
+            completion(Self.rejectionReport(error))
+            return
+        }
+        let exchange = IssuerExchange(
+            endpoint: endpoint, wallet: .applePay, kind: .paymentAction, publishByMs: publishByMs,
+            makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
+            interpret: { response in adapter.paymentAnswer(for: response) })
+        attempt(exchange, progress: ExchangeProgress(), completion: completion)
+    }
+
+    /// Asks the issuer whether an indeterminate call was applied: Imprint's wallet tokens,
+    /// Worldpay's payment events; `noStateAPI` at once for DCS and Gnosis Pay. One attempt, timed
+    /// like a call; any failure of the query itself is `unknown` (ask again at the next tier).
+    public func reconcile(_ query: ReconcileQuery, endpoint: IssuerEndpoint, publishByMs: Int64,
+                          completion: @escaping @Sendable (ReconcileAnswer) -> Void) {
+        let adapter = endpoint.adapter
+        guard let base = adapter.makeStateQuery(for: query) else {
+            completion(.noStateAPI)
+            return
+        }
+        let nowMs = clock()
+        let remaining = publishByMs - nowMs
+        guard remaining >= endpoint.minimumBudgetMs else {
+            completion(.unknown(reason: "\(remaining) ms left, below the program's minimum budget of "
+                + "\(endpoint.minimumBudgetMs) ms; the state query was not sent"))
+            return
+        }
+        var request = adapter.prepareForSending(base, nowMs: nowMs)
+        request.timeoutMs = Int(min(endpoint.timeoutMs, remaining))
+        http.execute(request) { result in
+            switch result {
+            case .success(let response):
+                completion(adapter.reconcileAnswer(for: response, to: query))
+            case .failure(let error):
+                completion(.unknown(reason: "the state query got no answer (\(error.kind), request "
+                    + (error.requestMayHaveBeenSent ? "may have been sent" : "not sent") + ")"))
+            }
+        }
+    }
+
+    // MARK: Attempts
+
+    private func attempt(_ exchange: IssuerExchange, progress: ExchangeProgress,
+                         completion: @escaping @Sendable (IssuerCallReport) -> Void) {
+        let endpoint = exchange.endpoint
+        let nowMs = clock()
+        let remaining = exchange.publishByMs - nowMs
+        guard remaining >= endpoint.minimumBudgetMs else {
+            if progress.attempts > 0, let answer = progress.lastAnswer {
+                // A retry whose wait overran the budget: the first answer stands.
+                completion(report(exchange, answer: answer, progress: progress))
+            } else {
+                completion(report(exchange, answer: .transportFailure(.abandonedBeforeSend), progress: progress))
+            }
+            return
+        }
+        let deadlineBound = remaining <= endpoint.timeoutMs
+        var request = exchange.makeSend(nowMs)
+        request.timeoutMs = Int(min(endpoint.timeoutMs, remaining))
+        http.execute(request) { [self] result in
+            var progress = progress
+            progress.attempts += 1
+            let answer: IssuerAnswer
+            var retryAfter: String?
+            var transportError: HTTPTransportError?
+            switch result {
+            case .success(let response):
+                progress.issuerMs += response.elapsedMs
+                progress.mayHaveBeenSent = true
+                progress.lastStatus = response.status
+                answer = exchange.interpret(response)
+                retryAfter = response.header("Retry-After")
+            case .failure(let error):
+                progress.issuerMs += error.elapsedMs
+                progress.mayHaveBeenSent = progress.mayHaveBeenSent || error.requestMayHaveBeenSent
+                answer = .transportFailure(Self.transportFailure(for: error, deadlineBound: deadlineBound))
+                transportError = error
+            }
+            progress.lastAnswer = answer
+            guard progress.attempts == 1,
+                  let delayMs = retryDelay(exchange, answer: answer, transportError: transportError, retryAfter: retryAfter)
+            else {
+                completion(report(exchange, answer: answer, progress: progress))
+                return
+            }
+            logger?.info("issuer call retried", [("program", .string(endpoint.program)), ("issuer", .string(endpoint.kind.rawValue)),
+                                                 ("after", .string(Self.retryReason(answer))), ("delay_ms", .integer(delayMs))])
+            let settled = progress
+            if delayMs <= 0 {
+                attempt(exchange, progress: settled, completion: completion)
+            } else {
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs))) { [self] in
+                    attempt(exchange, progress: settled, completion: completion)
+                }
+            }
+        }
+    }
+
+    /// The wait before the one retry, or `nil` when the answer allows none: the outcome must be
+    /// retryable only-if-not-sent (not sent, 429, 503, `SYS_BUSY`), a transport failure must be a
+    /// connect failure, and after the wait at least the minimum budget must be left.
+    private func retryDelay(_ exchange: IssuerExchange, answer: IssuerAnswer, transportError: HTTPTransportError?,
+                            retryAfter: String?) -> Int64? {
+        guard exchange.outcome(for: answer).retry == .ifNotSent else { return nil }
+        if let transportError {
+            guard !transportError.requestMayHaveBeenSent, transportError.kind == .connectFailed else { return nil }
+        }
+        let nowMs = clock()
+        var delayMs: Int64 = 0
+        if let retryAfter {
+            guard let wait = RetryAfter.milliseconds(retryAfter, nowMs: nowMs) else { return nil }
+            delayMs = wait
+        }
+        guard exchange.publishByMs - (nowMs + delayMs) >= exchange.endpoint.minimumBudgetMs else { return nil }
+        return delayMs
+    }
+
+    // MARK: Reports
+
+    private func report(_ exchange: IssuerExchange, answer: IssuerAnswer, progress: ExchangeProgress) -> IssuerCallReport {
+        var payload: ProvisioningPayload?
+        var payment: PaymentResult?
+        switch answer {
+        case .success(let value): payload = value
+        case .payment(let result): payment = result
+        default: break
+        }
+        return IssuerCallReport(answer: answer, outcome: exchange.outcome(for: answer), payload: payload, payment: payment,
+                                issuerMs: Int64(progress.issuerMs.rounded()), attempts: progress.attempts,
+                                httpStatus: progress.lastStatus, requestMayHaveBeenSent: progress.mayHaveBeenSent)
+    }
+
+    private static func rejectionReport(_ error: IssuerRequestError) -> IssuerCallReport {
+        IssuerCallReport(answer: .transportFailure(.abandonedBeforeSend),
+                         outcome: OutcomeTable.rejection(code: error.code, message: error.message),
+                         payload: nil, payment: nil, issuerMs: 0, attempts: 0, httpStatus: nil, requestMayHaveBeenSent: false)
+    }
+
+    /// How a transport error reads for the outcome table: `notSent` only when the request provably
+    /// never left; a timeout before the connection was ready counts as abandoned when the deadline
+    /// (not the endpoint's own timeout) set the budget; everything after a possible send is
+    /// indeterminate.
+    static func transportFailure(for error: HTTPTransportError, deadlineBound: Bool) -> TransportFailure {
+        guard error.requestMayHaveBeenSent else {
+            return error.kind == .timedOut && deadlineBound ? .abandonedBeforeSend : .notSent
+        }
+        return error.kind == .timedOut ? .timedOutAfterSend : .connectionLostAfterSend
+    }
+
+    private static func retryReason(_ answer: IssuerAnswer) -> String {
+        switch answer {
+        case .issuerError(let status, let code, _): "HTTP \(status)" + (code.map { " \($0)" } ?? "")
+        case .transportFailure(let failure): failure.rawValue
+        default: "answer"
+        }
+    }
+}

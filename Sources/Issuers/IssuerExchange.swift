@@ -1,0 +1,24 @@
+import Contract
+import HTTP
+
+/// One issuer call as `IssuerClient` runs it: how to build each send, how to read the answer, and
+/// the limits that decide timeouts and the retry.
+struct IssuerExchange: Sendable {
+    /// Where the call goes and with which limits.
+    var endpoint: IssuerEndpoint
+    /// The wallet, for the outcome table.
+    var wallet: Wallet
+    /// The request kind, for the outcome table.
+    var kind: RequestKind
+    /// The result must be published by this wall time (epoch milliseconds).
+    var publishByMs: Int64
+    /// The request as sent at a wall time (per-send headers added), without timeout.
+    var makeSend: @Sendable (Int64) -> HTTPClientRequest
+    /// What an HTTP answer means.
+    var interpret: @Sendable (HTTPClientResponse) -> IssuerAnswer
+
+    /// The outcome of `answer` for this call.
+    func outcome(for answer: IssuerAnswer) -> Outcome {
+        OutcomeTable.outcome(for: answer, issuer: endpoint.kind, wallet: wallet, kind: kind)
+    }
+}

@@ -1,1 +1,0 @@
-// Issuers module: placeholder until its first file lands.

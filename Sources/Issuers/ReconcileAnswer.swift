@@ -1,0 +1,15 @@
+import Contract
+
+/// What an issuer's state says about an indeterminate call.
+public enum ReconcileAnswer: Sendable, Hashable {
+    /// It was applied (a matching wallet token exists); `detail` is our text and holds no secret.
+    case applied(detail: String)
+    /// It was not applied (no matching token; no payment with that reference).
+    case notApplied
+    /// The issuer has no state API (DCS, Gnosis Pay): the result tells the app to `check_wallet`.
+    case noStateAPI
+    /// The query itself failed or was unusable: ask again at the next reconciliation tier.
+    case unknown(reason: String)
+    /// A payment's current state: the last event and its links.
+    case payment(PaymentResult)
+}

@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderIssuersTests() { #expect(Bool(true)) }
