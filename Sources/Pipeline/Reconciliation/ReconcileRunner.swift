@@ -243,9 +243,10 @@ final class ReconcileRunner: Sendable {
             exhausted(held, reason: "reconciliation attempts exhausted")
             return
         }
-        var next = job
-        next.attempt += 1
-        next.dueAtMs = due
+        var nextJob = job
+        nextJob.attempt += 1
+        nextJob.dueAtMs = due
+        let next = nextJob
         let message = KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array(job.requestID.utf8),
                                            value: next.encodedJSON(), headers: held.headers)
         context.publisher.publish([message]) { [self] outcome in

@@ -10,7 +10,7 @@ struct PayloadSealer: Sendable {
         if let reply = request.reply {
             return try JWE.encrypt(payload.plaintextJSON(), to: reply.publicKey())
         }
-        guard !requireEncryption else { throw CryptoError(message: "no reply.jwk to encrypt the payload to") }
+        guard !requireEncryption else { throw CryptoError(code: CryptoError.Code(rawValue: "missing_reply_key"), message: "no reply.jwk to encrypt the payload to") }
         return String(decoding: payload.plaintextJSON(), as: UTF8.self)
     }
 }

@@ -348,8 +348,9 @@ final class RequestFlow: Sendable {
 
     private func deliver(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?,
                          reconcile: ReconcileJob?, startedMarker: Bool, issuerMayHaveBeenCalled: Bool) {
-        var result = result
-        result.timing.publishedAtMs = context.clock()
+        var stamped = result
+        stamped.timing.publishedAtMs = context.clock()
+        let result = stamped
         let topics = context.configuration.topics
         var messages = [KafkaOutgoingMessage(topic: topics.results, key: Array(result.requestID.utf8), value: result.encodedJSON(),
                                              headers: origin.propagatedHeaders)]
