@@ -1,3 +1,5 @@
+import Observability
+
 /// The outcome of one benchmark scenario: an aligned table for people and a JSON object for tools.
 public struct BenchmarkReport: Sendable {
     /// One line naming the scenario and its setup.
@@ -22,22 +24,9 @@ public struct BenchmarkReport: Sendable {
 
     /// The title, the table with every column padded to its widest cell, and the notes.
     public func renderTable() -> String {
-        var widths = columns.map(\.count)
-        for row in rows {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], cell.count)
-            }
-        }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { index, cell in
-                let width = index < widths.count ? widths[index] : cell.count
-                let padding = String(repeating: " ", count: max(0, width - cell.count))
-                // Text left-aligned in the first two columns, figures right-aligned.
-                return index < 2 ? cell + padding : padding + cell
-            }.joined(separator: "  ")
-        }
-        var lines = [title, "", line(columns), line(widths.map { String(repeating: "-", count: $0) })]
-        lines += rows.map(line)
+        // Text left-aligned in the first two columns, figures right-aligned.
+        let table = TextTable(headers: columns, rows: rows, rightAligned: Set(2..<max(2, columns.count)))
+        var lines = [title, "", table.rendered]
         if !notes.isEmpty {
             lines.append("")
             lines += notes

@@ -44,28 +44,8 @@ enum BrokerCommand: Command {
             throw UsageError("--bootstrap-file needs a file name")
         }
 
-        // Catch SIGINT/SIGTERM from the start, through dispatch (the default action would kill us).
-        let stop = DispatchSemaphore(value: 0)
-        let signalSources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
-
-        // A parent that ends makes the kernel hand us to another process: getppid() changes.
-        var parentWatch: (any DispatchSourceTimer)?
-        if exitWithParent {
-            let parent = getppid()
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            timer.schedule(deadline: .now(), repeating: .milliseconds(200))
-            timer.setEventHandler {
-                if getppid() != parent { stop.signal() }
-            }
-            timer.resume()
-            parentWatch = timer
-        }
+        // Catch SIGINT/SIGTERM from the start (the default action would kill us).
+        let stop = StopSignal(exitWithParent: exitWithParent)
 
         let cluster: KafkaMockCluster
         do {
@@ -91,20 +71,9 @@ enum BrokerCommand: Command {
         printError("provisioner broker: \(brokers) broker(s) on \(servers); \(EmbeddedTopics.pipeline.count) topics with \(partitions) partition(s); stop with Ctrl-C or SIGTERM")
 
         stop.wait()
-        signalSources.forEach { $0.cancel() }
-        parentWatch?.cancel()
+        stop.cancel()
         cluster.close()
         printError("provisioner broker: stopped")
         return 0
-    }
-
-    private static func writeStandardOutput(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
-        }
     }
 }

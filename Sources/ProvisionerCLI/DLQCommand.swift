@@ -1,10 +1,246 @@
-/// `provisioner dlq`: lists, shows and replays dead letters.
+import Contract
+import Foundation
+import Kafka
+import Observability
+import Pipeline
+import Recovery
+
+/// `provisioner dlq list | show | replay`: the operator's dead-letter tool.
 enum DLQCommand: Command {
     static let name = "dlq"
     static let summary = "lists, shows and replays dead letters"
-    static let help = "usage: provisioner dlq\n\nlists, shows and replays dead letters (not built yet)"
+    static let help = """
+        usage: provisioner dlq list   (--config FILE | --bootstrap B) [filters] [--parked] [--json]
+               provisioner dlq show   (--config FILE | --bootstrap B) ID | --request-id R [--parked] [--json]
+               provisioner dlq replay (--config FILE | --bootstrap B) [filters] [--dry-run] [--rate N] [--to TOPIC]
+                                      [--operator NAME] [--json]
+
+        list    a table of dead letters: age, code, program, wallet, replayable, request id, and the
+                entry id (TOPIC:PARTITION:OFFSET) that 'show' takes
+        show    one entry: its dlq.* provenance headers and its value with every field outside a
+                short allow-list shown as <redacted>
+        replay  re-produces matching entries to their dlq.original.topic (or --to), keyed as before,
+                with header x-replay-of=ID; refuses entries that cannot succeed and says why (an
+                Apple Pay request whose window has closed, a malformed message, a call the issuer may
+                have applied); writes a 'replayed' audit event naming the operator for each. A replay
+                that fails again is parked in the parked topic, never looped.
+
+        filters: --code C  --program P  --wallet W  --since T  --until T  --request-id R  --limit N
+                 (T: RFC 3339 like 2026-11-29T10:00:00Z, or an age like 30m, 2h, 7d)
+        options:
+          --config FILE     worker configuration (Kafka properties and topic names)
+          --bootstrap B     bootstrap servers, when no --config is given
+          --parked          use the parked topic instead of the dead-letter topic
+          --dry-run         replay: print what would be replayed, produce nothing
+          --rate N          replay: at most N messages per second
+          --to TOPIC        replay: produce to TOPIC instead of each entry's original topic
+          --operator NAME   replay: the name written into audit events (default $USER)
+          --json            machine-readable output
+        """
+    static let switchNames: Set<String> = ["json", "parked", "dry-run"]
 
     static func run(_ arguments: inout CommandArguments) throws -> Int32 {
-        throw CommandFailure("'dlq' is not built yet")
+        guard let action = arguments.popPositional() else { throw UsageError("missing action: list, show or replay") }
+        let json = arguments.flag("json")
+        let parked = arguments.flag("parked")
+        let (properties, topics) = try connection(&arguments)
+        let topic = parked ? topics.parked : topics.deadLetters
+        let store = DeadLetterStore(properties: properties)
+        switch action {
+        case "list":
+            let filter = try filter(&arguments)
+            try arguments.rejectUnknown()
+            let entries = try read(store, topic: topic, filter: filter)
+            print(json ? listJSON(entries) : listTable(entries, topic: topic))
+            return 0
+        case "show":
+            let requestID = arguments.option("request-id")
+            try arguments.rejectUnknown()
+            let id = arguments.popPositional()
+            guard id != nil || requestID != nil else { throw UsageError("show needs an entry ID (TOPIC:PARTITION:OFFSET from 'dlq list') or --request-id") }
+            var filter = DeadLetterFilter()
+            filter.requestID = requestID
+            let matches = try read(store, topic: topic, filter: filter).filter { id == nil || $0.identifier == id }
+            guard !matches.isEmpty else { throw CommandFailure("no dead letter \(id ?? requestID ?? "") in \(topic)") }
+            print(matches.map { json ? showJSON($0) : showText($0) }.joined(separator: "\n"))
+            return 0
+        case "replay":
+            let filter = try filter(&arguments)
+            let dryRun = arguments.flag("dry-run")
+            let rate = arguments.option("rate") == nil ? nil : try arguments.number("rate", default: 10, in: 0.01...100_000)
+            let target = arguments.option("to")
+            let operatorName = arguments.option("operator") ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+            try arguments.rejectUnknown()
+            guard AuditEvent.safeIdentifier(operatorName) == operatorName else {
+                throw UsageError("--operator must be 1-64 of letters, digits and ._:@-")
+            }
+            let entries = try read(store, topic: topic, filter: filter)
+            let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName)
+            let outcomes: [DeadLetterReplayer.Outcome]
+            do {
+                outcomes = try replayer.replay(entries, to: target, ratePerSecond: rate, dryRun: dryRun, nowMs: { Timestamps.nowMs() })
+            } catch {
+                throw CommandFailure("replay failed: \(error.message)")
+            }
+            print(json ? replayJSON(entries, outcomes) : replayTable(entries, outcomes, dryRun: dryRun))
+            let refusedOrFailed = outcomes.filter { if case .replayed = $0 { false } else { true } }.count
+            return refusedOrFailed == 0 ? 0 : 1
+        default:
+            throw UsageError("unknown action '\(action)': list, show or replay")
+        }
+    }
+
+    // MARK: - Arguments
+
+    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames) {
+        if let path = arguments.option("config") {
+            let configuration = try ConfigurationFile.load(path: path, environment: ProcessInfo.processInfo.environment, strict: false,
+                                                           requireSecrets: false)
+            return (configuration.kafka, configuration.topics)
+        }
+        guard let bootstrap = arguments.option("bootstrap") else { throw UsageError("--config FILE or --bootstrap B is required") }
+        return (["bootstrap.servers": bootstrap], TopicNames())
+    }
+
+    private static func filter(_ arguments: inout CommandArguments) throws -> DeadLetterFilter {
+        var filter = DeadLetterFilter()
+        filter.code = arguments.option("code")
+        filter.program = arguments.option("program")
+        if let wallet = arguments.option("wallet") {
+            guard let parsed = Wallet(rawValue: wallet) else { throw UsageError("--wallet must be apple_pay, google_wallet or google_pay") }
+            filter.wallet = parsed
+        }
+        filter.sinceMs = try arguments.option("since").map { try time($0, name: "since") }
+        filter.untilMs = try arguments.option("until").map { try time($0, name: "until") }
+        filter.requestID = arguments.option("request-id")
+        if arguments.option("limit") != nil { filter.limit = try arguments.integer("limit", default: 100, in: 1...1_000_000) }
+        return filter
+    }
+
+    /// RFC 3339, or an age (`90s`, `30m`, `2h`, `7d`) before now.
+    static func time(_ text: String, name: String) throws -> Int64 {
+        if let parsed = RFC3339.parse(text) { return parsed }
+        let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+        if let unit = text.last, let scale = units[unit], let amount = Int64(text.dropLast()), amount >= 0 {
+            return Timestamps.nowMs() - amount * scale
+        }
+        throw UsageError("--\(name) must be RFC 3339 (2026-11-29T10:00:00Z) or an age like 30m, 2h, 7d; got '\(text)'")
+    }
+
+    private static func read(_ store: DeadLetterStore, topic: String, filter: DeadLetterFilter) throws -> [DeadLetterEntry] {
+        do {
+            return try store.entries(topic: topic, filter: filter)
+        } catch {
+            throw CommandFailure("could not read \(topic): \(error.message)")
+        }
+    }
+
+    // MARK: - Output
+
+    static func age(_ ms: Int64) -> String {
+        let seconds = max(0, ms / 1000)
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m\(seconds % 60)s" }
+        if seconds < 86_400 { return "\(seconds / 3600)h\((seconds % 3600) / 60)m" }
+        return "\(seconds / 86_400)d\((seconds % 86_400) / 3600)h"
+    }
+
+    private static func listTable(_ entries: [DeadLetterEntry], topic: String) -> String {
+        let now = Timestamps.nowMs()
+        let rows = entries.map { entry in
+            [age(now - (entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
+             entry.summary.program ?? "-", entry.summary.wallet?.rawValue ?? "-",
+             (entry.provenance?.isReplayable ?? false) && !entry.summary.isExpiredApplePay(nowMs: now) ? "yes" : "no",
+             entry.summary.requestID ?? "-", entry.identifier]
+        }
+        return TextTable(headers: ["AGE", "CODE", "PROGRAM", "WALLET", "REPLAYABLE", "REQUEST", "ID"], rows: rows).rendered
+            + "\n\(entries.count) dead letter(s) in \(topic)"
+    }
+
+    private static func entryJSON(_ entry: DeadLetterEntry, writer: inout JSONWriter, includeValue: Bool) {
+        let now = Timestamps.nowMs()
+        writer.beginObject()
+        writer.key("id"); writer.string(entry.identifier)
+        writer.key("request_id"); writer.string(orNull: entry.summary.requestID)
+        writer.key("program"); writer.string(orNull: entry.summary.program)
+        writer.key("wallet"); writer.string(orNull: entry.summary.wallet?.rawValue)
+        writer.key("code"); writer.string(orNull: entry.provenance?.code.rawValue)
+        writer.key("reason"); writer.string(orNull: entry.provenance?.reason)
+        writer.key("failed_at"); writer.string(orNull: entry.provenance.map { RFC3339.format(milliseconds: $0.failedAtMs) })
+        writer.key("replayable"); writer.bool((entry.provenance?.isReplayable ?? false) && !entry.summary.isExpiredApplePay(nowMs: now))
+        writer.key("replayable_reason"); writer.string(orNull: entry.provenance?.replayableReason)
+        writer.key("original"); writer.string(orNull: entry.provenance.map { "\($0.originalTopic):\($0.originalPartition):\($0.originalOffset)" })
+        if includeValue {
+            writer.key("headers")
+            writer.beginObject()
+            for header in entry.headers where header.key.hasPrefix("dlq.") || header.key == DeadLetterHeader.replayOf {
+                writer.key(header.key); writer.string(header.value.map { String(decoding: $0, as: UTF8.self) } ?? "")
+            }
+            writer.endObject()
+            writer.key("value_redacted"); writer.string(DeadLetterRedactor.render(entry.value))
+        }
+        writer.endObject()
+    }
+
+    private static func listJSON(_ entries: [DeadLetterEntry]) -> String {
+        var writer = JSONWriter()
+        writer.beginArray()
+        for entry in entries { entryJSON(entry, writer: &writer, includeValue: false) }
+        writer.endArray()
+        return writer.text
+    }
+
+    private static func showJSON(_ entry: DeadLetterEntry) -> String {
+        var writer = JSONWriter()
+        entryJSON(entry, writer: &writer, includeValue: true)
+        return writer.text
+    }
+
+    private static func showText(_ entry: DeadLetterEntry) -> String {
+        var lines = ["dead letter \(entry.identifier)"]
+        let width = DeadLetterHeader.provenance.map(\.count).max() ?? 0
+        for header in entry.headers where header.key.hasPrefix("dlq.") || header.key == DeadLetterHeader.replayOf {
+            let value = header.value.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            lines.append("  " + header.key + String(repeating: " ", count: max(1, width + 2 - header.key.count)) + value)
+        }
+        if entry.summary.isExpiredApplePay(nowMs: Timestamps.nowMs()) {
+            lines.append("  note: Apple Pay window closed; certificates, nonce and signature were stripped; it cannot be replayed")
+        }
+        lines.append("  value (redacted): " + DeadLetterRedactor.render(entry.value))
+        return lines.joined(separator: "\n")
+    }
+
+    private static func describe(_ outcome: DeadLetterReplayer.Outcome) -> (String, String) {
+        switch outcome {
+        case .replayed(let topic, let dryRun): (dryRun ? "would replay" : "replayed", "to \(topic)")
+        case .refused(let reason): ("refused", reason)
+        case .failed(let reason): ("failed", reason)
+        }
+    }
+
+    private static func replayTable(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome], dryRun: Bool) -> String {
+        let rows = zip(entries, outcomes).map { entry, outcome in
+            let (verdict, detail) = describe(outcome)
+            return [entry.identifier, entry.summary.requestID ?? "-", entry.provenance?.code.rawValue ?? "?", verdict, detail]
+        }
+        let replayed = outcomes.filter { if case .replayed = $0 { true } else { false } }.count
+        return TextTable(headers: ["ID", "REQUEST", "CODE", "RESULT", "DETAIL"], rows: rows).rendered
+            + "\n\(replayed) of \(entries.count) \(dryRun ? "would be replayed (dry run: nothing produced)" : "replayed")"
+    }
+
+    private static func replayJSON(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome]) -> String {
+        var writer = JSONWriter()
+        writer.beginArray()
+        for (entry, outcome) in zip(entries, outcomes) {
+            let (verdict, detail) = describe(outcome)
+            writer.beginObject()
+            writer.key("id"); writer.string(entry.identifier)
+            writer.key("request_id"); writer.string(orNull: entry.summary.requestID)
+            writer.key("result"); writer.string(verdict.replacingOccurrences(of: " ", with: "_"))
+            writer.key("detail"); writer.string(detail)
+            writer.endObject()
+        }
+        writer.endArray()
+        return writer.text
     }
 }

@@ -5,7 +5,7 @@ extension WorkerConfiguration {
     /// Reads `text` (JSON) with `environment` overrides. Returns the configuration and every
     /// issue; throws when an issue is an error (unknown keys are errors only when `strict`).
     public static func load(json text: String, environment: [String: String], workerID: String,
-                            strict: Bool) throws(ConfigurationError) -> (WorkerConfiguration, [ConfigurationIssue]) {
+                            strict: Bool, requireSecrets: Bool = true) throws(ConfigurationError) -> (WorkerConfiguration, [ConfigurationIssue]) {
         var document: JSONValue
         do {
             document = try JSONParser().parse(text)
@@ -15,7 +15,7 @@ extension WorkerConfiguration {
         var issues: [ConfigurationIssue] = []
         document = EnvironmentOverrides.apply(environment, to: document, issues: &issues)
         let configuration = parse(document, workerID: workerID, issues: &issues)
-        issues += secretIssues(configuration, environment: environment)
+        if requireSecrets { issues += secretIssues(configuration, environment: environment) }
         issues = issues.map { issue in
             var issue = issue
             if issue.isUnknownKey && !strict { issue.severity = .warning }

@@ -1,0 +1,101 @@
+import Contract
+import Dispatch
+import Kafka
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Replays dead letters to their original topic (or another), one by one at a bounded rate,
+/// refusing those that cannot succeed and auditing every replay with the operator's name.
+public struct DeadLetterReplayer: Sendable {
+    /// What happened to one entry.
+    public enum Outcome: Sendable, Equatable {
+        /// Re-produced to `topic` (or would be, in a dry run).
+        case replayed(topic: String, dryRun: Bool)
+        /// Not replayed, and why.
+        case refused(reason: String)
+        /// Producing it failed.
+        case failed(reason: String)
+    }
+
+    /// librdkafka properties for the producer.
+    public var properties: [String: String]
+    /// Topic for the `replayed` audit events.
+    public var auditTopic: String
+    /// Who asked (written into each audit event).
+    public var operatorName: String
+
+    /// Creates a replayer.
+    public init(properties: [String: String], auditTopic: String, operatorName: String) {
+        self.properties = properties
+        self.auditTopic = auditTopic
+        self.operatorName = operatorName
+    }
+
+    /// Replays `entries` (oldest first) to `target` or each entry's original topic; with `dryRun`
+    /// nothing is produced; `ratePerSecond` spaces the sends. Returns one outcome per entry.
+    public func replay(_ entries: [DeadLetterEntry], to target: String?, ratePerSecond: Double?, dryRun: Bool,
+                       nowMs: @Sendable () -> Int64) throws(KafkaError) -> [Outcome] {
+        var outcomes: [Outcome] = []
+        let producer = dryRun ? nil : try KafkaProducer(configuration: properties)
+        defer { producer?.close(timeoutMs: 10_000) }
+        let spacingMs = ratePerSecond.map { Int(1000 / max($0, 0.001)) }
+        var sent = 0
+        for entry in entries {
+            guard let provenance = entry.provenance else {
+                outcomes.append(.refused(reason: "no dlq.* provenance headers: not a dead letter this tool wrote"))
+                continue
+            }
+            let verdict = DeadLetterReplayPolicy.replayVerdict(provenance: provenance, summary: entry.summary, nowMs: nowMs())
+            guard verdict.isReplayable else {
+                outcomes.append(.refused(reason: verdict.reason))
+                continue
+            }
+            let topic = target ?? provenance.originalTopic
+            guard let producer else {
+                outcomes.append(.replayed(topic: topic, dryRun: true))
+                continue
+            }
+            if let spacingMs, sent > 0 { usleep(useconds_t(spacingMs * 1000)) }
+            var headers = entry.headers.filter { $0.key == DeadLetterHeader.traceparent }
+            headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
+            do {
+                _ = try producer.sendAndWait(KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers))
+                let event = AuditEvent(requestID: entry.summary.requestID, stage: .replayed, atMs: nowMs(), program: entry.summary.program,
+                                       wallet: entry.summary.wallet, partition: provenance.originalPartition,
+                                       offset: provenance.originalOffset, operator: operatorName,
+                                       reason: AuditReason("replayed from the dead-letter topic by an operator"))
+                _ = try producer.sendAndWait(KafkaOutgoingMessage(topic: auditTopic, key: entry.summary.requestID.map { Array($0.utf8) },
+                                                                  value: event.encodedJSON(), headers: []))
+                outcomes.append(.replayed(topic: topic, dryRun: false))
+                sent += 1
+            } catch {
+                outcomes.append(.failed(reason: error.description))
+            }
+        }
+        return outcomes
+    }
+}
+
+extension KafkaProducer {
+    /// Sends one message and blocks until it is acknowledged (tools only; never on a hot path).
+    func sendAndWait(_ message: KafkaOutgoingMessage, timeoutMs: Int = 30_000) throws(KafkaError) -> KafkaDeliveryReport {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        try send(message) { result in
+            box.set(result)
+            semaphore.signal()
+        }
+        guard semaphore.wait(timeout: .now() + .milliseconds(timeoutMs)) == .success, let result = box.get() else {
+            throw KafkaError(code: .timedOut, message: "no delivery report within \(timeoutMs) ms")
+        }
+        return try result.get()
+    }
+}
+
+private final class ResultBox: Sendable {
+    private let value = Mutex<Result<KafkaDeliveryReport, KafkaError>?>(nil)
+    func set(_ result: Result<KafkaDeliveryReport, KafkaError>) { value.withLock { $0 = result } }
+    func get() -> Result<KafkaDeliveryReport, KafkaError>? { value.withLock { $0 } }
+}
