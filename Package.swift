@@ -38,17 +38,17 @@ let package = Package(
         .target(name: "Recovery", dependencies: ["Contract", "Kafka", "Issuers", "Observability"], swiftSettings: strict),
         // The worker: Kafka in, schedule, issuer call, results and audit out.
         .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
-        // Benchmarks driving broker, simulator and workers.
-        .target(name: "Benchmarks", dependencies: ["Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability"], swiftSettings: strict),
+        // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
+        .target(name: "Harness", dependencies: ["Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
-        .target(name: "ProvisionerCLI", dependencies: ["Pipeline", "Simulator", "Benchmarks", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
+        .target(name: "ProvisionerCLI", dependencies: ["Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
 
         // libFuzzer entry point for decode + validate (built by scripts/fuzz, not by `swift build`).
         .executableTarget(name: "ContractFuzz", dependencies: ["Contract"], swiftSettings: strict),
 
         // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
-        .target(name: "TestSupport", dependencies: ["Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
 
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),

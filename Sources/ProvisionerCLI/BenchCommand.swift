@@ -1,4 +1,4 @@
-import Benchmarks
+import Harness
 
 /// `provisioner bench <scenario> [--json]`: runs one benchmark scenario from `scenarios`.
 enum BenchCommand: Command {
