@@ -1,0 +1,109 @@
+import Contract
+import Foundation
+import Kafka
+import Observability
+import Pipeline
+import Simulator
+import Synchronization
+
+/// Everything in one process: a mock Kafka cluster with the pipeline topics, the issuer simulator,
+/// and any number of workers in one consumer group. Used by `provisioner demo`, the benchmarks
+/// and the end-to-end tests.
+public final class EmbeddedStack: Sendable {
+    /// The Kafka cluster.
+    public let cluster: KafkaMockCluster
+    /// The issuer simulator.
+    public let simulator: IssuerSimulator
+    /// `host:port,...` of the cluster.
+    public let bootstrapServers: String
+    /// Pipeline topic names.
+    public let topics = TopicNames()
+    /// Partitions of every pipeline topic.
+    public let partitions: Int
+    /// A random key for `card_ref` / `device_ref` pseudonyms.
+    public let auditKey: String
+    private let workers = Mutex<[Worker]>([])
+
+    /// Starts the cluster (`brokers`, `partitions` per topic) and the simulator (with `profile`).
+    public init(brokers: Int = 1, partitions: Int = 6, profile: SimulatorProfile = SimulatorProfile()) throws {
+        cluster = try KafkaMockCluster(brokers: brokers)
+        for topic in topics.all {
+            try cluster.createTopic(topic, partitions: partitions, replicationFactor: min(brokers, 3))
+        }
+        self.partitions = partitions
+        bootstrapServers = cluster.bootstrapServers
+        simulator = try IssuerSimulator(profile: profile)
+        auditKey = Crypto.hex(Crypto.randomBytes(32))
+    }
+
+    /// The simulator's base URL.
+    public var simulatorURL: String { "http://127.0.0.1:\(simulator.port)" }
+
+    /// librdkafka properties for test and demo clients: low fetch wait (the mock answers a fetch
+    /// only after `fetch.wait.max.ms`), no linger.
+    public var clientProperties: [String: String] {
+        ["bootstrap.servers": bootstrapServers, "fetch.wait.max.ms": "10", "linger.ms": "0"]
+    }
+
+    /// The environment a worker of this stack sees: the demo credentials, the audit key and the
+    /// overrides pointing the demo configuration at this broker and simulator.
+    public var environment: [String: String] {
+        var environment = DemoConfiguration.secrets
+        environment["PROVISIONER_AUDIT_KEY"] = auditKey
+        environment["PROVISIONER_KAFKA__BOOTSTRAP_SERVERS"] = bootstrapServers
+        for program in DemoConfiguration.programs {
+            let issuer = program.replacingOccurrences(of: "demo-", with: "")
+            environment["PROVISIONER_PROGRAMS__\(program.uppercased().replacingOccurrences(of: "-", with: "_"))__BASE_URL"] = "\(simulatorURL)/\(issuer)"
+        }
+        return environment
+    }
+
+    /// The demo configuration pointed at this stack; `adjust` may change anything.
+    public func configuration(groupID: String = "provisioner-demo", workerID: String = "worker-1",
+                              adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> WorkerConfiguration {
+        var environment = self.environment
+        environment["PROVISIONER_GROUP_ID"] = groupID
+        environment["PROVISIONER_HTTP__LISTEN"] = "127.0.0.1:0"
+        var (configuration, _) = try WorkerConfiguration.load(json: DemoConfiguration.json, environment: environment,
+                                                              workerID: workerID, strict: true)
+        adjust(&configuration)
+        return configuration
+    }
+
+    /// The demo configuration as a file-ready JSON document with this stack's addresses (for
+    /// workers started as separate processes), plus the environment they need.
+    public func configurationFileText(groupID: String) -> String {
+        var text = DemoConfiguration.json.replacingOccurrences(of: "127.0.0.1:9092", with: bootstrapServers)
+        text = text.replacingOccurrences(of: "http://127.0.0.1:8081", with: simulatorURL)
+        text = text.replacingOccurrences(of: "\"provisioner-demo\"", with: "\"\(groupID)\"")
+        return text.replacingOccurrences(of: "127.0.0.1:9464", with: "127.0.0.1:0")
+    }
+
+    /// Starts a worker with `configuration` (see `configuration(groupID:workerID:adjust:)`).
+    @discardableResult
+    public func startWorker(_ configuration: WorkerConfiguration, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()) throws -> Worker {
+        let worker = try Worker(configuration: configuration, environment: environment, logger: logger, metrics: metrics)
+        try worker.start()
+        workers.withLock { $0.append(worker) }
+        return worker
+    }
+
+    /// Gracefully stops one worker (drain, commit, leave) and forgets it.
+    public func stopWorker(_ worker: Worker) {
+        worker.shutdown()
+        worker.waitUntilStopped()
+        workers.withLock { $0.removeAll { $0 === worker } }
+    }
+
+    /// Stops every worker, the simulator and the cluster.
+    public func stop() {
+        let running = workers.withLock { workers in
+            defer { workers.removeAll() }
+            return workers
+        }
+        for worker in running { worker.shutdown() }
+        for worker in running { worker.waitUntilStopped() }
+        simulator.stop()
+        cluster.close()
+    }
+}
