@@ -46,7 +46,7 @@ public final class RequestFactory: Sendable {
             "started_at": .string(RFC3339.format(milliseconds: startedAtMs ?? Timestamps.nowMs())),
         ]
         if let deadlineMs { object["deadline"] = .string(RFC3339.format(milliseconds: deadlineMs)) }
-        if let reply { object["reply"] = .object(["jwk": reply.publicKey.jsonValue]) }
+        if let reply { object["reply"] = .object(["jwk": try reply.publicKey.jsonValue]) }
         switch wallet {
         case .applePay:
             let device = devices[nextIndex() % devices.count]

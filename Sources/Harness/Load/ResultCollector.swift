@@ -2,6 +2,7 @@ import Contract
 import Foundation
 import Kafka
 import Observability
+import Pipeline
 import Recovery
 import Synchronization
 
