@@ -14,8 +14,8 @@ import Glibc
 /// busy (pause partitions for backpressure): a member that does not poll within
 /// `max.poll.interval.ms` is removed from its group.
 public final class KafkaConsumer: @unchecked Sendable {
-    // @unchecked Sendable: the only mutable state is behind `gate` and `callbacks` (Mutexes) and the
-    // librdkafka handle, which librdkafka documents as safe to use from any thread. The handle is
+    // @unchecked Sendable: the only mutable state is behind `gate`, `polls` and `callbacks` (Mutexes)
+    // and the librdkafka handle, which librdkafka documents as safe to use from any thread. The handle is
     // destroyed only after `gate` has seen every running call finish.
 
     /// The properties applied unless the caller sets them.
@@ -72,8 +72,9 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 
     /// Reads exactly these partitions from these offsets, without group management (tools, replay).
-    /// Offsets may be logical (`TopicPartitionOffset.beginning`, `.end`, `.stored`). An empty list
-    /// clears the assignment.
+    /// Offsets may be logical (`TopicPartitionOffset.beginning`, `.end`, `.stored`; librdkafka 2.0.2
+    /// resolves those after an offset query that can take about 500 ms) or concrete (fetching starts
+    /// at once). An empty list clears the assignment.
     public func assign(_ partitions: [TopicPartitionOffset]) throws(KafkaError) {
         try call { () throws(KafkaError) in
             let list = TopicPartitionList.make(partitions)

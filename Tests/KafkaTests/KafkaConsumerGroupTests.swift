@@ -45,7 +45,10 @@ struct KafkaConsumerGroupTests {
         // B heard about the revoke before its partitions were released, and could commit there.
         #expect(listenerB.events.last == .revoked(partitionsOfB))
         #expect(listenerB.assignmentsAtRevoke.last == partitionsOfB)
-        #expect(listenerB.commitErrors.isEmpty, "\(listenerB.commitErrors)")
+        // (Only the last revoke, the one of close, counts: the mock refuses commits while a rebalance
+        // is joining, so a commit in the revoke of an earlier rebalance may have been refused.)
+        let commitInClose = try #require(listenerB.commitOutcomes.last)
+        #expect(commitInClose == nil, "\(String(describing: commitInClose))")
         #expect(listenerB.threads.contains("close-b"), "the revoke of close runs on the closing thread")
         let committed = try consumerA.committed(Array(partitionsOfB), timeoutMs: 5_000)
         #expect(committed.count == partitionsOfB.count)

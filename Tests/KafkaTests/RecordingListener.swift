@@ -16,7 +16,7 @@ final class RecordingListener: KafkaRebalanceListener {
         var events: [Event] = []
         var assignmentsAtRevoke: [Set<TopicPartition>] = []
         var threads: Set<String> = []
-        var commitErrors: [KafkaError] = []
+        var commitOutcomes: [KafkaError?] = []
     }
 
     private let state = Mutex(State())
@@ -31,7 +31,8 @@ final class RecordingListener: KafkaRebalanceListener {
     var events: [Event] { state.withLock { $0.events } }
     var assignmentsAtRevoke: [Set<TopicPartition>] { state.withLock { $0.assignmentsAtRevoke } }
     var threads: Set<String> { state.withLock { $0.threads } }
-    var commitErrors: [KafkaError] { state.withLock { $0.commitErrors } }
+    /// For each revoke (when committing on revoke): nil for a successful commit, else its error.
+    var commitOutcomes: [KafkaError?] { state.withLock { $0.commitOutcomes } }
 
     func partitionsAssigned(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
         let thread = ThreadNames.current
@@ -56,7 +57,7 @@ final class RecordingListener: KafkaRebalanceListener {
             $0.events.append(.revoked(Set(partitions)))
             $0.assignmentsAtRevoke.append(stillAssigned)
             $0.threads.insert(thread)
-            if let commitError { $0.commitErrors.append(commitError) }
+            if commitMetadataOnRevoke != nil { $0.commitOutcomes.append(commitError) }
         }
     }
 
