@@ -50,7 +50,7 @@ let package = Package(
         // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
         .target(name: "TestSupport", dependencies: ["Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
 
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Pipeline", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Kafka
+import Pipeline
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,7 @@ enum BrokerCommand: Command {
         usage: provisioner broker [--brokers N] [--partitions N] [--bootstrap-file F] [--exit-with-parent]
 
         Runs an embedded Kafka cluster (librdkafka's mock cluster) on loopback TCP and creates the
-        pipeline topics: \(EmbeddedTopics.pipeline.joined(separator: ", ")).
+        pipeline topics: \(TopicNames().all.joined(separator: ", ")).
         The first line on stdout is 'bootstrap.servers=HOST:PORT,...'. Runs until SIGINT or SIGTERM,
         then exits 0. Any Kafka client can connect (kcat, confluent-kafka, the worker).
 
@@ -50,7 +51,7 @@ enum BrokerCommand: Command {
         let cluster: KafkaMockCluster
         do {
             cluster = try KafkaMockCluster(brokers: brokers)
-            for topic in EmbeddedTopics.pipeline {
+            for topic in TopicNames().all {
                 try cluster.createTopic(topic, partitions: partitions, replicationFactor: min(brokers, 3))
             }
         } catch {
@@ -68,7 +69,7 @@ enum BrokerCommand: Command {
         }
         // Unbuffered, so a parent reading a pipe sees it at once.
         writeStandardOutput("bootstrap.servers=\(servers)\n")
-        printError("provisioner broker: \(brokers) broker(s) on \(servers); \(EmbeddedTopics.pipeline.count) topics with \(partitions) partition(s); stop with Ctrl-C or SIGTERM")
+        printError("provisioner broker: \(brokers) broker(s) on \(servers); \(TopicNames().all.count) topics with \(partitions) partition(s); stop with Ctrl-C or SIGTERM")
 
         stop.wait()
         stop.cancel()

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Pipeline
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,10 +25,10 @@ struct BrokerCommandTests {
         let admin = try KafkaAdmin(configuration: ["bootstrap.servers": servers])
         defer { admin.close() }
         let topics = try admin.listTopics(timeoutMs: 5_000)
-        for name in EmbeddedTopics.pipeline {
+        for name in TopicNames().all {
             #expect(topics.first { $0.name == name } == KafkaTopicMetadata(name: name, partitions: 3, replicationFactor: 2))
         }
-        #expect(EmbeddedTopics.pipeline.contains("provisioning.markers"))
+        #expect(TopicNames().all.contains("provisioning.markers"))
 
         process.interrupt()
         #expect(try await process.waitForExit() == .exited(0))

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Pipeline
 import Testing
 import TestSupport
 
@@ -9,7 +10,7 @@ struct KafkaInteropTests {
     @Test("kcat produces with headers; our consumer reads keys, values and headers")
     func kcatToBinding() async throws {
         let broker = try await EmbeddedBrokerProcess.start(brokers: 3, partitions: 2)
-        let topic = EmbeddedTopics.requests
+        let topic = TopicNames().requests
         let kcat = try ChildProcess(
             executable: "kcat",
             arguments: ["-b", broker.bootstrapServers, "-P", "-t", topic, "-K", ":",
@@ -35,7 +36,7 @@ struct KafkaInteropTests {
     @Test("our producer writes keys and headers; kcat -C -J reads them back")
     func bindingToKcat() async throws {
         let broker = try await EmbeddedBrokerProcess.start(brokers: 1, partitions: 1)
-        let topic = EmbeddedTopics.results
+        let topic = TopicNames().results
         let producer = try KafkaProducer(configuration: KafkaTestConfiguration.producer(bootstrapServers: broker.bootstrapServers))
         defer { producer.close(timeoutMs: 1_000) }
         _ = try await producer.send(KafkaOutgoingMessage(
