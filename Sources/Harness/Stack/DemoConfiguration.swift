@@ -5,11 +5,9 @@ public enum DemoConfiguration {
     /// The JSON text.
     public static let json = #"""
 {
-  "kafka": {
-    "bootstrap.servers": "127.0.0.1:9092",
-    "fetch.wait.max.ms": "10",
-    "linger.ms": "0"
-  },
+  "kafka": { "bootstrap.servers": "127.0.0.1:9092" },
+  "kafka_consumer": { "fetch.wait.max.ms": "10", "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000" },
+  "kafka_producer": { "linger.ms": "1" },
   "group_id": "provisioner-demo",
   "topics": {
     "requests": "provisioning.requests",

@@ -39,10 +39,15 @@ public final class EmbeddedStack: Sendable {
     /// The simulator's base URL.
     public var simulatorURL: String { "http://127.0.0.1:\(simulator.port)" }
 
-    /// librdkafka properties for test and demo clients: low fetch wait (the mock answers a fetch
-    /// only after `fetch.wait.max.ms`), no linger.
-    public var clientProperties: [String: String] {
-        ["bootstrap.servers": bootstrapServers, "fetch.wait.max.ms": "10", "linger.ms": "0"]
+    /// librdkafka properties for test and demo consumers: a low fetch wait (the mock answers a
+    /// fetch only after `fetch.wait.max.ms`).
+    public var consumerProperties: [String: String] {
+        ["bootstrap.servers": bootstrapServers, "fetch.wait.max.ms": "10"]
+    }
+
+    /// librdkafka properties for test and demo producers: no linger.
+    public var producerProperties: [String: String] {
+        ["bootstrap.servers": bootstrapServers, "linger.ms": "0"]
     }
 
     /// The environment a worker of this stack sees: the demo credentials, the audit key and the
