@@ -6,7 +6,7 @@ public enum DemoConfiguration {
     public static let json = #"""
 {
   "kafka": { "bootstrap.servers": "127.0.0.1:9092" },
-  "kafka_consumer": { "fetch.wait.max.ms": "10", "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000" },
+  "kafka_consumer": { "fetch.wait.max.ms": "10", "session.timeout.ms": "4500", "heartbeat.interval.ms": "1000" },
   "kafka_producer": { "linger.ms": "1" },
   "group_id": "provisioner-demo",
   "topics": {

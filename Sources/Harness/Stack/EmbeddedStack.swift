@@ -93,6 +93,21 @@ public final class EmbeddedStack: Sendable {
         return worker
     }
 
+    /// Waits until the running workers together own every requests partition and each owns at
+    /// least one (the group has formed); false on timeout.
+    public func waitForGroup(timeoutMs: Int64 = 30_000) -> Bool {
+        let deadline = Timestamps.nowMs() + timeoutMs
+        while Timestamps.nowMs() < deadline {
+            let running = workers.withLock { $0 }
+            let counts = running.map(\.assignedPartitionCount)
+            if !running.isEmpty && counts.reduce(0, +) == partitions && counts.allSatisfy({ $0 > 0 || running.count > partitions }) {
+                return true
+            }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// Gracefully stops one worker (drain, commit, leave) and forgets it.
     public func stopWorker(_ worker: Worker) {
         worker.shutdown()

@@ -376,7 +376,9 @@ final class RequestFlow: Sendable {
             if let job {
                 context.metrics.endToEnd.observe(Double(max(0, now - job.window.startMs)))
                 context.metrics.overhead.observe(Double(max(0, now - origin.receivedAtMs - (result.timing.issuerMs ?? 0))))
-                if now > job.window.publishByMs {
+                // A miss is a result we could have published in time: the request arrived before
+                // its publish-by time (one that arrives late is answered `expired` at once).
+                if now > job.window.publishByMs && origin.receivedAtMs < job.window.publishByMs {
                     context.metrics.deadlineMisses.increment()
                     context.logger.warning("result acknowledged after its deadline",
                                            [("program", .string(job.request.program)), ("late_ms", .integer(now - job.window.publishByMs))])

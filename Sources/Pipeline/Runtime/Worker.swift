@@ -125,6 +125,9 @@ public final class Worker: Sendable {
     /// Whether the worker is ready for work (what `/readyz` reports).
     public var isReady: Bool { requests.isReady }
 
+    /// Requests partitions currently assigned to this worker.
+    public var assignedPartitionCount: Int { requests.assignedPartitions.count }
+
     /// The bound observability port (when `http.listen` asked for port 0).
     public var observabilityPort: UInt16? { observability?.port }
 
