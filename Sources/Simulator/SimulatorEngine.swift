@@ -42,9 +42,9 @@ final class SimulatorEngine: Sendable {
         let rest = Array(segments.dropFirst())
         switch prefix {
         case "imprint": ImprintAPI(engine: self).route(request, rest, responder)
-        //DCS
-        //GNOSIS
-        //WORLDPAY
+        case "dcs": DCSAPI(engine: self).route(request, rest, responder)
+        case "gnosis": GnosisAPI(engine: self).route(request, rest, responder)
+        case "worldpay": WorldpayAPI(engine: self).route(request, rest, responder)
         case "_sim": ControlAPI(engine: self).route(request, rest, responder)
         default:
             responder.respond(.text(404, "no such endpoint; the simulator serves /imprint, /dcs, /gnosis, /worldpay and /_sim"))
@@ -164,17 +164,17 @@ final class SimulatorEngine: Sendable {
 
     // MARK: - Worldpay links
 
-    /// An opaque link token for a payment: base64 of `{"k":id,"linkVersion":"3.0.0"}`, a dot, and
-    /// base64url of an HMAC of the id under this simulator's link key.
+    /// An opaque link token for a payment: base64url of `{"k":id,"linkVersion":"3.0.0"}`, a dot,
+    /// and base64url of an HMAC-SHA256 of the id under this simulator's random link key (URL-path safe).
     func linkToken(paymentID: String) -> String {
-        let header = Crypto.base64Encode(Array("{\"k\":\"\(paymentID)\",\"linkVersion\":\"3.0.0\"}".utf8))
+        let header = Crypto.base64URLEncode(Array("{\"k\":\"\(paymentID)\",\"linkVersion\":\"3.0.0\"}".utf8))
         return header + "." + Crypto.base64URLEncode(Crypto.hmacSHA256(key: linkKey, data: Array(paymentID.utf8)))
     }
 
     /// The payment id inside a link token, when its signature verifies.
     func paymentID(fromLinkToken token: String) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let header = Crypto.base64Decode(String(parts[0])),
+        guard parts.count == 2, let header = Crypto.base64URLDecode(String(parts[0])),
               let document = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(header),
               let id = document["k"]?.stringValue,
               let signature = Crypto.base64URLDecode(String(parts[1]))

@@ -13,7 +13,8 @@ import Contract
 ///   "apple_ephemeral_key_reuse": 16,     // Apple payloads per ephemeral key and leaf (1: fresh key each)
 ///   "all": { ...load rule... },          // for every issuer without its own rule
 ///   "issuers": { "imprint": { ...load rule... }, "dcs": {}, "gnosis": {}, "worldpay": {} },
-///   "programs": { "acme-imprint": {"issuer": "imprint", "api_key": "k"} }
+///   "programs": { "acme-imprint": {"issuer": "imprint", "api_key": "k"} },
+///   "known_programs": { ... }            // written by GET /_sim/profile, ignored when read
 /// }
 /// ```
 /// A load rule is described at `LoadRule`; an issuer's rule replaces `all` for that issuer (no
@@ -79,7 +80,7 @@ public struct SimulatorProfile: Sendable, Hashable {
         }
         guard case .object(let members) = document else { throw Self.invalid("the profile must be a JSON object") }
         try Self.rejectUnknown(members, allowed: ["seed", "record_calls", "hang_ms", "repeat_provisioning",
-                                                  "apple_ephemeral_key_reuse", "all", "issuers", "programs"], path: "")
+                                                  "apple_ephemeral_key_reuse", "all", "issuers", "programs", "known_programs"], path: "")
         self.init()
         if let value = members["seed"] {
             guard let seed = value.int64Value, seed >= 0 else { throw Self.invalid("seed must be a non-negative integer") }
@@ -260,8 +261,10 @@ public struct SimulatorProfile: Sendable, Hashable {
 
     // MARK: - Writing
 
-    /// The profile as JSON, in the file format. Program credentials are left out (`GET /_sim/profile`
-    /// never shows a secret), so the output lists programs by name and issuer only.
+    /// The profile as JSON, in the file format, except that programs appear only as
+    /// `"known_programs": {name: issuer}` (defaults included): `GET /_sim/profile` never shows a
+    /// credential. Reading ignores `known_programs`, so the output reads back to the same rules
+    /// (without the profile's extra programs).
     public func jsonValue() -> JSONValue {
         var members: [String: JSONValue] = [
             "record_calls": .bool(recordCalls),
@@ -276,9 +279,9 @@ public struct SimulatorProfile: Sendable, Hashable {
         members["issuers"] = .object(rules)
         var programEntries: [String: JSONValue] = [:]
         for program in effectivePrograms {
-            programEntries[program.name] = .object(["issuer": .string(program.issuer.rawValue)])
+            programEntries[program.name] = .string(program.issuer.rawValue)
         }
-        members["programs"] = .object(programEntries)
+        members["known_programs"] = .object(programEntries)
         return .object(members)
     }
 

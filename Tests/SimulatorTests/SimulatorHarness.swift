@@ -54,6 +54,25 @@ final class SimulatorHarness: Sendable {
         return try Self.json(response)["data"]?.arrayValue ?? []
     }
 
+    /// A signed DCS call with the demo credentials; `headers` replaces the signed headers when given.
+    func dcs(_ endpoint: String, _ fields: [String: JSONValue], apiKey: String = "sim-dcs-key", secret: String = "sim-dcs-secret",
+             timestampMs: Int64? = nil, nonce: String? = nil, headers: [HTTPHeader]? = nil) async throws -> HTTPClientResponse {
+        let body = JSONWriter.encode(.object(fields))
+        let signed = headers ?? DCSSignature.headers(apiKey: apiKey, secret: secret, body: body, timestampMs: timestampMs, nonce: nonce)
+        return try await send("POST", "/dcs" + endpoint, headers: signed + [HTTPHeader(name: "Content-Type", value: "application/json")],
+                              body: body)
+    }
+
+    /// The DCS envelope code of a response.
+    static func dcsCode(_ response: HTTPClientResponse) throws -> String? {
+        try json(response)["code"]?.stringValue
+    }
+
+    /// `POST /gnosis/api/v1/cards/{card}/apple-pay/provision` with the demo token.
+    func gnosis(_ card: String, _ fields: [String: JSONValue], token: String = "sim-gnosis-token") async throws -> HTTPClientResponse {
+        try await send("POST", "/gnosis/api/v1/cards/\(card)/apple-pay/provision", headers: Self.bearer(token), json: .object(fields))
+    }
+
     /// The `/_sim/calls` lines.
     func calls() async throws -> [JSONValue] {
         try Self.json(try await send("GET", "/_sim/calls"))["calls"]?.arrayValue ?? []

@@ -14,6 +14,12 @@ extension SimulatorTests {
             return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1_000_000
         }
 
+        static func nowWallMs() -> Double {
+            var spec = timespec()
+            clock_gettime(CLOCK_REALTIME, &spec)
+            return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1_000_000
+        }
+
         @Test func slowCardAnswersLateWhileANormalCardAnswersAtOnce() async throws {
             let harness = try SimulatorHarness()
             let device = try SimulatedDevice()
