@@ -116,6 +116,13 @@ public struct RequestValidator: Sendable {
                                "is required when google_opc_requested is true; send Google's serverSessionId unchanged, never an invented one")
                 }
             }
+            if issuer == .dcs && request.wallet == .googleWallet && google.googleOPCRequested {
+                // DCS's Google binding returns only the TSP opaque payment card: the Google OPC
+                // Google asked for can never come back, and a device-token-only fallback is not
+                // allowed. Refuse before the (side-effecting) issuer call.
+                throw ValidationFailure(code: .walletUnsupported, field: "google.google_opc_requested",
+                                        message: "DCS cannot supply the Google OPC (google_provisioning_payload) Google requested; this card cannot be added through Google Wallet UPP with an OPC on a DCS program")
+            }
             if issuer == .dcs {
                 let walletLength = google.walletID.revealed.unicodeScalars.count
                 guard (2...36).contains(walletLength) else {

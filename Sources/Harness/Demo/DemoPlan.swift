@@ -51,7 +51,8 @@ public enum DemoPlan {
         add("imprint apple_pay 504 after applying", try factory.provision(program: "demo-imprint", wallet: .applePay, cardID: card("-timeout-applied")), .final(.provisioned, nil))
         add("imprint google_wallet 504 not applied", try factory.provision(program: "demo-imprint", wallet: .googleWallet, cardID: card("-timeout-unapplied")), .final(.notProvisioned, .issuerTimeout))
         add("imprint apple_pay issuer hangs (4 s deadline)", try factory.provision(program: "demo-imprint", wallet: .applePay, cardID: card("-hang"), deadlineMs: now + 4_000), .final(.notProvisioned, .issuerTimeout))
-        add("dcs google_wallet 504 (no state API)", try factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: card("-timeout-applied")), .final(.indeterminate, .issuerTimeout))
+        add("dcs google_wallet 504 (no state API)", try factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: card("-timeout-applied"), opcRequested: false), .final(.indeterminate, .issuerTimeout))
+        add("dcs google_wallet with a Google OPC requested", try factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: card()), .final(.rejected, .walletUnsupported))
         add("imprint google_pay card -flaky (one retry)", try factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: card("-flaky")), .final(.provisioned, nil))
         add("imprint google_wallet device -ineligible", try factory.provision(program: "demo-imprint", wallet: .googleWallet, cardID: card(), deviceSuffix: "-ineligible"), .final(.rejected, .deviceIneligible))
 
@@ -75,7 +76,7 @@ public enum DemoPlan {
         reuse.requestID = factory.requestID("reuse")
         reuse.value = Array(String(decoding: original.value, as: UTF8.self).replacingOccurrences(of: original.requestID, with: reuse.requestID).utf8)
         add("apple_pay nonce reused by a new request", reuse, .final(.rejected, .nonceReused))
-        let twice = try factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: card())
+        let twice = try factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: card(), opcRequested: false)
         add("google_wallet sent twice (first copy)", twice, .final(.provisioned, nil))
         add("google_wallet sent twice (second copy)", twice, .duplicate)
 
@@ -101,7 +102,7 @@ public enum DemoPlan {
                 add(label, factory.payment(program: program, transactionReference: "demo-\(Crypto.hex(Crypto.randomBytes(4)))",
                                            subscription: index % 3 == 0), .final(.authorized, nil))
             } else {
-                add(label, try factory.provision(program: program, wallet: wallet, cardID: card(), opcRequested: index % 2 == 0,
+                add(label, try factory.provision(program: program, wallet: wallet, cardID: card(), opcRequested: program != "demo-dcs" && index % 2 == 0,
                                                  deviceType: index % 5 == 0 ? "apple_watch" : "iphone"), .final(.provisioned, nil))
             }
             index += 1

@@ -32,7 +32,7 @@ public final class RequestFactory: Sendable {
     /// A provisioning request for `wallet` and card `cardID` of `program`. `deviceSuffix` is
     /// appended to the Google device id (`-ineligible`); `startedAtMs` defaults to now.
     public func provision(program: String, wallet: Wallet, cardID: String, requestID: String? = nil,
-                          startedAtMs: Int64? = nil, deadlineMs: Int64? = nil, userID: String = "u_881", last4: String = "4242",
+                          startedAtMs: Int64? = nil, deadlineMs: Int64? = nil, userID: String? = nil, last4: String = "4242",
                           opcRequested: Bool = true, deviceSuffix: String = "", deviceType: String = "iphone",
                           encrypt: Bool = true) throws -> GeneratedRequest {
         let id = requestID ?? self.requestID()
@@ -42,7 +42,8 @@ public final class RequestFactory: Sendable {
         var object: [String: JSONValue] = [
             "version": .integer(1), "request_id": .string(id), "program": .string(program), "kind": .string("provision"),
             "wallet": .string(wallet.rawValue),
-            "card": .object(["id": .string(cardID), "last4": .string(last4), "user_id": .string(userID)]),
+            // DCS identifies Apple cards by user and last four digits: one user per card keeps them apart.
+            "card": .object(["id": .string(cardID), "last4": .string(last4), "user_id": .string(userID ?? "u_\(cardID)")]),
             "started_at": .string(RFC3339.format(milliseconds: startedAtMs ?? Timestamps.nowMs())),
         ]
         if let deadlineMs { object["deadline"] = .string(RFC3339.format(milliseconds: deadlineMs)) }

@@ -98,6 +98,7 @@ extension WorkerConfiguration {
             paymentWindowMs: deadlines.integer("payment_window_ms", default: 30_000, in: 1_000...600_000),
             replyMarginMs: deadlines.integer("reply_margin_ms", default: 1_000, in: 0...10_000),
             minimumIssuerBudgetMs: deadlines.integer("minimum_budget_ms", default: 500, in: 1...60_000))
+        configuration.publishReserveMs = deadlines.integer("publish_reserve_ms", default: 200, in: 0...5_000)
         root.absorb(deadlines)
 
         var scheduler = root.object("scheduler")

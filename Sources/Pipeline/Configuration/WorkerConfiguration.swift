@@ -28,6 +28,8 @@ public struct WorkerConfiguration: Sendable {
     public var caBundlePath: String?
     /// Deadline windows and margins.
     public var deadlines = DeadlinePolicy()
+    /// Time kept back from every issuer call to build and publish the result before publish-by.
+    public var publishReserveMs: Int64 = 200
     /// Scheduling limits, bulkheads, breakers and rate limits.
     public var scheduler = SchedulerSettings()
     /// Messages held in the worker (queued + in flight) before the partitions are paused.

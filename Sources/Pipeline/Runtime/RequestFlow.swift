@@ -181,11 +181,12 @@ final class RequestFlow: Sendable {
             return
         }
         if context.configuration.scheduler.ordering == .earliestDeadlineFirst,
-           !context.configuration.deadlines.admit(window, nowMs: now, minimumIssuerBudgetMs: program.minimumBudgetMs).isAdmitted {
+           !context.configuration.deadlines.admit(window, nowMs: now,
+                                                  minimumIssuerBudgetMs: program.minimumBudgetMs + context.configuration.publishReserveMs).isAdmitted {
             answerWithoutCall(job, outcome: OutcomeTable.expiredBeforeCall(wallet: request.wallet, kind: request.kind), stage: .expired)
             return
         }
-        scheduler.submit(job, minimumBudgetMs: program.minimumBudgetMs)
+        scheduler.submit(job, minimumBudgetMs: program.minimumBudgetMs + context.configuration.publishReserveMs)
     }
 
     // MARK: - 3. Scheduler decisions
@@ -249,7 +250,8 @@ final class RequestFlow: Sendable {
     private func call(_ job: ProvisioningJob, ticketID: UInt64) {
         let edf = context.configuration.scheduler.ordering == .earliestDeadlineFirst
         // The baseline (`fifo`) ignores deadlines and waits out the issuer's own timeout.
-        let publishBy = edf ? job.window.publishByMs : context.clock() + job.program.timeoutMs
+        // The call must end early enough to build and publish the result before publish-by.
+        let publishBy = edf ? job.window.publishByMs - context.configuration.publishReserveMs : context.clock() + job.program.timeoutMs
         context.audit.publish([context.audit.event(.issuerCallStarted, job: job, attempt: 1)], traceparent: job.origin.traceparent)
         let completion: @Sendable (IssuerCallReport) -> Void = { [self] report in
             pool.async { self.answered(job, ticketID: ticketID, report: report) }
