@@ -4,7 +4,7 @@ import Observability
 import Simulator
 
 extension DemoRun {
-    static func summarize(_ cases: [DemoCase], snapshot: ResultCollector.Snapshot, registries: [MetricsRegistry],
+    static func summarize(_ cases: [DemoCase], snapshot: ResultCollector.Snapshot, producedAt: [String: Int64], registries: [MetricsRegistry],
                           logs: CapturingLogHandler, options: DemoOptions, elapsedMs: Int64) -> DemoReport {
         var mismatches: [(String, String, String)] = []
         var latencies: [String: [Int64]] = [:]
@@ -28,7 +28,7 @@ extension DemoRun {
                 if final.attempt > 1 { reconciled += 1 }
                 if let first = received.first {
                     let timing = first.result.timing
-                    if let start = timing.windowStartMs {
+                    if let start = producedAt[id] {
                         latencies[demoCase.request.program, default: []].append(first.consumedAtMs - start)
                     }
                     if let published = timing.publishedAtMs, let deadline = timing.deadlineMs, published > deadline - 1_000,
@@ -76,8 +76,8 @@ extension DemoRun {
         }
         programRows.append(["all", String(all.count), ms(percentile(all, 0.5)), ms(percentile(all, 0.95)), ms(percentile(all, 0.99)), ms(all.last)])
         lines.append(TextTable(headers: ["PROGRAM", "ANSWERED", "P50", "P95", "P99", "MAX"], rows: programRows, rightAligned: [1, 2, 3, 4, 5]).rendered)
-        lines.append("  (first answer, from the wallet handshake (started_at) to the result consumed from Kafka; includes slow, hanging and")
-        lines.append("   timed-out issuer cards by design)")
+        lines.append("  (first answer, from the request produced to its result consumed from Kafka, all requests sent in one burst;")
+        lines.append("   includes the slow, hanging, expired and timed-out cards by design)")
         lines.append("")
         lines.append(TextTable(headers: ["CHECK", "VALUE"], rows: [
             ["expectations met", "\(cases.count - mismatches.count) of \(cases.count)"],

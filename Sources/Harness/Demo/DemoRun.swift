@@ -21,13 +21,6 @@ public struct DemoOptions: Sendable {
     public init() {}
 }
 
-/// The demo could not run.
-public struct DemoError: Error, CustomStringConvertible {
-    /// Why.
-    public var message: String
-    public var description: String { message }
-}
-
 /// What the demo found: the rendered summary, the same as JSON, and whether every request met
 /// its expectation.
 public struct DemoReport: Sendable {
@@ -64,10 +57,17 @@ public enum DemoRun {
         guard stack.waitForGroup(timeoutMs: 30_000) else {
             throw DemoError(message: "the workers did not get their partitions within 30 s")
         }
-        var cases = try DemoPlan.make(total: options.total, factory: factory)
         let producer = try KafkaProducer(configuration: stack.producerProperties)
         defer { producer.close(timeoutMs: 5_000) }
-        for demoCase in cases { try produce(demoCase.request, producer: producer, topic: stack.topics.requests) }
+        progress("group formed; warming up (one request per partition: first fetches reset offsets)")
+        try EmbeddedStack.warmUp(partitions: stack.partitions, topic: stack.topics.requests, factory: factory, producer: producer,
+                                 collector: collector)
+        var cases = try DemoPlan.make(total: options.total, factory: factory)
+        var producedAt: [String: Int64] = [:]
+        for demoCase in cases {
+            try produce(demoCase.request, producer: producer, topic: stack.topics.requests)
+            producedAt[demoCase.request.requestID] = producedAt[demoCase.request.requestID] ?? Timestamps.nowMs()
+        }
         progress("produced \(cases.count) requests to \(stack.topics.requests) (\(options.workers) workers, \(options.partitions) partitions)")
 
         var actionsSent = false
@@ -77,7 +77,10 @@ public enum DemoRun {
         while Timestamps.nowMs() < deadline {
             snapshot = collector.snapshot
             if !actionsSent, let actions = try paymentActions(cases, snapshot: snapshot, factory: factory) {
-                for action in actions { try produce(action.request, producer: producer, topic: stack.topics.requests) }
+                for action in actions {
+                    try produce(action.request, producer: producer, topic: stack.topics.requests)
+                    producedAt[action.request.requestID] = Timestamps.nowMs()
+                }
                 cases += actions
                 actionsSent = true
                 progress("authorized payments seen: sent \(actions.count) follow-up actions (settle, partial settle, cancel)")
@@ -94,7 +97,7 @@ public enum DemoRun {
         }
         usleep(300_000)
         snapshot = collector.snapshot
-        return summarize(cases, snapshot: snapshot, registries: registries, logs: logs, options: options,
+        return summarize(cases, snapshot: snapshot, producedAt: producedAt, registries: registries, logs: logs, options: options,
                          elapsedMs: Timestamps.nowMs() - started)
     }
 

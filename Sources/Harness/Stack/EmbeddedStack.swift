@@ -5,6 +5,9 @@ import Observability
 import Pipeline
 import Simulator
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything in one process: a mock Kafka cluster with the pipeline topics, the issuer simulator,
 /// and any number of workers in one consumer group. Used by `provisioner demo`, the benchmarks
@@ -106,6 +109,22 @@ public final class EmbeddedStack: Sendable {
             usleep(20_000)
         }
         return false
+    }
+
+    /// Sends one Legacy Google Pay request to every partition and waits for their results, so the
+    /// measured load does not pay for first fetches (offset resets) and connection set-up.
+    public static func warmUp(partitions: Int, topic: String, factory: RequestFactory, producer: KafkaProducer,
+                              collector: ResultCollector, timeoutMs: Int64 = 30_000) throws {
+        var ids: [String] = []
+        for partition in 0..<partitions {
+            let request = try factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_warmup_\(partition)_\(factory.requestID())",
+                                                requestID: factory.requestID("warmup"))
+            try producer.send(KafkaOutgoingMessage(topic: topic, key: request.key, value: request.value, partition: Int32(partition))) { _ in }
+            ids.append(request.requestID)
+        }
+        guard collector.wait(timeoutMs: timeoutMs, until: { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }) else {
+            throw DemoError(message: "warm-up requests were not answered within \(timeoutMs / 1000) s")
+        }
     }
 
     /// Gracefully stops one worker (drain, commit, leave) and forgets it.
