@@ -121,7 +121,7 @@ public struct RequestValidator: Sendable {
                 // Google asked for can never come back, and a device-token-only fallback is not
                 // allowed. Refuse before the (side-effecting) issuer call.
                 throw ValidationFailure(code: .walletUnsupported, field: "google.google_opc_requested",
-                                        message: "DCS cannot supply the Google OPC (google_provisioning_payload) Google requested; this card cannot be added through Google Wallet UPP with an OPC on a DCS program")
+                                        message: "google.google_opc_requested is true, but DCS cannot supply the Google OPC (google_provisioning_payload); this card cannot be added through Google Wallet UPP with an OPC on a DCS program")
             }
             if issuer == .dcs {
                 let walletLength = google.walletID.revealed.unicodeScalars.count

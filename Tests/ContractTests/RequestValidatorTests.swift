@@ -35,7 +35,7 @@ struct RequestValidatorTests {
         try expectPasses(Fixtures.appleDocument(), issuer: .gnosis)
         try expectPasses(Fixtures.appleDocument(), issuer: .dcs)
         try expectPasses(Fixtures.googleDocument(), issuer: .imprint)
-        try expectPasses(Fixtures.googleDocument(), issuer: .dcs)
+        try expectPasses(Self.dcsGoogle(), issuer: .dcs)
         try expectPasses(Fixtures.googleDocument(wallet: "google_pay"), issuer: .imprint)
         try expectPasses(Fixtures.paymentDocument(), issuer: .worldpay)
         try expectPasses(Fixtures.paymentActionDocument(), issuer: .worldpay)
@@ -170,24 +170,31 @@ struct RequestValidatorTests {
 
     // MARK: DCS
 
+    /// DCS's Google binding cannot return a Google OPC: its valid baseline asks for none.
+    static func dcsGoogle() -> JSONValue {
+        Fixtures.googleDocument().setting("google.google_opc_requested", .bool(false)).removing("google.server_session_id")
+    }
+
     @Test func dcsPasses() throws {
-        try expectPasses(Fixtures.googleDocument().setting("google.wallet_id", .string("ab"))
+        try expectPasses(Self.dcsGoogle().setting("google.wallet_id", .string("ab"))
             .setting("google.device_id", .string(String(repeating: "d", count: 24))), issuer: .dcs)
-        try expectPasses(Fixtures.googleDocument().setting("google.wallet_id", .string(String(repeating: "w", count: 36)))
+        try expectPasses(Self.dcsGoogle().setting("google.wallet_id", .string(String(repeating: "w", count: 36)))
             .setting("google.device_id", .string("de")), issuer: .dcs)
         try expectPasses(Fixtures.appleDocument().removing("card.last4"), issuer: .dcs)
     }
 
     @Test func dcsFailures() throws {
         try expectFails(Fixtures.appleDocument().removing("card.user_id"), issuer: .dcs, field: "card.user_id")
-        try expectFails(Fixtures.googleDocument().setting("card.user_id", .string(" ")), issuer: .dcs, field: "card.user_id")
-        try expectFails(Fixtures.googleDocument().setting("google.wallet_id", .string("a")), issuer: .dcs, field: "google.wallet_id")
-        try expectFails(Fixtures.googleDocument().setting("google.wallet_id", .string(String(repeating: "w", count: 37))),
+        try expectFails(Self.dcsGoogle().setting("card.user_id", .string(" ")), issuer: .dcs, field: "card.user_id")
+        try expectFails(Self.dcsGoogle().setting("google.wallet_id", .string("a")), issuer: .dcs, field: "google.wallet_id")
+        try expectFails(Self.dcsGoogle().setting("google.wallet_id", .string(String(repeating: "w", count: 37))),
                         issuer: .dcs, field: "google.wallet_id")
         try expectFails(Fixtures.googleDocument(wallet: "google_pay").setting("google.device_id", .string("d")),
                         issuer: .dcs, field: "google.device_id")
-        try expectFails(Fixtures.googleDocument().setting("google.device_id", .string(String(repeating: "d", count: 25))),
+        try expectFails(Self.dcsGoogle().setting("google.device_id", .string(String(repeating: "d", count: 25))),
                         issuer: .dcs, field: "google.device_id")
+        // Google asked for an OPC that DCS can never return: refused before the side-effecting call.
+        try expectFails(Fixtures.googleDocument(), issuer: .dcs, field: "google.google_opc_requested", code: .walletUnsupported)
         #expect(Fixtures.rejection(Fixtures.appleDocument().setting("card.last4", .string("424")))?.field == "card.last4")
         // The same lengths are fine for Imprint, and user_id is optional there.
         try expectPasses(Fixtures.googleDocument().setting("google.wallet_id", .string("a")).removing("card.user_id"), issuer: .imprint)
