@@ -19,7 +19,7 @@ public enum HTTPClientBenchmark {
     public static func run(_ options: HTTPClientBenchmarkOptions) throws(BenchmarkError) -> BenchmarkReport {
         ResourceLimits.raiseOpenFileLimit()
         let loadAtStart = ProcessUsage.loadAverage()
-        let server = try ChildProcess(arguments: ["bench", name, "--role", "server"])
+        let server = try PipedChildProcess(arguments: ["bench", name, "--role", "server"])
         defer {
             server.closeInput()
             _ = server.wait()
@@ -74,7 +74,7 @@ public enum HTTPClientBenchmark {
     private static func runChild(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) -> LoadPhaseResult {
         var failed = LoadPhaseResult.empty(client: client, phase: phase)
         do {
-            let child = try ChildProcess(arguments: ["bench", name, "--role", "client", "--client", client, "--phase", phase,
+            let child = try PipedChildProcess(arguments: ["bench", name, "--role", "client", "--client", client, "--phase", phase,
                                                      "--port", String(port)] + options.arguments)
             var lastLine: String?
             while let line = child.readLine() { lastLine = line }

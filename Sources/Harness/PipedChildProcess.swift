@@ -1,7 +1,7 @@
 import Foundation
 
 /// This executable started again with other arguments, its standard input and output piped.
-final class ChildProcess {
+final class PipedChildProcess {
     private let process = Process()
     private let output = Pipe()
     private let input = Pipe()

@@ -25,11 +25,11 @@ public final class ChildProcess: Sendable {
     /// adds to or overrides the current process's environment; `standardInput`, when given, is
     /// written to the child's standard input, which is then closed.
     public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                standardInput: [UInt8]? = nil) throws(TestSupportError) {
+                standardInput: [UInt8]? = nil) throws(ChildProcessError) {
         let path = try Self.resolve(executable)
         // Spawns are serialized so that no child started by another ChildProcess inherits our pipe
         // ends in the moment between pipe() and marking them close-on-exec.
-        let started = try Self.spawnLock.withLock { _ throws(TestSupportError) -> Started in
+        let started = try Self.spawnLock.withLock { _ throws(ChildProcessError) -> Started in
             try Self.spawn(path: path, arguments: arguments, environment: environment, withInput: standardInput != nil)
         }
         self.pid = started.pid
@@ -56,11 +56,11 @@ public final class ChildProcess: Sendable {
     /// Starts the child; returns its pid, the read ends of its stdout and stderr pipes and the write
     /// end of its stdin pipe (when `withInput`).
     private static func spawn(path: String, arguments: [String], environment: [String: String],
-                              withInput: Bool) throws(TestSupportError) -> Started {
+                              withInput: Bool) throws(ChildProcessError) -> Started {
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
         var inputPipe: [Int32] = [-1, -1]
-        let failure = { TestSupportError("pipe failed: \(String(cString: strerror(errno)))") }
+        let failure = { ChildProcessError("pipe failed: \(String(cString: strerror(errno)))") }
         guard pipe(&outputPipe) == 0 else { throw failure() }
         guard pipe(&errorPipe) == 0 else {
             close(outputPipe[0]); close(outputPipe[1])
@@ -118,7 +118,7 @@ public final class ChildProcess: Sendable {
             close(outputPipe[0])
             close(errorPipe[0])
             if withInput { close(inputPipe[1]) }
-            throw TestSupportError("could not start \(path): \(String(cString: strerror(status)))")
+            throw ChildProcessError("could not start \(path): \(String(cString: strerror(status)))")
         }
         return Started(pid: pid, output: outputPipe[0], error: errorPipe[0], input: withInput ? inputPipe[1] : nil)
     }
@@ -157,10 +157,10 @@ public final class ChildProcess: Sendable {
             let (line, ended) = shared.firstLine(prefix: prefix, in: stream)
             if let line { return line }
             if ended {
-                throw TestSupportError("\(describe()) closed its \(stream) without a line starting with '\(prefix)'\(diagnostics())")
+                throw ChildProcessError("\(describe()) closed its \(stream) without a line starting with '\(prefix)'\(diagnostics())")
             }
             if clock.now >= deadline {
-                throw TestSupportError("\(describe()) wrote no line starting with '\(prefix)' to its \(stream) within \(timeout)\(diagnostics())")
+                throw ChildProcessError("\(describe()) wrote no line starting with '\(prefix)' to its \(stream) within \(timeout)\(diagnostics())")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -175,7 +175,7 @@ public final class ChildProcess: Sendable {
         while true {
             if let termination = shared.termination { return termination }
             if clock.now >= deadline {
-                throw TestSupportError("\(describe()) did not exit within \(timeout)\(diagnostics())")
+                throw ChildProcessError("\(describe()) did not exit within \(timeout)\(diagnostics())")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -190,10 +190,10 @@ public final class ChildProcess: Sendable {
         return tail.isEmpty ? "" : "; its last stderr lines:\n" + tail.joined(separator: "\n")
     }
 
-    private static func resolve(_ executable: String) throws(TestSupportError) -> String {
+    private static func resolve(_ executable: String) throws(ChildProcessError) -> String {
         if executable.contains("/") {
             guard FileManager.default.isExecutableFile(atPath: executable) else {
-                throw TestSupportError("'\(executable)' is not an executable file")
+                throw ChildProcessError("'\(executable)' is not an executable file")
             }
             return executable
         }
@@ -202,6 +202,6 @@ public final class ChildProcess: Sendable {
             let candidate = "\(directory)/\(executable)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw TestSupportError("'\(executable)' was not found in PATH; install it (scripts/setup installs the test tools)")
+        throw ChildProcessError("'\(executable)' was not found in PATH; install it (scripts/setup installs the test tools)")
     }
 }
