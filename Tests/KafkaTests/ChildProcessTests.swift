@@ -30,7 +30,7 @@ struct ChildProcessTests {
     func signalsAndTimeouts() async throws {
         let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo started >&2; exec sleep 30"])
         try await process.waitForLine(prefix: "started", in: .standardError)
-        let error = await #expect(throws: TestSupportError.self) {
+        let error = await #expect(throws: ChildProcessError.self) {
             try await process.waitForLine(prefix: "never", timeout: .milliseconds(100))
         }
         #expect(error?.message.contains("started") == true)
@@ -50,9 +50,9 @@ struct ChildProcessTests {
 
     @Test("a missing executable is reported clearly")
     func missingExecutable() throws {
-        let error = #expect(throws: TestSupportError.self) { _ = try ChildProcess(executable: "no-such-tool-\(getpid())") }
+        let error = #expect(throws: ChildProcessError.self) { _ = try ChildProcess(executable: "no-such-tool-\(getpid())") }
         #expect(error?.message.contains("PATH") == true)
-        #expect(throws: TestSupportError.self) { _ = try BuiltProducts.path(of: "no-such-product") }
+        #expect(throws: ChildProcessError.self) { _ = try BuiltProducts.path(of: "no-such-product") }
         #expect(FileManager.default.isExecutableFile(atPath: try BuiltProducts.provisionerPath))
     }
 
