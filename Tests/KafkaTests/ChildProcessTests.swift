@@ -52,7 +52,7 @@ struct ChildProcessTests {
     func missingExecutable() throws {
         let error = #expect(throws: ChildProcessError.self) { _ = try ChildProcess(executable: "no-such-tool-\(getpid())") }
         #expect(error?.message.contains("PATH") == true)
-        #expect(throws: ChildProcessError.self) { _ = try BuiltProducts.path(of: "no-such-product") }
+        #expect(throws: TestSupportError.self) { _ = try BuiltProducts.path(of: "no-such-product") }
         #expect(FileManager.default.isExecutableFile(atPath: try BuiltProducts.provisionerPath))
     }
 
