@@ -1,3 +1,5 @@
 import Testing
 
-@Test func placeholderSimulatorTests() { #expect(Bool(true)) }
+/// Root of the simulator suites. Serialized: several tests measure answer times on a two-core
+/// machine, and an in-process simulator per test keeps them independent.
+@Suite(.serialized) struct SimulatorTests {}

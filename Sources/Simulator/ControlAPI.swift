@@ -1,0 +1,39 @@
+import Contract
+import HTTP
+
+/// The test control plane (`/_sim`): the call log, reset, and the load profile. No credentials:
+/// serve the simulator on loopback only.
+struct ControlAPI {
+    let engine: SimulatorEngine
+
+    func route(_ request: HTTPServerRequest, _ path: [String], _ responder: HTTPResponder) {
+        guard path.count == 1 else { return SimulatorEngine.notFound(responder) }
+        switch (path[0], request.method) {
+        case ("calls", "GET"):
+            let calls = engine.state.withLock { $0.calls }
+            responder.respond(SimulatorEngine.json(200, .object(["calls": .array(calls.map(\.jsonValue))])))
+        case ("reset", "POST"):
+            engine.state.withLock { $0.reset() }
+            responder.respond(HTTPServerResponse(status: 204))
+        case ("profile", "GET"):
+            let profile = engine.state.withLock { $0.profile }
+            responder.respond(SimulatorEngine.json(200, profile.jsonValue()))
+        case ("profile", "POST"):
+            do {
+                let profile = try SimulatorProfile(json: request.body)
+                engine.state.withLock { $0.replaceProfile(profile) }
+                responder.respond(SimulatorEngine.json(200, profile.jsonValue()))
+            } catch {
+                responder.respond(SimulatorEngine.json(400, .object(["error": .object([
+                    "code": .string(error.code.rawValue), "message": .string(error.message),
+                ])])))
+            }
+        case ("calls", _), ("profile", _):
+            SimulatorEngine.methodNotAllowed(path[0] == "calls" ? "GET" : "GET, POST", responder)
+        case ("reset", _):
+            SimulatorEngine.methodNotAllowed("POST", responder)
+        default:
+            SimulatorEngine.notFound(responder)
+        }
+    }
+}

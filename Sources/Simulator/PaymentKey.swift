@@ -1,0 +1,5 @@
+/// Identifies a Worldpay payment: the calling program and its transaction reference.
+struct PaymentKey: Hashable, Sendable {
+    let program: String
+    let reference: String
+}

@@ -1,1 +1,0 @@
-// Simulator module: placeholder until its first file lands.
