@@ -72,7 +72,7 @@ public final class IssuerClient: Sendable {
         let exchange = IssuerExchange(
             endpoint: endpoint, wallet: .applePay, kind: .paymentAction, publishByMs: publishByMs,
             makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
-            interpret: { response in adapter.paymentAnswer(for: response) })
+            interpret: { response in adapter.actionAnswer(for: response, action: action.action) })
         attempt(exchange, progress: ExchangeProgress(), completion: completion)
     }
 
@@ -164,14 +164,20 @@ public final class IssuerClient: Sendable {
         }
     }
 
-    /// The wait before the one retry, or `nil` when the answer allows none: the outcome must be
-    /// retryable only-if-not-sent (not sent, 429, 503, `SYS_BUSY`), a transport failure must be a
-    /// connect failure, and after the wait at least the minimum budget must be left.
+    /// The wait before the one retry, or `nil` when the answer allows none.
+    ///
+    /// The issuer must provably not have processed the request: a connect failure (nothing left),
+    /// or an answer the issuer gave without processing: HTTP 503 or 429 (whatever the envelope
+    /// code, e.g. DCS's 503 `SYS_ERROR`), or an outcome row retryable only-if-not-sent (DCS
+    /// `SYS_BUSY`). After the `Retry-After` wait at least the minimum budget must be left.
     private func retryDelay(_ exchange: IssuerExchange, answer: IssuerAnswer, transportError: HTTPTransportError?,
                             retryAfter: String?) -> Int64? {
-        guard exchange.outcome(for: answer).retry == .ifNotSent else { return nil }
         if let transportError {
             guard !transportError.requestMayHaveBeenSent, transportError.kind == .connectFailed else { return nil }
+        } else {
+            var unprocessed = exchange.outcome(for: answer).retry == .ifNotSent
+            if case .issuerError(let status, _, _) = answer, status == 503 || status == 429 { unprocessed = true }
+            guard unprocessed else { return nil }
         }
         let nowMs = clock()
         var delayMs: Int64 = 0
