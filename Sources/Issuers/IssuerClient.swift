@@ -14,6 +14,10 @@ public final class IssuerClient: Sendable {
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
 
+    /// How long before `publishBy` an attempt's timeout ends, so that the completion (libcurl's
+    /// timer resolution, the hop to the completion) lands by `publishBy`, not just after it.
+    public static let completionMarginMs: Int64 = 5
+
     /// Creates a client over `http`; `clock` reads wall time in epoch milliseconds (deadlines,
     /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
     public init(http: HTTPClient, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil) {
@@ -27,7 +31,7 @@ public final class IssuerClient: Sendable {
     /// Provisions a card (or, at Worldpay, authorizes a payment or runs a payment action) for a
     /// validated `request`.
     ///
-    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now)`. With less than
+    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now − completionMarginMs)`. With less than
     /// `endpoint.minimumBudgetMs` left before the first send, nothing is sent and the answer is
     /// `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
     /// provably did not process (TCP connect failed; 503, 429 or DCS `SYS_BUSY` answered) and only
@@ -94,7 +98,7 @@ public final class IssuerClient: Sendable {
             return
         }
         var request = adapter.prepareForSending(base, nowMs: nowMs)
-        request.timeoutMs = Int(min(endpoint.timeoutMs, remaining))
+        request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, remaining - Self.completionMarginMs)))
         http.execute(request) { result in
             switch result {
             case .success(let response):
@@ -122,9 +126,10 @@ public final class IssuerClient: Sendable {
             }
             return
         }
-        let deadlineBound = remaining <= endpoint.timeoutMs
+        let budgetMs = remaining - Self.completionMarginMs
+        let deadlineBound = budgetMs <= endpoint.timeoutMs
         var request = exchange.makeSend(nowMs)
-        request.timeoutMs = Int(min(endpoint.timeoutMs, remaining))
+        request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, budgetMs)))
         http.execute(request) { [self] result in
             var progress = progress
             progress.attempts += 1
