@@ -26,8 +26,8 @@ import Testing
     @Test(arguments: IssuerKind.allCases)
     func hangEndsAtTheBudgetAndNeverPastPublishBy(issuer: IssuerKind) async throws {
         let card = SimulatorFixture.card("-hang")
-        let (report, elapsed, publishBy) = await fixture.provision(try Self.request(for: issuer, card: card), fixture.endpoint(issuer), budgetMs: 300)
-        let finishedAt = WallClock.nowMs()
+        let (report, elapsed, publishBy, finishedAt) = await fixture.provisionTimed(try Self.request(for: issuer, card: card),
+                                                                                    fixture.endpoint(issuer), budgetMs: 300)
         #expect(report.answer == .transportFailure(.timedOutAfterSend), "\(issuer): \(report.summary)")
         #expect(report.outcome.status == .indeterminate && report.outcome.code == .issuerTimeout && !report.outcome.isFinal)
         #expect(report.attempts == 1 && report.requestMayHaveBeenSent && report.httpStatus == nil)

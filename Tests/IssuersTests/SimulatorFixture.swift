@@ -42,10 +42,22 @@ final class SimulatorFixture: Sendable {
     /// Provisions with `budgetMs` left before publishBy; returns the report and the wall time taken.
     func provision(_ request: ProvisioningRequest, _ endpoint: IssuerEndpoint, budgetMs: Int64 = 5_000) async
         -> (report: IssuerCallReport, elapsedMs: Double, publishByMs: Int64) {
+        let timed = await provisionTimed(request, endpoint, budgetMs: budgetMs)
+        return (timed.report, timed.elapsedMs, timed.publishByMs)
+    }
+
+    /// As `provision`, plus the wall time at which the completion ran (read inside the callback,
+    /// before the hop back to the test's task).
+    func provisionTimed(_ request: ProvisioningRequest, _ endpoint: IssuerEndpoint, budgetMs: Int64) async
+        -> (report: IssuerCallReport, elapsedMs: Double, publishByMs: Int64, completedAtMs: Int64) {
         let publishBy = WallClock.nowMs() + budgetMs
         let start = WallClock.monotonicMs()
-        let report = await client.provision(request, endpoint: endpoint, publishByMs: publishBy)
-        return (report, WallClock.monotonicMs() - start, publishBy)
+        let (report, completedAt, finished): (IssuerCallReport, Int64, Double) = await withCheckedContinuation { continuation in
+            client.provision(request, endpoint: endpoint, publishByMs: publishBy) { report in
+                continuation.resume(returning: (report, WallClock.nowMs(), WallClock.monotonicMs()))
+            }
+        }
+        return (report, finished - start, publishBy, completedAt)
     }
 
     /// `GET /_sim/calls` over HTTP: the lines for `cardID` (every handshake).
