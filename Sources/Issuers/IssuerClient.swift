@@ -31,9 +31,9 @@ public final class IssuerClient: Sendable {
     /// Provisions a card (or, at Worldpay, authorizes a payment or runs a payment action) for a
     /// validated `request`.
     ///
-    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now − completionMarginMs)`. With less than
-    /// `endpoint.minimumBudgetMs` left before the first send, nothing is sent and the answer is
-    /// `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
+    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now − completionMarginMs)`.
+    /// With less than `endpoint.minimumBudgetMs` left before the first send, nothing is sent and
+    /// the answer is `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
     /// provably did not process (TCP connect failed; 503, 429 or DCS `SYS_BUSY` answered) and only
     /// when the minimum budget is still left after any `Retry-After` wait; never after a send
     /// whose fate is unknown.
