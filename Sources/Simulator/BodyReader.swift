@@ -22,9 +22,16 @@ struct BodyReader: Sendable {
         self.path = path
     }
 
-    /// The body's fields, or nil when it is not a JSON object (for the call log, which counts anything).
+    /// The body's fields, or nil when it is not a JSON object. Each request body is parsed once:
+    /// the call log reads what it can from this, and validation calls `required(_:)` on it.
     static func lenient(_ body: [UInt8]) -> BodyReader? {
         try? BodyReader(body: body)
+    }
+
+    /// The parsed body, or the "must be a JSON object" problem.
+    static func required(_ parsed: BodyReader?) throws(FieldProblem) -> BodyReader {
+        guard let parsed else { throw FieldProblem(field: "body", message: "the request body must be a JSON object") }
+        return parsed
     }
 
     func field(_ name: String) -> String { path + name }

@@ -41,14 +41,13 @@ struct DCSAPI {
         let lenient = BodyReader.lenient(request.body)
         let userID = lenient?["externalUserId"]?.stringValue ?? ""
         let cardIdentifier = endpoint == .googleV2 ? (lenient?["cardId"]?.stringValue ?? "") : userID
-        let handshake: String
-        if endpoint == .apple {
-            handshake = lenient?["appleNonce"]?.stringValue.map(SimulatorCall.appleHandshake(nonce:)) ?? ""
-        } else {
-            handshake = SimulatorCall.googleHandshake(walletID: lenient?["clientCustomerId"]?.stringValue ?? "",
-                                                      deviceID: lenient?["deviceId"]?.stringValue ?? "", serverSessionID: nil)
+        engine.record(.dcs, cardID: cardIdentifier) {
+            if endpoint == .apple {
+                return lenient?["appleNonce"]?.stringValue.map(SimulatorCall.appleHandshake(nonce:)) ?? ""
+            }
+            return SimulatorCall.googleHandshake(walletID: lenient?["clientCustomerId"]?.stringValue ?? "",
+                                                 deviceID: lenient?["deviceId"]?.stringValue ?? "", serverSessionID: nil)
         }
-        engine.record(.dcs, cardID: cardIdentifier, handshake: handshake)
         var magic = MagicBehaviour(identifier: cardIdentifier)
         if magic == .none { magic = MagicBehaviour(identifier: userID) }
         let early = engine.delay(for: magic, issuer: .dcs)
@@ -66,7 +65,7 @@ struct DCSAPI {
         var apple: ValidatedAppleHandshake?
         var last4 = ""
         do throws(FieldProblem) {
-            let body = try BodyReader(body: request.body)
+            let body = try BodyReader.required(lenient)
             let externalUserID = try body.requiredString("externalUserId")
             var mantissa: String?
             if endpoint != .googleV2 {

@@ -19,8 +19,8 @@ struct GnosisAPI {
     }
 
     private func provision(_ request: HTTPServerRequest, cardID: String, _ responder: HTTPResponder) {
-        let lenient = BodyReader.lenient(request.body)
-        engine.record(.gnosis, cardID: cardID, handshake: lenient?["nonce"]?.stringValue.map(SimulatorCall.appleHandshake(nonce:)) ?? "")
+        let parsed = BodyReader.lenient(request.body)
+        engine.record(.gnosis, cardID: cardID) { parsed?["nonce"]?.stringValue.map(SimulatorCall.appleHandshake(nonce:)) ?? "" }
         let magic = MagicBehaviour(identifier: cardID)
         let early = engine.delay(for: magic, issuer: .gnosis)
         guard let program = engine.bearerProgram(.gnosis, request) else {
@@ -28,7 +28,7 @@ struct GnosisAPI {
         }
         let handshake: ValidatedAppleHandshake
         do throws(FieldProblem) {
-            let body = try BodyReader(body: request.body)
+            let body = try BodyReader.required(parsed)
             handshake = try engine.validateApple(certificates: try body.requiredStringArray("certificates"),
                                                  nonce: try body.requiredString("nonce"),
                                                  nonceSignature: try body.requiredString("nonce_signature"),

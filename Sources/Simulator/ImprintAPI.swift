@@ -38,7 +38,8 @@ struct ImprintAPI {
     }
 
     private func provision(_ request: HTTPServerRequest, cardID: String, walletName: String, _ responder: HTTPResponder) {
-        engine.record(.imprint, cardID: cardID, handshake: Self.handshake(BodyReader.lenient(request.body), wallet: walletName))
+        let parsed = BodyReader.lenient(request.body)
+        engine.record(.imprint, cardID: cardID) { Self.handshake(parsed, wallet: walletName) }
         let magic = MagicBehaviour(identifier: cardID)
         guard let program = engine.bearerProgram(.imprint, request) else {
             return engine.send(Self.error(401, "unauthenticated", "missing or unknown API key; send Authorization: Bearer <key>"),
@@ -53,7 +54,7 @@ struct ImprintAPI {
         var apple: ValidatedAppleHandshake?
         var opcRequested = false
         do throws(FieldProblem) {
-            let body = try BodyReader(body: request.body)
+            let body = try BodyReader.required(parsed)
             switch wallet {
             case .applePay:
                 let handshake = try engine.validateApple(certificates: try body.requiredStringArray("certificates"),

@@ -14,12 +14,20 @@ enum ProfileFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { readBytes(descriptor, $0.baseAddress, $0.count) }
             if count < 0 { return nil }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
             if bytes.count > 1 << 20 { return nil }
         }
         return bytes
+    }
+
+    private static func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        return Glibc.read(descriptor, buffer, count)
+        #else
+        return Darwin.read(descriptor, buffer, count)
+        #endif
     }
 }

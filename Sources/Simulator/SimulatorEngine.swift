@@ -110,8 +110,11 @@ final class SimulatorEngine: Sendable {
         }
     }
 
-    func record(_ issuer: IssuerKind, cardID: String, handshake: String) {
-        state.withLock { $0.record(issuer: issuer, cardID: cardID, handshake: handshake) }
+    /// Counts a call in the `/_sim/calls` log; `handshake` is computed only while the log is on.
+    func record(_ issuer: IssuerKind, cardID: String, handshake: () -> String) {
+        guard state.withLock({ $0.profile.recordCalls }) else { return }
+        let key = handshake()
+        state.withLock { $0.record(issuer: issuer, cardID: cardID, handshake: key) }
     }
 
     func delay(for magic: MagicBehaviour, issuer: IssuerKind) -> Int {

@@ -105,8 +105,8 @@ struct WorldpayAPI {
         let walletToken: String
     }
 
-    private func parse(_ body: [UInt8]) throws(FieldProblem) -> Instruction {
-        let root = try BodyReader(body: body)
+    private func parse(_ parsed: BodyReader?) throws(FieldProblem) -> Instruction {
+        let root = try BodyReader.required(parsed)
         let reference = try root.requiredString("transactionReference")
         guard reference.utf8.count <= 64 else {
             throw FieldProblem(field: "transactionReference", message: "transactionReference must be at most 64 characters")
@@ -171,8 +171,9 @@ struct WorldpayAPI {
     private func authorize(_ request: HTTPServerRequest, _ responder: HTTPResponder) {
         let lenient = BodyReader.lenient(request.body)
         let reference = lenient?["transactionReference"]?.stringValue ?? ""
-        let token = lenient?["instruction"]?["paymentInstrument"]?["walletToken"]?.stringValue ?? ""
-        engine.record(.worldpay, cardID: reference, handshake: SimulatorCall.worldpayHandshake(walletToken: token))
+        engine.record(.worldpay, cardID: reference) {
+            SimulatorCall.worldpayHandshake(walletToken: lenient?["instruction"]?["paymentInstrument"]?["walletToken"]?.stringValue ?? "")
+        }
         let magic = MagicBehaviour(identifier: reference, allowsRefusal: true)
         let early = engine.delay(for: magic, issuer: .worldpay)
         guard let program = engine.bearerProgram(.worldpay, request) else {
@@ -180,7 +181,7 @@ struct WorldpayAPI {
         }
         let instruction: Instruction
         do throws(FieldProblem) {
-            instruction = try parse(request.body)
+            instruction = try parse(lenient)
         } catch {
             return engine.send(Self.schemaError(error), after: early, responder)
         }
@@ -235,7 +236,7 @@ struct WorldpayAPI {
         guard let paymentID = engine.paymentID(fromLinkToken: token),
               let payment = engine.state.withLock({ $0.payment(id: paymentID, program: program.name) })
         else { return responder.respond(Self.notFound) }
-        engine.record(.worldpay, cardID: payment.reference, handshake: action.rawValue)
+        engine.record(.worldpay, cardID: payment.reference) { action.rawValue }
         let delayMs = engine.delay(for: MagicBehaviour(identifier: payment.reference, allowsRefusal: true), issuer: .worldpay)
         var value: (currency: String, amount: Int64)?
         if action == .partialSettle {

@@ -70,6 +70,33 @@ extension SimulatorTests {
             #expect(Timing.nowMs() - start >= 150)
         }
 
+        @Test func injectedFaultRowsPerIssuer() async throws {
+            let harness = try SimulatorHarness(profile: SimulatorProfile(issuerRules: [
+                .imprint: LoadRule(gatewayTimeoutRate: 1),
+                .gnosis: LoadRule(rateLimitedRate: 1, retryAfterSeconds: 4),
+                .worldpay: LoadRule(rateLimitedRate: 1, retryAfterSeconds: 5),
+            ]))
+            let device = try SimulatedDevice()
+            let timeout = try await harness.imprint("pm_f", "google_wallet", device.googleHandshake().requestFields())
+            #expect(timeout.status == 504)
+            #expect(timeout.body.isEmpty)
+            #expect(try await harness.imprintTokens("pm_f").isEmpty)
+            let gnosis = try await harness.gnosis("card_f", Gnosis.fields(try device.appleHandshake()))
+            #expect(gnosis.status == 429)
+            #expect(gnosis.header("Retry-After") == "4")
+            #expect(try SimulatorHarness.json(gnosis)["code"]?.stringValue == "rate_limited")
+            let worldpay = try await Worldpay.authorize(harness, Worldpay.payment("ref-f"))
+            #expect(worldpay.status == 429)
+            #expect(worldpay.header("Retry-After") == "5")
+            #expect(try SimulatorHarness.json(worldpay)["errorName"]?.stringValue == "tooManyRequests")
+            #expect(try await Worldpay.lastEvent(harness, "ref-f").status == 404)
+            harness.simulator.replaceProfile(SimulatorProfile(allIssuers: LoadRule(unavailableRate: 1)))
+            let unavailable = try await Worldpay.authorize(harness, Worldpay.payment("ref-f"))
+            #expect(unavailable.status == 503)
+            #expect(try SimulatorHarness.json(unavailable)["errorName"]?.stringValue == "serviceUnavailable")
+            #expect(harness.simulator.profile.allIssuers.unavailableRate == 1)
+        }
+
         @Test func hangRateHoldsTheAnswerAndStopFreesIt() async throws {
             let harness = try SimulatorHarness(profile: SimulatorProfile(allIssuers: LoadRule(hangRate: 1)))
             let request = HTTPClientRequest(method: "POST", url: harness.base + "/imprint/v2/payment_methods/pm_h/provision/google_pay",
