@@ -1,4 +1,3 @@
-import Synchronization
 import Contract
 import HTTP
 import Issuers
@@ -172,14 +171,5 @@ import Testing
         let (report, _, _) = try await pending.value
         #expect(report.outcome.code == .rateLimited && report.attempts == 1 && report.httpStatus == 429, "\(report.summary)")
         #expect(try await fixture.callCount(cardID: card) == 1)
-    }
-}
-
-/// A clock offset a test can move while a call is in flight.
-final class Skew: Sendable {
-    private let storage = Atomic<Int64>(0)
-    var offsetMs: Int64 {
-        get { storage.load(ordering: .relaxed) }
-        set { storage.store(newValue, ordering: .relaxed) }
     }
 }
