@@ -14,6 +14,10 @@ public final class IssuerClient: Sendable {
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
 
+    /// How long before `publishBy` an attempt's timeout ends, so that the completion (libcurl's
+    /// timer resolution, the hop to the completion) lands by `publishBy`, not just after it.
+    public static let completionMarginMs: Int64 = 5
+
     /// Creates a client over `http`; `clock` reads wall time in epoch milliseconds (deadlines,
     /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
     public init(http: HTTPClient, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil) {
@@ -27,9 +31,9 @@ public final class IssuerClient: Sendable {
     /// Provisions a card (or, at Worldpay, authorizes a payment or runs a payment action) for a
     /// validated `request`.
     ///
-    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now)`. With less than
-    /// `endpoint.minimumBudgetMs` left before the first send, nothing is sent and the answer is
-    /// `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
+    /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now − completionMarginMs)`.
+    /// With less than `endpoint.minimumBudgetMs` left before the first send, nothing is sent and
+    /// the answer is `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
     /// provably did not process (TCP connect failed; 503, 429 or DCS `SYS_BUSY` answered) and only
     /// when the minimum budget is still left after any `Retry-After` wait; never after a send
     /// whose fate is unknown.
@@ -72,7 +76,7 @@ public final class IssuerClient: Sendable {
         let exchange = IssuerExchange(
             endpoint: endpoint, wallet: .applePay, kind: .paymentAction, publishByMs: publishByMs,
             makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
-            interpret: { response in adapter.paymentAnswer(for: response) })
+            interpret: { response in adapter.actionAnswer(for: response, action: action.action) })
         attempt(exchange, progress: ExchangeProgress(), completion: completion)
     }
 
@@ -94,7 +98,7 @@ public final class IssuerClient: Sendable {
             return
         }
         var request = adapter.prepareForSending(base, nowMs: nowMs)
-        request.timeoutMs = Int(min(endpoint.timeoutMs, remaining))
+        request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, remaining - Self.completionMarginMs)))
         http.execute(request) { result in
             switch result {
             case .success(let response):
@@ -122,9 +126,10 @@ public final class IssuerClient: Sendable {
             }
             return
         }
-        let deadlineBound = remaining <= endpoint.timeoutMs
+        let budgetMs = remaining - Self.completionMarginMs
+        let deadlineBound = budgetMs <= endpoint.timeoutMs
         var request = exchange.makeSend(nowMs)
-        request.timeoutMs = Int(min(endpoint.timeoutMs, remaining))
+        request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, budgetMs)))
         http.execute(request) { [self] result in
             var progress = progress
             progress.attempts += 1
@@ -164,14 +169,20 @@ public final class IssuerClient: Sendable {
         }
     }
 
-    /// The wait before the one retry, or `nil` when the answer allows none: the outcome must be
-    /// retryable only-if-not-sent (not sent, 429, 503, `SYS_BUSY`), a transport failure must be a
-    /// connect failure, and after the wait at least the minimum budget must be left.
+    /// The wait before the one retry, or `nil` when the answer allows none.
+    ///
+    /// The issuer must provably not have processed the request: a connect failure (nothing left),
+    /// or an answer the issuer gave without processing: HTTP 503 or 429 (whatever the envelope
+    /// code, e.g. DCS's 503 `SYS_ERROR`), or an outcome row retryable only-if-not-sent (DCS
+    /// `SYS_BUSY`). After the `Retry-After` wait at least the minimum budget must be left.
     private func retryDelay(_ exchange: IssuerExchange, answer: IssuerAnswer, transportError: HTTPTransportError?,
                             retryAfter: String?) -> Int64? {
-        guard exchange.outcome(for: answer).retry == .ifNotSent else { return nil }
         if let transportError {
             guard !transportError.requestMayHaveBeenSent, transportError.kind == .connectFailed else { return nil }
+        } else {
+            var unprocessed = exchange.outcome(for: answer).retry == .ifNotSent
+            if case .issuerError(let status, _, _) = answer, status == 503 || status == 429 { unprocessed = true }
+            guard unprocessed else { return nil }
         }
         let nowMs = clock()
         var delayMs: Int64 = 0

@@ -18,7 +18,19 @@ struct IssuerExchange: Sendable {
     var interpret: @Sendable (HTTPClientResponse) -> IssuerAnswer
 
     /// The outcome of `answer` for this call.
+    ///
+    /// `OutcomeTable` has no row for Worldpay's partial-settlement names yet; they are looked up as
+    /// their full-settlement counterparts (status `settled`), while the report keeps the issuer's
+    /// outcome verbatim.
     func outcome(for answer: IssuerAnswer) -> Outcome {
-        OutcomeTable.outcome(for: answer, issuer: endpoint.kind, wallet: wallet, kind: kind)
+        var lookup = answer
+        if case .payment(var result) = answer, let alias = Self.settlementAliases[result.outcome] {
+            result.outcome = alias
+            lookup = .payment(result)
+        }
+        return OutcomeTable.outcome(for: lookup, issuer: endpoint.kind, wallet: wallet, kind: kind)
     }
+
+    /// Worldpay outcomes the table lacks, and the row they share a meaning with.
+    static let settlementAliases = ["sentForPartialSettlement": "sentForSettlement", "partiallySettled": "settled"]
 }

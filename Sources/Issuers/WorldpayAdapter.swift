@@ -130,9 +130,35 @@ public struct WorldpayAdapter: IssuerAdapter {
     }
 
     /// 2xx with an `outcome` (or `lastEvent`): the payment result; 2xx without one: unusable;
-    /// otherwise an error carrying `errorName`.
+    /// otherwise an error carrying `errorName`. Payment actions read as `actionAnswer`.
     public func answer(for response: HTTPClientResponse, to request: ProvisioningRequest) -> IssuerAnswer {
-        paymentAnswer(for: response)
+        if request.kind == .paymentAction, let action = request.paymentAction {
+            return actionAnswer(for: response, action: action.action)
+        }
+        return paymentAnswer(for: response)
+    }
+
+    /// The answer to a settle, partial settle or cancel: as `paymentAnswer`, except that a 2xx
+    /// without an `outcome` (Worldpay acknowledges actions with 202 and links only) reads as the
+    /// action's own outcome: `sentForSettlement`, `sentForPartialSettlement`, `sentForCancellation`.
+    public func actionAnswer(for response: HTTPClientResponse, action: PaymentActionKind) -> IssuerAnswer {
+        if IssuerWire.isSuccess(response.status) {
+            let body = IssuerWire.json(response.body)
+            if body?["outcome"] == nil && body?["lastEvent"] == nil {
+                let links = PaymentLinks(worldpayLinks: body?["_links"])
+                return .payment(PaymentResult(outcome: Self.acknowledgedOutcome(action), links: links.isEmpty ? nil : links))
+            }
+        }
+        return paymentAnswer(for: response)
+    }
+
+    /// The outcome Worldpay reports for an acknowledged action.
+    public static func acknowledgedOutcome(_ action: PaymentActionKind) -> String {
+        switch action {
+        case .settle: "sentForSettlement"
+        case .partialSettle: "sentForPartialSettlement"
+        case .cancel: "sentForCancellation"
+        }
     }
 
     /// The answer to a payment or a payment action.

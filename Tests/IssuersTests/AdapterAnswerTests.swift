@@ -61,6 +61,21 @@ import Testing
         #expect(bare == .issuerError(httpStatus: 504, issuerCode: nil, message: nil))
     }
 
+    /// Rows the simulator has no trigger for (no magic card grants a key without card write access).
+    @Test func rowsTheSimulatorCannotProduce() {
+        let imprint = ImprintAdapter(endpoint: Requests.endpoint(.imprint))
+        let request = Requests.apple()
+        let denied = imprint.answer(for: Requests.response(403, #"{"error":{"code":"permission_denied","message":"CARD_WRITE missing"}}"#), to: request)
+        let deniedOutcome = outcome(denied, .imprint, request)
+        #expect(deniedOutcome.status == .rejected && deniedOutcome.code == .permissionDenied && deniedOutcome.issuerCode == "permission_denied")
+        let unsupported = imprint.answer(for: Requests.response(400, #"{"error":{"code":"wallet_unsupported","message":"x"}}"#), to: request)
+        #expect(outcome(unsupported, .imprint, request).code == .walletUnsupported)
+        let gnosis = GnosisAdapter(endpoint: Requests.endpoint(.gnosis))
+        let forbidden = gnosis.answer(for: Requests.response(403, #"{"code":"forbidden","message":"x"}"#), to: request)
+        let forbiddenOutcome = outcome(forbidden, .gnosis, request)
+        #expect(forbiddenOutcome.status == .rejected && forbiddenOutcome.code == .permissionDenied && forbiddenOutcome.httpStatus == 403)
+    }
+
     @Test func dcsEnvelopeAndLimits() {
         let adapter = DCSAdapter(endpoint: Requests.endpoint(.dcs, secret: "s"))
         let request = Requests.apple(userID: "u")
