@@ -107,6 +107,9 @@ public enum OutcomeTable {
             "the payment was refused; see payment.refusal_code")
         for kind in [RequestKind.payment, .paymentAction] {
             add(.worldpay, kind, nil, .payment(outcome: "sentForSettlement"), .settled, nil, .none, "the payment was sent for settlement")
+            add(.worldpay, kind, nil, .payment(outcome: "sentForPartialSettlement"), .settled, nil, .none,
+                "part of the payment was sent for settlement")
+            add(.worldpay, kind, nil, .payment(outcome: "partiallySettled"), .settled, nil, .none, "part of the payment was settled")
             add(.worldpay, kind, nil, .payment(outcome: "settled"), .settled, nil, .none, "the payment was settled")
             add(.worldpay, kind, nil, .payment(outcome: "sentForCancellation"), .cancelled, nil, .none, "the authorization was cancelled")
             add(.worldpay, kind, nil, .payment(outcome: "cancelled"), .cancelled, nil, .none, "the authorization was cancelled")
@@ -148,7 +151,8 @@ public enum OutcomeTable {
         for context in provisioningContexts {
             add(.dcs, .provision, context.wallet, .issuerCode("SYS_BUSY"), .failed, .rateLimited, context.transient,
                 retry: .ifNotSent, "DCS is busy and did not process the request")
-            add(.dcs, .provision, context.wallet, .issuerCode("SYS_ERROR"), .failed, .upstreamError, context.transient,
+            // Only a 200 envelope is DCS's own verdict; SYS_ERROR on a 503 is an outage (the generic 503 row).
+            add(.dcs, .provision, context.wallet, .http(status: 200, issuerCode: "SYS_ERROR"), .failed, .upstreamError, context.transient,
                 "DCS reported a system error")
         }
         rejected(.dcs, .provision, .http(status: 401, issuerCode: nil), .unauthenticated,
@@ -168,6 +172,10 @@ public enum OutcomeTable {
                  "the device cannot take this card")
 
         // Worldpay.
+        // A reused transaction reference after a lost answer means the payment may already exist:
+        // find out by reconciliation rather than reporting a rejection.
+        add(.worldpay, .payment, nil, .http(status: 409, issuerCode: "duplicateTransactionReference"), .indeterminate, .upstreamError,
+            .none, final: false, "Worldpay already has a payment with this transaction reference; reconciling to learn its state")
         rejected(.worldpay, nil, .http(status: 400, issuerCode: nil), .invalidRequest, "Worldpay rejected the request as invalid")
         rejected(.worldpay, nil, .http(status: 401, issuerCode: nil), .unauthenticated,
                  "Worldpay rejected our credentials; an operator must fix the program's key")

@@ -183,8 +183,9 @@ import Testing
         ExpectedOutcome(status: .failed, code: .rateLimited, next: .restartWalletFlow, issuerCode: "SYS_BUSY", httpStatus: 429)
             .check(await busy.provision(request, busy.endpoint(.dcs)).report, "DCS SYS_BUSY")
         let down = try SimulatorFixture(profile: Self.faults(unavailable: 1))
-        // The simulator's DCS 503 carries SYS_ERROR; retried once (a 503 was not processed), then SYS_ERROR's row.
-        ExpectedOutcome(status: .failed, code: .upstreamError, next: .restartWalletFlow, issuerCode: "SYS_ERROR", httpStatus: 503, attempts: 2)
+        // The simulator's DCS 503 carries SYS_ERROR; retried once (a 503 was not processed), then the outage row:
+        // only a 200 envelope is DCS's own SYS_ERROR verdict.
+        ExpectedOutcome(status: .failed, code: .issuerUnavailable, next: .restartWalletFlow, issuerCode: "SYS_ERROR", httpStatus: 503, attempts: 2)
             .check(await down.provision(request, down.endpoint(.dcs)).report, "DCS 503 SYS_ERROR")
     }
 
