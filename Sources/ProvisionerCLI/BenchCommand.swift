@@ -18,6 +18,10 @@ enum BenchCommand: Command {
     /// Every scenario: add a row to add one.
     static let scenarios: [Scenario] = [
         Scenario(
+            name: "throughput", summary: "zero-latency simulator, rising open-loop rates until the worker saturates; bare HTTP loop for the ratio",
+            options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024]",
+            run: runThroughput),
+        Scenario(
             name: HTTPClientBenchmark.name, summary: HTTPClientBenchmark.summary,
             options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "
                 + "[--delay-ms 1000] [--seconds 8] [--body-bytes 2048]",
@@ -51,6 +55,22 @@ enum BenchCommand: Command {
         guard let report = try scenario.run(&arguments) else { return 0 }
         print(json ? report.json : report.renderTable())
         return 0
+    }
+
+    /// `throughput`: rising rates until saturation.
+    private static func runThroughput(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = ThroughputBenchmark.Options()
+        if let rates = arguments.option("rates") {
+            options.rates = try rates.split(separator: ",").map { text in
+                guard let rate = Double(text), rate > 0 else { throw UsageError("--rates takes positive numbers separated by commas") }
+                return rate
+            }
+        }
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...600)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
+        try arguments.rejectUnknown()
+        return try ThroughputBenchmark.run(options) { printError("bench: " + $0) }
     }
 
     /// `http-client`: the comparison, or one of its child roles (`--role server|client`, internal).

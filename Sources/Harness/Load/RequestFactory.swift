@@ -34,7 +34,7 @@ public final class RequestFactory: Sendable {
     public func provision(program: String, wallet: Wallet, cardID: String, requestID: String? = nil,
                           startedAtMs: Int64? = nil, deadlineMs: Int64? = nil, userID: String? = nil, last4: String = "4242",
                           opcRequested: Bool = true, deviceSuffix: String = "", deviceType: String = "iphone",
-                          encrypt: Bool = true) throws -> GeneratedRequest {
+                          encrypt: Bool = true, omitStartedAt: Bool = false) throws -> GeneratedRequest {
         let id = requestID ?? self.requestID()
         let reply = encrypt ? try replyKey() : nil
         var leafKey: ECPrivateKey?
@@ -44,8 +44,9 @@ public final class RequestFactory: Sendable {
             "wallet": .string(wallet.rawValue),
             // DCS identifies Apple cards by user and last four digits: one user per card keeps them apart.
             "card": .object(["id": .string(cardID), "last4": .string(last4), "user_id": .string(userID ?? "u_\(cardID)")]),
-            "started_at": .string(RFC3339.format(milliseconds: startedAtMs ?? Timestamps.nowMs())),
         ]
+        // Without started_at the window starts at the record timestamp (when it was produced).
+        if !omitStartedAt { object["started_at"] = .string(RFC3339.format(milliseconds: startedAtMs ?? Timestamps.nowMs())) }
         if let deadlineMs { object["deadline"] = .string(RFC3339.format(milliseconds: deadlineMs)) }
         if let reply { object["reply"] = .object(["jwk": try reply.publicKey.jsonValue]) }
         switch wallet {

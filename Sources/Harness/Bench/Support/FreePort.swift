@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Picks a free loopback TCP port (bound once to port 0, then released).
+enum FreePort {
+    static func pick() throws -> UInt16 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw BenchmarkError("socket() failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
+        guard bound == 0 else { throw BenchmarkError("bind() failed") }
+        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        guard named == 0 else { throw BenchmarkError("getsockname() failed") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
