@@ -16,7 +16,7 @@ struct CommandRun: CustomStringConvertible {
 
     var description: String { "exit \(status)\nstdout:\n\(standardOutput)\nstderr:\n\(standardError)" }
 
-    struct Failure: Error, CustomStringConvertible {
+    struct Failure: Error, Sendable, CustomStringConvertible {
         var description: String
     }
 
