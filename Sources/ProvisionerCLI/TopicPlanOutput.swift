@@ -32,6 +32,7 @@ enum TopicPlanOutput {
             switch outcome.result {
             case .applied: result = "applied"
             case .failed(let reason): result = "failed: " + reason.split(separator: "\n").joined(separator: " ")
+            case .unanswered: result = "no answer (may or may not be applied)"
             case .notAttempted: result = "not attempted"
             }
             return [change.role.rawValue, change.topic, change.action.words, partitions(change), result]
@@ -77,6 +78,7 @@ enum TopicPlanOutput {
                 switch report.outcomes[index].result {
                 case .applied: writer.string("applied")
                 case .failed(let reason): writer.string("failed: " + reason)
+                case .unanswered: writer.string("unanswered")
                 case .notAttempted: writer.string("not_attempted")
                 }
             }

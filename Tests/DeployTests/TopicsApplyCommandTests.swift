@@ -121,7 +121,7 @@ struct TopicsApplyCommandTests {
         #expect(reason.contains("mock cluster"))
         #expect(run.standardOutput.isEmpty, "no plan pretends to have been applied: \(run)")
 
-        // Topics missing entirely: the create itself is not answered; the steps say 'not attempted'.
+        // Topics missing entirely: the create itself is not answered; the steps say so.
         let renamed = Dictionary(uniqueKeysWithValues: ["REQUESTS", "RESULTS", "AUDIT", "RECONCILE", "DLQ", "DLQ_PARKED", "MARKERS"].map {
             ("PROVISIONER_TOPICS__\($0)", "fresh.\($0.lowercased())")
         })
@@ -132,13 +132,52 @@ struct TopicsApplyCommandTests {
         #expect(create.errorLines.filter { $0.hasPrefix("provisioner topics:") }.count == 1, "\(create)")
         #expect(create.standardError.contains("stopped after 0 of 7 step(s): the cluster did not answer CreateTopics"), "\(create)")
         let results = try Self.changes(create).compactMap { $0["result"]?.stringValue }
-        #expect(results == Array(repeating: "not_attempted", count: 7), "\(create)")
+        #expect(results == Array(repeating: "unanswered", count: 7), "\(create)")
 
         let admin = try KafkaAdmin(configuration: ["bootstrap.servers": broker.bootstrapServers])
         defer { admin.close() }
         let topics = try admin.listTopics(timeoutMs: 5_000)
         #expect(topics.first { $0.name == "provisioning.requests" }?.partitions == 6)
         #expect(!topics.contains { $0.name.hasPrefix("fresh.") })
+    }
+
+    @Test("the executor on the mock: CreatePartitions and AlterConfigs are not answered either, and the steps say so")
+    func executorStopsAtTheFirstUnansweredRequest() async throws {
+        let broker = try await EmbeddedBrokerProcess.start(brokers: 1, partitions: 6)
+        defer { broker.process.kill() }
+        let admin = try KafkaAdmin(configuration: ["bootstrap.servers": broker.bootstrapServers])
+        defer { admin.close() }
+        let existing = try admin.listTopics(timeoutMs: 5_000)
+        let names = TopicNames()
+        let current = Dictionary(uniqueKeysWithValues: TopicRole.allCases.map { ($0.name(in: names), TopicLayout.production[$0]?.configs ?? [:]) })
+
+        // Only partition raises (configs as desired): CreatePartitions goes unanswered.
+        let raises = try TopicPlan.make(layout: .production, names: names, existing: existing, configs: current)
+        #expect(!raises.isEmpty && raises.changes.allSatisfy { $0.action == .raisePartitions })
+        let raised = TopicPlanExecutor.apply(raises, admin: admin, timeoutMs: 1_000)
+        #expect(raised.stoppedRequest == "CreatePartitions")
+        #expect(raised.stoppedBy?.code == .timedOut)
+        #expect(raised.appliedCount == 0 && !raised.isComplete)
+        #expect(raised.outcomes.allSatisfy { $0.result == .unanswered })
+
+        // A create first: CreateTopics goes unanswered, the raises after it are not attempted.
+        let mixed = try TopicPlan.make(layout: .production, names: names, existing: existing.filter { $0.name != names.audit }, configs: current)
+        let stopped = TopicPlanExecutor.apply(mixed, admin: admin, timeoutMs: 1_000)
+        #expect(stopped.stoppedRequest == "CreateTopics")
+        #expect(stopped.outcomes.map(\.result) == mixed.changes.map { $0.action == .create ? .unanswered : .notAttempted })
+        #expect(stopped.outcomes.contains { $0.result == .notAttempted })
+
+        // Only a config update (partitions as the broker has them): AlterConfigs goes unanswered.
+        var layout = TopicLayout.production
+        for role in TopicRole.allCases { layout.topics[role]?.partitions = 6 }
+        var stale = current
+        stale[names.audit]?["retention.ms"] = "1"
+        let updates = try TopicPlan.make(layout: layout, names: names, existing: existing, configs: stale)
+        #expect(updates.changes.map(\.action) == [.updateConfigs])
+        let updated = TopicPlanExecutor.apply(updates, admin: admin, timeoutMs: 1_000)
+        #expect(updated.stoppedRequest == "AlterConfigs")
+        #expect(updated.outcomes.map(\.result) == [.unanswered])
+        #expect(try admin.listTopics(timeoutMs: 5_000).first { $0.name == names.requests }?.partitions == 6)
     }
 
     @Test("help documents the mock's limit; bad arguments and layouts end with one line", arguments: [

@@ -6,6 +6,9 @@ public struct TopicChangeOutcome: Sendable {
         case applied
         /// The cluster refused it; the reason says why.
         case failed(String)
+        /// Sent, but the request got no answer in time: the cluster may or may not have applied it
+        /// (run the plan again to see).
+        case unanswered
         /// Not tried, because an earlier request got no answer or failed as a whole.
         case notAttempted
     }

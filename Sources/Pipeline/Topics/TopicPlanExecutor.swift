@@ -3,7 +3,8 @@ import Kafka
 /// Carries out a `TopicPlan` through `KafkaAdmin`: one CreateTopics request for the missing topics,
 /// one CreatePartitions request for the raises, then one AlterConfigs per topic whose configs
 /// differ (each keeps the topic's other dynamic configs). A request that fails as a whole stops
-/// the run; the report says which steps were applied and which were not attempted.
+/// the run; the report says which steps were applied, which got no answer (their effect unknown),
+/// and which were not attempted.
 public enum TopicPlanExecutor {
     /// Applies `plan` with `admin`, each request bounded by `timeoutMs`.
     public static func apply(_ plan: TopicPlan, admin: KafkaAdmin, timeoutMs: Int32) -> TopicApplyReport {
@@ -22,6 +23,7 @@ public enum TopicPlanExecutor {
                 for change in creates { results[change] = result(outcome, change.topic) }
             } catch {
                 (stoppedBy, stoppedRequest) = (error, "CreateTopics")
+                for change in creates { results[change] = failure(error) }
             }
         }
 
@@ -33,6 +35,7 @@ public enum TopicPlanExecutor {
                 for change in raises { results[change] = result(outcome, change.topic) }
             } catch {
                 (stoppedBy, stoppedRequest) = (error, "CreatePartitions")
+                for change in raises { results[change] = failure(error) }
             }
         }
 
@@ -43,6 +46,7 @@ public enum TopicPlanExecutor {
                 results[change] = .applied
             } catch where error.code == .timedOut || error.code == .destroyed {
                 (stoppedBy, stoppedRequest) = (error, "AlterConfigs")
+                results[change] = failure(error)
             } catch {
                 results[change] = .failed(error.message)
             }
@@ -50,6 +54,11 @@ public enum TopicPlanExecutor {
 
         let outcomes = plan.changes.map { TopicChangeOutcome(change: $0, result: results[$0] ?? .notAttempted) }
         return TopicApplyReport(outcomes: outcomes, stoppedBy: stoppedBy, stoppedRequest: stoppedRequest)
+    }
+
+    /// A step whose request failed as a whole: unanswered on a timeout, else failed.
+    private static func failure(_ error: KafkaError) -> TopicChangeOutcome.Result {
+        error.code == .timedOut ? .unanswered : .failed(error.message)
     }
 
     private static func result(_ outcome: [String: KafkaError?], _ topic: String) -> TopicChangeOutcome.Result {
