@@ -87,6 +87,51 @@ public final class KafkaAdmin: @unchecked Sendable {
         }
     }
 
+    /// Raises the partition count of each named topic to the given total (Kafka can only add
+    /// partitions, never remove them); returns each topic's outcome (`nil` for done, or its error
+    /// such as `.invalidPartitions` when the total is not above the current count). Throws when the
+    /// request as a whole failed, for example `.timedOut` when no controller answered within
+    /// `timeoutMs` (always the case on the mock cluster).
+    public func createPartitions(_ totals: [String: Int], timeoutMs: Int32) throws(KafkaError) -> [String: KafkaError?] {
+        guard !totals.isEmpty else { return [:] }
+        return try call { () throws(KafkaError) -> [String: KafkaError?] in
+            var newPartitions: [OpaquePointer?] = []
+            defer { newPartitions.forEach { rd_kafka_NewPartitions_destroy($0) } }
+            var errorText = [CChar](repeating: 0, count: 512)
+            for (topic, total) in totals.sorted(by: { $0.key < $1.key }) {
+                guard !topic.isEmpty, total >= 1,
+                      let item = rd_kafka_NewPartitions_new(topic, total, &errorText, errorText.count) else {
+                    throw KafkaError(code: .invalidArgument, message: """
+                        invalid partition increase for topic '\(topic)' to \(total): \(KafkaConfiguration.text(errorText)); \
+                        use a topic name and a total of at least 1
+                        """, isRetriable: false)
+                }
+                newPartitions.append(item)
+            }
+            let event = try run("CreatePartitions", operation: RD_KAFKA_ADMIN_OP_CREATEPARTITIONS, timeoutMs: timeoutMs) { options, queue in
+                rd_kafka_CreatePartitions(handle, &newPartitions, newPartitions.count, options, queue)
+            }
+            defer { rd_kafka_event_destroy(event) }
+            var outcome: [String: KafkaError?] = [:]
+            var count = 0
+            if let result = rd_kafka_event_CreatePartitions_result(event),
+               let results = rd_kafka_CreatePartitions_result_topics(result, &count) {
+                for index in 0..<count {
+                    guard let item = results[index] else { continue }
+                    let name = String(cString: rd_kafka_topic_result_name(item))
+                    let code = rd_kafka_topic_result_error(item)
+                    if code == RD_KAFKA_RESP_ERR_NO_ERROR {
+                        outcome[name] = .some(nil)
+                    } else {
+                        let text = rd_kafka_topic_result_error_string(item).map { String(cString: $0) } ?? ""
+                        outcome[name] = .some(KafkaError(code: KafkaError.Code(code), message: "adding partitions to topic '\(name)' failed: \(text)"))
+                    }
+                }
+            }
+            return outcome
+        }
+    }
+
     /// Every topic the cluster reports, with partition count and replication factor (from Metadata;
     /// works against the mock cluster too).
     public func listTopics(timeoutMs: Int32) throws(KafkaError) -> [KafkaTopicMetadata] {

@@ -3,6 +3,13 @@ import HTTP
 /// Serves `/healthz` (the process is alive), `/readyz` (ready for work: 200 or 503) and
 /// `/metrics` (Prometheus text format) on the configured `http.listen` address.
 public final class ObservabilityServer: Sendable {
+    /// Liveness path: 200 while the process serves HTTP (deployment probes use it).
+    public static let livenessPath = "/healthz"
+    /// Readiness path: 200 when ready for work, 503 with the reason when not.
+    public static let readinessPath = "/readyz"
+    /// Prometheus exposition path (scrape configurations use it).
+    public static let metricsPath = "/metrics"
+
     private let server: HTTPServer
 
     /// The bound port (useful when started on port 0).
@@ -18,15 +25,15 @@ public final class ObservabilityServer: Sendable {
                 return
             }
             switch request.path {
-            case "/healthz":
+            case Self.livenessPath:
                 responder.respond(.text(200, "ok\n"))
-            case "/readyz":
+            case Self.readinessPath:
                 if let reason = readiness() {
                     responder.respond(.text(503, "not ready: \(reason)\n"))
                 } else {
                     responder.respond(.text(200, "ready\n"))
                 }
-            case "/metrics":
+            case Self.metricsPath:
                 var response = HTTPServerResponse.text(200, registry.renderPrometheus())
                 response.headers = [HTTPHeader(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")]
                 responder.respond(response)

@@ -1,0 +1,44 @@
+import Contract
+
+extension JSONValue {
+    /// The value at a dotted `path` of object keys (`spec.template.spec`); numbers index arrays.
+    /// Keys holding dots cannot be reached this way: use the subscript for those.
+    func at(_ path: String) -> JSONValue? {
+        var node: JSONValue? = self
+        for part in path.split(separator: ".").map(String.init) {
+            if let index = Int(part), let items = node?.arrayValue {
+                node = items.indices.contains(index) ? items[index] : nil
+            } else {
+                node = node?[part]
+            }
+        }
+        return node
+    }
+
+    /// A copy with the object member at dotted `path` set to `value` (created with its parents when
+    /// missing), or removed when `value` is nil.
+    func setting(_ path: String, _ value: JSONValue?) -> JSONValue {
+        Self.set(self, path.split(separator: ".").map(String.init)[...], value)
+    }
+
+    private static func set(_ node: JSONValue, _ path: ArraySlice<String>, _ value: JSONValue?) -> JSONValue {
+        guard let head = path.first else { return value ?? .null }
+        var members = node.objectValue ?? [:]
+        if path.count == 1 {
+            members[head] = value
+        } else {
+            members[head] = set(members[head] ?? .object([:]), path.dropFirst(), value)
+        }
+        return .object(members)
+    }
+
+    /// Scalars as text (YAML numbers and Booleans compared with Kafka's string configs).
+    var scalarText: String? {
+        switch self {
+        case .string(let text): text
+        case .number(let number): number.literal
+        case .bool(let flag): flag ? "true" : "false"
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Contract
+import Foundation
+import Pipeline
+
+/// The worker configurations shipped in the repository and what they name.
+enum WorkerConfigs {
+    /// Every worker configuration in `Config/`: each `.json` file except the topic layout.
+    static func files() throws -> [String] {
+        try Repository.files(in: "Config", endingWith: ".json").filter { $0 != "topics.json" }.map { "Config/\($0)" }
+    }
+
+    /// Loads `text` as `config check` does, without requiring the named secrets to be set.
+    static func load(_ text: String, environment: [String: String] = [:]) throws -> WorkerConfiguration {
+        try WorkerConfiguration.load(json: text, environment: environment, workerID: "deploy-tests", strict: true, requireSecrets: false).0
+    }
+
+    /// Dummy values for every environment variable `configuration` names as a secret.
+    static func dummySecrets(for configuration: WorkerConfiguration) -> [String: String] {
+        Dictionary(configuration.secretEnvironmentVariables.map { ($0.variable, "dummy-\($0.variable.lowercased())") },
+                   uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The `worker.json` held by the ConfigMap in `Deploy/kubernetes/configmap.yaml`.
+    static func configMapText() throws -> String {
+        let configMap = try YAMLDocuments.resource(kind: "ConfigMap", named: "provisioner-config")
+        guard let text = configMap.at("data")?["worker.json"]?.stringValue else {
+            throw CommandRun.Failure(description: "the ConfigMap provisioner-config has no data.worker.json")
+        }
+        return text
+    }
+
+    /// The ConfigMap's configuration, loaded.
+    static func configMap() throws -> WorkerConfiguration { try load(try configMapText()) }
+
+    /// The port of `host:port`.
+    static func port(_ listen: String?) -> Int? {
+        listen.flatMap(HostPort.init).map { Int($0.port) }
+    }
+
+    /// The port the code listens on by default (`WorkerConfiguration.httpListen`): the one every
+    /// probe, Service and scrape setting must use.
+    static var defaultObservabilityPort: Int {
+        port(WorkerConfiguration(workerID: "defaults").httpListen) ?? -1
+    }
+
+    /// Milliseconds `Worker.waitUntilStopped` may spend after the drain: producer flush (10 s) plus
+    /// producer close (5 s), as written in Sources/Pipeline/Runtime/Worker.swift.
+    static let stopAfterDrainMs: Int64 = 15_000
+}
