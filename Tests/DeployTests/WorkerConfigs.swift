@@ -6,7 +6,9 @@ import Pipeline
 enum WorkerConfigs {
     /// Every worker configuration in `Config/`: each `.json` file except the topic layout.
     static func files() throws -> [String] {
-        try Repository.files(in: "Config", endingWith: ".json").filter { $0 != "topics.json" }.map { "Config/\($0)" }
+        // topics.json is the topic layout and simulator-profile*.json are simulator profiles; the rest are worker configurations.
+        try Repository.files(in: "Config", endingWith: ".json")
+            .filter { $0 != "topics.json" && !$0.hasPrefix("simulator-profile") }.map { "Config/\($0)" }
     }
 
     /// Loads `text` as `config check` does, without requiring the named secrets to be set.

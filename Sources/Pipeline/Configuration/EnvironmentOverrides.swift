@@ -20,7 +20,7 @@ public enum EnvironmentOverrides {
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix(prefix) && !secretNames.contains(name) {
             let path = name.dropFirst(prefix.count).components(separatedBy: "__").filter { !$0.isEmpty }
             guard !path.isEmpty else { continue }
-            if let updated = set(parse(value), at: path[...], in: result, parents: []) {
+            if let updated = set(parse(value), raw: value, at: path[...], in: result, parents: []) {
                 result = updated
             } else {
                 issues.append(.init(.warning, "environment \(name)", "matches no configuration key; ignored"))
@@ -43,12 +43,19 @@ public enum EnvironmentOverrides {
 
     private static let propertyMaps: Set<String> = ["kafka", "kafka_consumer", "kafka_producer"]
     private static let knownTopLevelKeys: Set<String> = [
-        "group_id", "worker_id", "kafka", "kafka_consumer", "kafka_producer", "topics", "programs", "results", "audit", "http", "deadlines",
+        "group_id", "worker_id", "kafka", "kafka_secret_env", "kafka_consumer", "kafka_producer", "topics", "programs", "results", "audit", "http", "deadlines",
         "scheduler", "breaker", "reconcile", "nonce_guard", "duplicates", "shutdown", "rebalance", "publish", "log",
     ]
 
-    private static func set(_ value: JSONValue, at path: ArraySlice<String>, in node: JSONValue, parents: [String]) -> JSONValue? {
-        guard let head = path.first else { return value }
+    /// Top-level keys whose values are always text, whatever the override looks like.
+    private static let textKeys: Set<String> = ["group_id", "worker_id"]
+
+    private static func set(_ value: JSONValue, raw: String, at path: ArraySlice<String>, in node: JSONValue, parents: [String]) -> JSONValue? {
+        guard let head = path.first else {
+            // A value that is text in the document (or a text key) stays text: PROVISIONER_GROUP_ID=2024.
+            if node.stringValue != nil || (parents.count == 1 && textKeys.contains(parents[0])) { return .string(raw) }
+            return value
+        }
         var members = node.objectValue ?? [:]
         let existing = members.keys.first { normalize($0) == normalize(head) }
         let key: String
@@ -63,7 +70,7 @@ public enum EnvironmentOverrides {
         } else {
             return nil
         }
-        guard let child = set(value, at: path.dropFirst(), in: members[key] ?? .object([:]), parents: parents + [key]) else { return nil }
+        guard let child = set(value, raw: raw, at: path.dropFirst(), in: members[key] ?? .null, parents: parents + [key]) else { return nil }
         members[key] = child
         return .object(members)
     }
@@ -75,6 +82,7 @@ public enum EnvironmentOverrides {
             var names: Set<String> = []
             for (key, value) in members {
                 if key.hasSuffix("_env"), let name = value.stringValue { names.insert(name) }
+                if key.hasSuffix("_env"), let map = value.objectValue { names.formUnion(map.values.compactMap(\.stringValue)) }
                 names.formUnion(referencedVariableNames(in: value))
             }
             return names

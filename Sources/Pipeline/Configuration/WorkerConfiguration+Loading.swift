@@ -14,8 +14,11 @@ extension WorkerConfiguration {
         }
         var issues: [ConfigurationIssue] = []
         document = EnvironmentOverrides.apply(environment, to: document, issues: &issues)
-        let configuration = parse(document, workerID: workerID, issues: &issues)
+        var configuration = parse(document, workerID: workerID, issues: &issues)
         if requireSecrets { issues += secretIssues(configuration, environment: environment) }
+        for (property, variable) in configuration.kafkaSecretVariables {
+            if let value = environment[variable], !value.isEmpty { configuration.kafka[property] = value }
+        }
         issues = issues.map { issue in
             var issue = issue
             if issue.isUnknownKey && !strict { issue.severity = .warning }
@@ -43,6 +46,14 @@ extension WorkerConfiguration {
 
         configuration.kafka = properties(&root, "kafka", defaults: configuration.kafka)
         configuration.kafkaConsumer = properties(&root, "kafka_consumer", defaults: [:])
+        var kafkaSecrets = root.object("kafka_secret_env")
+        for property in kafkaSecrets.keys {
+            if let variable = kafkaSecrets.string(property) {
+                if variable.isEmpty { kafkaSecrets.issues.append(.init(.error, kafkaSecrets.keyPath(property), "must name an environment variable")) }
+                configuration.kafkaSecretVariables[property] = variable
+            }
+        }
+        root.absorb(kafkaSecrets)
         configuration.kafkaProducer = properties(&root, "kafka_producer", defaults: [:])
         if configuration.kafka["bootstrap.servers", default: ""].isEmpty {
             root.issues.append(.init(.error, "kafka.bootstrap.servers", "is required (comma-separated host:port list)"))

@@ -6,6 +6,9 @@ import Observability
 public struct WorkerConfiguration: Sendable {
     /// librdkafka properties for every client, passed through verbatim.
     public var kafka: [String: String] = ["bootstrap.servers": "127.0.0.1:9092"]
+    /// librdkafka properties whose values are secrets, by environment variable name
+    /// (`kafka_secret_env`: `{"sasl.password": "KAFKA_SASL_PASSWORD"}`); resolved into `kafka` at load.
+    public var kafkaSecretVariables: [String: String] = [:]
     /// Extra librdkafka properties for the consumers only.
     public var kafkaConsumer: [String: String] = [:]
     /// Extra librdkafka properties for the producer only.
@@ -72,6 +75,9 @@ public struct WorkerConfiguration: Sendable {
     /// Environment variables the configuration names (secrets are only ever named, never stored).
     public var secretEnvironmentVariables: [(keyPath: String, variable: String)] {
         var names: [(String, String)] = [("audit.pseudonym_key_env", pseudonymKeyEnvironmentVariable)]
+        for (property, variable) in kafkaSecretVariables.sorted(by: { $0.key < $1.key }) {
+            names.append(("kafka_secret_env.\(property)", variable))
+        }
         for (name, program) in programs.sorted(by: { $0.key < $1.key }) {
             names.append(("programs.\(name).api_key_env", program.apiKeyEnvironmentVariable))
             if let secret = program.apiSecretEnvironmentVariable { names.append(("programs.\(name).api_secret_env", secret)) }
