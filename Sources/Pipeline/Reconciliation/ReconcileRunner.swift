@@ -20,8 +20,7 @@ final class ReconcileRunner: Sendable {
     private let consumer: KafkaConsumer
     private let listener: Listener
     private let state = Mutex(State())
-    private let timerQueue = DispatchQueue(label: "provisioner.reconcile-timer")
-    private let timer: DispatchSourceTimerBox
+    private let timer = DispatchTimer(label: "provisioner.reconcile-timer")
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let maxHeldPerPartition: Int
     private let maxRunning: Int
@@ -72,7 +71,6 @@ final class ReconcileRunner: Sendable {
         let listener = Listener()
         self.listener = listener
         consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener)
-        timer = DispatchSourceTimerBox(queue: timerQueue)
         listener.attach(self)
         timer.setHandler { [weak self] in self?.runDue() }
     }
@@ -150,9 +148,9 @@ final class ReconcileRunner: Sendable {
     }
 
     private func armTimer() {
-        let next = state.withLock { $0.held.first?.job.dueAtMs }
-        guard let next else { return }
-        timer.schedule(afterMs: max(0, next - context.clock()))
+        // At the running limit the next `done` runs what is due; a timer in the past would spin.
+        let next = state.withLock { $0.running < maxRunning ? $0.held.first?.job.dueAtMs : nil }
+        timer.schedule(atMs: next, nowMs: context.clock())
     }
 
     /// Starts every due job (up to `maxRunning` at once).
@@ -406,23 +404,4 @@ final class ReconcileRunner: Sendable {
             for partition in partitions { state.trackers[partition] = nil }
         }
     }
-}
-
-/// One reusable Dispatch timer (thread-safe, though `DispatchSourceTimer` is not marked `Sendable`).
-final class DispatchSourceTimerBox: @unchecked Sendable {
-    private let source: DispatchSourceTimer
-
-    init(queue: DispatchQueue) {
-        source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .distantFuture)
-        source.activate()
-    }
-
-    func setHandler(_ handler: @escaping @Sendable () -> Void) { source.setEventHandler(handler: handler) }
-
-    func schedule(afterMs: Int64) {
-        source.schedule(deadline: .now() + .milliseconds(Int(afterMs)), leeway: .milliseconds(2))
-    }
-
-    func cancel() { source.cancel() }
 }

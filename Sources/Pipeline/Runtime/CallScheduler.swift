@@ -8,7 +8,7 @@ import Synchronization
 final class CallScheduler: Sendable {
     private let state: Mutex<WorkScheduler<ProvisioningJob>>
     private let nextID = Atomic<UInt64>(0)
-    private let timer: TimerBox
+    private let timer: DispatchTimer
     private let clock: @Sendable () -> Int64
     private let carryOut: @Sendable ([SchedulerDecision<ProvisioningJob>]) -> Void
     private let breakerChanged: @Sendable (String, CircuitBreaker.State) -> Void
@@ -21,7 +21,7 @@ final class CallScheduler: Sendable {
         self.clock = clock
         self.carryOut = carryOut
         self.breakerChanged = breakerChanged
-        timer = TimerBox()
+        timer = DispatchTimer(label: "provisioner.scheduler-timer")
         timer.setHandler { [weak self] in self?.wake() }
     }
 
@@ -31,19 +31,23 @@ final class CallScheduler: Sendable {
                                      program: job.request.program, endpoint: job.program.endpoint,
                                      publishByMs: job.window.publishByMs, minimumBudgetMs: minimumBudgetMs, payload: job)
         let now = clock()
-        apply(state.withLock { $0.enqueue(ticket, nowMs: now) })
+        apply(now: now) { $0.enqueue(ticket, nowMs: now) }
     }
 
     /// A started call ended (`success` feeds the breaker; nil: no call was made after all).
     func finish(ticketID: UInt64, success: Bool?) {
         let now = clock()
-        apply(state.withLock { $0.finish(ticketID: ticketID, success: success, nowMs: now) })
+        apply(now: now) { $0.finish(ticketID: ticketID, success: success, nowMs: now) }
     }
 
     /// Takes back queued jobs of revoked partitions (they were never started).
     func removeWaiting(partitions: Set<TopicPartition>) -> [ProvisioningJob] {
-        let removed = state.withLock { $0.removeWaiting { partitions.contains($0.payload.origin.partition) } }
-        rearm()
+        let now = clock()
+        var removed: [SchedulerTicket<ProvisioningJob>] = []
+        apply(now: now) { scheduler in
+            removed = scheduler.removeWaiting { partitions.contains($0.payload.origin.partition) }
+            return []
+        }
         return removed.map(\.payload)
     }
 
@@ -62,56 +66,21 @@ final class CallScheduler: Sendable {
 
     private func wake() {
         let now = clock()
-        apply(state.withLock { $0.dispatch(nowMs: now) })
+        apply(now: now) { $0.dispatch(nowMs: now) }
     }
 
-    private func apply(_ decisions: [SchedulerDecision<ProvisioningJob>]) {
-        let changes = state.withLock { $0.takeBreakerChanges() }
+    /// Runs `change` under the lock once, collecting its decisions, the breaker changes and the
+    /// next wake-up; carries them out after the lock is released.
+    private func apply(now: Int64, _ change: (inout WorkScheduler<ProvisioningJob>) -> [SchedulerDecision<ProvisioningJob>]) {
+        let (decisions, changes, wake) = state.withLock { scheduler in
+            let decisions = change(&scheduler)
+            return (decisions, scheduler.takeBreakerChanges(), scheduler.nextWakeMs(nowMs: now))
+        }
         for change in changes { breakerChanged(change.endpoint, change.state) }
         if !decisions.isEmpty { carryOut(decisions) }
-        rearm()
-    }
-
-    private func rearm() {
-        let now = clock()
-        let wake = state.withLock { $0.nextWakeMs(nowMs: now) }
         timer.schedule(atMs: wake, nowMs: now)
     }
 
     /// Cancels the timer.
     func stop() { timer.cancel() }
-}
-
-/// One reusable Dispatch timer; `DispatchSourceTimer` is thread-safe but not marked `Sendable`.
-private final class TimerBox: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "provisioner.scheduler-timer")
-    private let source: DispatchSourceTimer
-    private let armedAt = Mutex<Int64?>(nil)
-
-    init() {
-        source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .distantFuture)
-        source.activate()
-    }
-
-    func setHandler(_ handler: @escaping @Sendable () -> Void) {
-        source.setEventHandler { [weak self] in
-            self?.armedAt.withLock { $0 = nil }
-            handler()
-        }
-    }
-
-    /// Arms the timer for `atMs` (wall clock), unless it is already armed at or before that time.
-    func schedule(atMs: Int64?, nowMs: Int64) {
-        guard let atMs else { return }
-        let shouldArm = armedAt.withLock { armed -> Bool in
-            if let armed, armed <= atMs, armed >= nowMs { return false }
-            armed = atMs
-            return true
-        }
-        guard shouldArm else { return }
-        source.schedule(deadline: .now() + .milliseconds(Int(max(0, atMs - nowMs))), leeway: .milliseconds(1))
-    }
-
-    func cancel() { source.cancel() }
 }
