@@ -22,6 +22,21 @@ enum BenchCommand: Command {
             options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024]",
             run: runThroughput),
         Scenario(
+            name: "latency", summary: "fixed rate against a fixed-latency simulator: end-to-end and overhead percentiles",
+            options: "[--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6]", run: runLatency),
+        Scenario(
+            name: "inflight", summary: "a 1 s issuer at 2,000/s (~2,000 calls in flight): sustained rate, worker RSS and threads",
+            options: "[--rate 2000] [--seconds 20] [--issuer-ms 1000] [--partitions 6]", run: runInFlight),
+        Scenario(
+            name: "deadline", summary: "heavy-tailed issuer at ~2x capacity: results after deadline, deadline-aware vs FIFO worker",
+            options: "[--rate 700] [--seconds 20] [--max-in-flight 256] [--partitions 6]", run: runDeadline),
+        Scenario(
+            name: "soak", summary: "a moderate rate for a long time: worker RSS at start and end",
+            options: "[--rate 300] [--seconds 600] [--partitions 6]", run: runSoak),
+        Scenario(
+            name: "isolation", summary: "healthy program's throughput and p99 with the other issuer healthy, then hanging",
+            options: "[--healthy-rate 400] [--failing-rate 100] [--seconds 15] [--partitions 6]", run: runIsolation),
+        Scenario(
             name: HTTPClientBenchmark.name, summary: HTTPClientBenchmark.summary,
             options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "
                 + "[--delay-ms 1000] [--seconds 8] [--body-bytes 2048]",
@@ -70,7 +85,58 @@ enum BenchCommand: Command {
         options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
         options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
         try arguments.rejectUnknown()
-        return try ThroughputBenchmark.run(options) { printError("bench: " + $0) }
+        return try ThroughputBenchmark.run(options, progress: progress)
+    }
+
+    private static func progress(_ line: String) { printError("bench: " + line) }
+
+    private static func runLatency(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = LatencyBenchmark.Options()
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
+        options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        try arguments.rejectUnknown()
+        return try LatencyBenchmark.run(options, progress: progress)
+    }
+
+    private static func runInFlight(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = InFlightBenchmark.Options()
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
+        options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        try arguments.rejectUnknown()
+        return try InFlightBenchmark.run(options, progress: progress)
+    }
+
+    private static func runDeadline(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = DeadlineBenchmark.Options()
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
+        options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        try arguments.rejectUnknown()
+        return try DeadlineBenchmark.run(options, progress: progress)
+    }
+
+    private static func runSoak(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = SoakBenchmark.Options()
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 30...86_400)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        try arguments.rejectUnknown()
+        return try SoakBenchmark.run(options, progress: progress)
+    }
+
+    private static func runIsolation(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = IsolationBenchmark.Options()
+        options.healthyRate = try arguments.integer("healthy-rate", default: options.healthyRate, in: 1...100_000)
+        options.failingRate = try arguments.integer("failing-rate", default: options.failingRate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        try arguments.rejectUnknown()
+        return try IsolationBenchmark.run(options, progress: progress)
     }
 
     /// `http-client`: the comparison, or one of its child roles (`--role server|client`, internal).

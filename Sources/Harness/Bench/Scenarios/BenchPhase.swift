@@ -41,9 +41,62 @@ struct BenchPhase {
     let producer: OpenLoopProducer
     let tracker: ResultTracker
 
+    /// What a phase observed, to compute figures over all requests or a subset.
+    struct Observation {
+        let items: [RequestPool.Item]
+        let sentAt: [Int64]
+        let records: [ResultTracker.Record]
+        let rate: Double
+        let cpuMicroseconds: Double
+        let wallMs: Double
+        let senderLagMs: Int64
+        let replyMarginMs: Int64
+
+        /// Figures over the requests whose index passes `include` (all by default).
+        func figures(_ include: (Int) -> Bool = { _ in true }) -> Figures {
+            var latencies: [Int64] = []
+            var overheads: [Int64] = []
+            var statuses: [ResultStatus: Int] = [:]
+            var late = 0
+            var answered = 0
+            var sent = 0
+            var firstSent = Int64.max
+            var lastFinal: Int64 = 0
+            for (index, record) in records.enumerated() where include(index) {
+                sent += 1
+                firstSent = min(firstSent, sentAt[index])
+                lastFinal = max(lastFinal, record.finalConsumedAtMs)
+                if let status = record.status {
+                    statuses[status, default: 0] += 1
+                    answered += 1
+                }
+                guard record.firstConsumedAtMs > 0 else { continue }
+                let latency = record.firstConsumedAtMs - sentAt[index]
+                latencies.append(latency)
+                overheads.append(max(0, latency - record.issuerMs))
+                if record.deadlineMs > 0, record.publishedAtMs > record.deadlineMs - replyMarginMs,
+                   record.receivedAtMs < record.deadlineMs - replyMarginMs {
+                    late += 1
+                }
+            }
+            let elapsedMs = max(1, Double(lastFinal - (firstSent == .max ? lastFinal : firstSent)))
+            let share = records.isEmpty ? 0 : Double(answered) / Double(max(1, records.filter { $0.status != nil }.count))
+            return Figures(offeredPerSecond: rate * Double(sent) / Double(max(1, records.count)), sent: sent, answered: answered,
+                           achievedPerSecond: Double(answered) / (elapsedMs / 1000), latencies: latencies.sorted(),
+                           overheads: overheads.sorted(),
+                           cpuMicrosecondsPerRequest: answered > 0 ? cpuMicroseconds * share / Double(answered) : 0,
+                           cpuPercent: cpuMicroseconds / (wallMs * 10), lateResults: late, statuses: statuses, senderLagMs: senderLagMs)
+        }
+    }
+
     /// Sends `items` at `rate` per second, waits up to `drainTimeoutMs` for every final result,
     /// and measures. `replyMarginMs` is the configured reply margin.
     func run(_ items: [RequestPool.Item], rate: Double, drainTimeoutMs: Int64 = 60_000, replyMarginMs: Int64 = 1_000) -> Figures {
+        observe(items, rate: rate, drainTimeoutMs: drainTimeoutMs, replyMarginMs: replyMarginMs).figures()
+    }
+
+    /// Like `run`, but returns the observation (for figures over subsets).
+    func observe(_ items: [RequestPool.Item], rate: Double, drainTimeoutMs: Int64 = 60_000, replyMarginMs: Int64 = 1_000) -> Observation {
         let ids = items.map(\.requestID)
         tracker.track(ids)
         let workerPIDs = stack.workers.map(\.pid)
@@ -53,34 +106,8 @@ struct BenchPhase {
         _ = tracker.waitForFinals(ids, timeoutMs: drainTimeoutMs)
         let records = tracker.records(ids)
         let cpuAfter = workerPIDs.map { ProcessUsage.of(pid: $0).totalMicroseconds }.reduce(0, +)
-        let firstSent = sentAt.first ?? 0
-        let lastFinal = records.map(\.finalConsumedAtMs).max() ?? firstSent
-        let elapsedMs = max(1, Double(lastFinal - firstSent))
-        let wallMs = max(1, ProcessUsage.monotonicMilliseconds() - started)
-        var latencies: [Int64] = []
-        var overheads: [Int64] = []
-        var statuses: [ResultStatus: Int] = [:]
-        var late = 0
-        var answered = 0
-        for (index, record) in records.enumerated() {
-            if let status = record.status {
-                statuses[status, default: 0] += 1
-                answered += 1
-            }
-            guard record.firstConsumedAtMs > 0 else { continue }
-            let latency = record.firstConsumedAtMs - sentAt[index]
-            latencies.append(latency)
-            overheads.append(max(0, latency - record.issuerMs))
-            if record.deadlineMs > 0, record.publishedAtMs > record.deadlineMs - replyMarginMs,
-               record.receivedAtMs < record.deadlineMs - replyMarginMs {
-                late += 1
-            }
-        }
-        let cpu = Double(cpuAfter - cpuBefore)
-        return Figures(offeredPerSecond: rate, sent: items.count, answered: answered,
-                       achievedPerSecond: Double(answered) / (elapsedMs / 1000), latencies: latencies.sorted(),
-                       overheads: overheads.sorted(), cpuMicrosecondsPerRequest: answered > 0 ? cpu / Double(answered) : 0,
-                       cpuPercent: cpu / (wallMs * 10), lateResults: late, statuses: statuses, senderLagMs: lag)
+        return Observation(items: items, sentAt: sentAt, records: records, rate: rate, cpuMicroseconds: Double(cpuAfter - cpuBefore),
+                           wallMs: max(1, ProcessUsage.monotonicMilliseconds() - started), senderLagMs: lag, replyMarginMs: replyMarginMs)
     }
 }
 

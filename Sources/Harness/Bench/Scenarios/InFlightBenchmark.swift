@@ -1,0 +1,92 @@
+import Contract
+import Foundation
+import Synchronization
+
+/// `bench inflight`: a slow issuer (1 s) at 2,000 requests/s holds ~2,000 calls in flight in one
+/// worker: sustained rate, peak RSS and thread count of the worker process.
+public enum InFlightBenchmark {
+    /// Options.
+    public struct Options: Sendable {
+        /// Requests per second.
+        public var rate = 2_000
+        /// Seconds of load.
+        public var seconds = 20
+        /// Simulator latency, ms.
+        public var issuerMs = 1_000
+        /// Partitions per topic.
+        public var partitions = 6
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// Runs the scenario.
+    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+        let stack = try BenchStack(partitions: options.partitions,
+                                   profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#))
+        defer { stack.stop() }
+        let worker = try stack.startWorker(groupID: "bench-inflight") { PipelineBench.tune(&$0, maxInFlight: 4_096, maxPending: 16_384) }
+        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
+        defer { producer.close() }
+        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
+        defer { tracker.stop() }
+        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
+        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
+        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        progress("preparing \(options.rate * options.seconds) requests")
+        let items = try RequestPool.make(options.rate * options.seconds, mix: .imprint, factory: factory)
+        progress("offering \(options.rate)/s for \(options.seconds) s against a \(options.issuerMs) ms simulator (~\(options.rate * options.issuerMs / 1000) in flight)")
+        let sampler = ProcessSampler(pid: worker.pid)
+        let inFlightSamples = InFlightProbe(stack: stack)
+        let figures = phase.run(items, rate: Double(options.rate))
+        let samples = sampler.stop()
+        let maxInFlight = inFlightSamples.stop()
+        let peakRSS = ProcessUsage.peakResidentMegabytes(pid: worker.pid)
+        let maxThreads = samples.map(\.threads).max() ?? 0
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("scenario"); writer.string("inflight")
+        writer.key("offered_per_second"); writer.integer(Int64(options.rate))
+        writer.key("sustained_per_second"); writer.integer(Int64(figures.achievedPerSecond))
+        writer.key("answered"); writer.integer(Int64(figures.answered))
+        writer.key("max_in_flight_seen"); writer.integer(Int64(maxInFlight))
+        writer.key("peak_rss_mb"); writer.integer(Int64(peakRSS))
+        writer.key("max_threads"); writer.integer(Int64(maxThreads))
+        writer.key("p99_ms"); writer.integer(orNull: figures.latency(0.99))
+        writer.key("worker_cpu_percent"); writer.integer(Int64(figures.cpuPercent))
+        writer.endObject()
+        return BenchmarkReport(
+            title: "inflight: \(options.rate)/s for \(options.seconds) s, simulator answers in \(options.issuerMs) ms, 1 worker",
+            columns: ["FIGURE", "VALUE"],
+            rows: [["offered/s", String(options.rate)], ["sustained/s", String(Int(figures.achievedPerSecond))],
+                   ["answered", "\(figures.answered)/\(figures.sent)"], ["most calls in flight seen", String(maxInFlight)],
+                   ["worker peak RSS MB", String(format: "%.0f", peakRSS)], ["worker threads (max)", String(maxThreads)],
+                   ["p50 / p99 ms", "\(PipelineBench.ms(figures.latency(0.5))) / \(PipelineBench.ms(figures.latency(0.99)))"],
+                   ["worker CPU %", String(Int(figures.cpuPercent))]],
+            notes: ["in flight read from the worker's provisioner_in_flight gauge every 250 ms", PipelineBench.machine],
+            json: writer.text)
+    }
+}
+
+/// Polls a worker's `provisioner_in_flight` gauge in the background and keeps the highest value.
+final class InFlightProbe: Sendable {
+    private let stopFlag = Atomic<Bool>(false)
+    private let highest = Mutex(0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(stack: BenchStack) {
+        let thread = Thread { [self] in
+            while !stopFlag.load(ordering: .relaxed) {
+                let value = Int(stack.metricTotal("provisioner_in_flight"))
+                highest.withLock { $0 = max($0, value) }
+                usleep(250_000)
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    func stop() -> Int {
+        if !stopFlag.exchange(true, ordering: .relaxed) { done.wait() }
+        return highest.withLock { $0 }
+    }
+}

@@ -1,0 +1,66 @@
+import Contract
+import Foundation
+
+/// `bench latency`: a fixed rate against a simulator answering in a fixed time; end-to-end
+/// latency (request produced → result consumed) and the pipeline's own overhead (that minus the
+/// issuer's time) at p50/p95/p99/p99.9.
+public enum LatencyBenchmark {
+    /// Options.
+    public struct Options: Sendable {
+        /// Requests per second.
+        public var rate = 1_000
+        /// Seconds of load.
+        public var seconds = 20
+        /// Simulator latency, ms.
+        public var issuerMs = 50
+        /// Partitions per topic.
+        public var partitions = 6
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// Runs the scenario.
+    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+        let stack = try BenchStack(partitions: options.partitions,
+                                   profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#))
+        defer { stack.stop() }
+        try stack.startWorker(groupID: "bench-latency") { PipelineBench.tune(&$0, maxInFlight: 1_024, maxPending: 8_192) }
+        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
+        defer { producer.close() }
+        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
+        defer { tracker.stop() }
+        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
+        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
+        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        progress("preparing \(options.rate * options.seconds) requests")
+        let items = try RequestPool.make(options.rate * options.seconds, mix: .allIssuers, factory: factory)
+        progress("offering \(options.rate)/s for \(options.seconds) s against a \(options.issuerMs) ms simulator")
+        let figures = phase.run(items, rate: Double(options.rate))
+        let quantiles: [(String, Double)] = [("p50", 0.5), ("p95", 0.95), ("p99", 0.99), ("p99.9", 0.999)]
+        let rows = quantiles.map { name, q in
+            [name, PipelineBench.ms(figures.latency(q)), PipelineBench.ms(figures.overhead(q))]
+        }
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("scenario"); writer.string("latency")
+        writer.key("rate"); writer.integer(Int64(options.rate))
+        writer.key("issuer_ms"); writer.integer(Int64(options.issuerMs))
+        writer.key("answered"); writer.integer(Int64(figures.answered))
+        writer.key("achieved_per_second"); writer.integer(Int64(figures.achievedPerSecond))
+        for (name, q) in quantiles {
+            writer.key("end_to_end_\(name)_ms"); writer.integer(orNull: figures.latency(q))
+            writer.key("overhead_\(name)_ms"); writer.integer(orNull: figures.overhead(q))
+        }
+        writer.key("late_results"); writer.integer(Int64(figures.lateResults))
+        writer.endObject()
+        return BenchmarkReport(
+            title: "latency: \(options.rate)/s for \(options.seconds) s, simulator answers in \(options.issuerMs) ms, all issuers, 1 worker",
+            columns: ["PERCENTILE", "END-TO-END MS", "OVERHEAD MS"], rows: rows,
+            notes: [
+                "end-to-end: request produced to its result consumed; overhead: end-to-end minus the issuer's time (result timing.issuer_ms)",
+                "answered \(figures.answered) of \(figures.sent) at \(Int(figures.achievedPerSecond))/s; worker CPU \(Int(figures.cpuPercent))% (\(Int(figures.cpuMicrosecondsPerRequest)) µs/request); results after deadline: \(figures.lateResults)",
+                PipelineBench.machine,
+            ],
+            json: writer.text)
+    }
+}
