@@ -1,0 +1,217 @@
+import Contract
+import Foundation
+import Harness
+import Kafka
+import Observability
+import Pipeline
+import Simulator
+import Testing
+
+/// Issue 11 end to end: bulkheads, circuit breakers and upstream rate limits on the embedded
+/// broker and simulator with two programs on two issuers.
+@Suite("Isolation between programs and issuers", .serialized)
+struct IsolationEndToEndTests {
+    /// A stack with one worker whose configuration `adjust` edits, a collector and a producer.
+    struct Rig {
+        let stack: EmbeddedStack
+        let worker: Worker
+        let metrics: MetricsRegistry
+        let collector: ResultCollector
+        let producer: KafkaProducer
+        let factory: RequestFactory
+
+        init(profile: SimulatorProfile, adjust: (inout WorkerConfiguration) -> Void) throws {
+            stack = try EmbeddedStack(partitions: 3, profile: profile)
+            metrics = MetricsRegistry()
+            let configuration = try stack.configuration(groupID: "isolation-\(UUID().uuidString)", adjust: adjust)
+            worker = try stack.startWorker(configuration, logger: Logger(label: "worker", minimumLevel: .error, handler: CapturingLogHandler()),
+                                           metrics: metrics)
+            collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: stack.partitions)
+            producer = try KafkaProducer(configuration: stack.producerProperties)
+            factory = try RequestFactory(devices: 2)
+            #expect(stack.waitForGroup())
+            try EmbeddedStack.warmUp(partitions: stack.partitions, topic: stack.topics.requests, factory: factory, producer: producer,
+                                     collector: collector)
+        }
+
+        func send(_ request: GeneratedRequest) throws {
+            try producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: request.key, value: request.value)) { _ in }
+        }
+
+        func stop() {
+            producer.close(timeoutMs: 5_000)
+            collector.stop()
+            stack.stop()
+        }
+    }
+
+    static func profile(dcs rule: LoadRule) -> SimulatorProfile {
+        var profile = SimulatorProfile()
+        profile.issuerRules[.dcs] = rule
+        return profile
+    }
+
+    @Test("a hanging issuer holds only its own bulkhead: the other program keeps its latency and every deadline")
+    func hangingIssuerDoesNotStarveOthers() throws {
+        var hang = LoadRule()
+        hang.hangRate = 1
+        let rig = try Rig(profile: Self.profile(dcs: hang)) { configuration in
+            configuration.scheduler.globalLimit = 32
+            configuration.scheduler.programLimits["demo-dcs"] = 8
+            configuration.programs["demo-dcs"]?.timeoutMs = 1_500
+        }
+        defer { rig.stop() }
+        var healthy: [GeneratedRequest] = []
+        var hanging: [GeneratedRequest] = []
+        // More hanging calls than the global limit: without the bulkhead they would take every slot.
+        for index in 0..<48 {
+            let request = try rig.factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: "pm_hang_\(index)", opcRequested: false)
+            hanging.append(request)
+            try rig.send(request)
+        }
+        for index in 0..<60 {
+            let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_ok_\(index)")
+            healthy.append(request)
+            try rig.send(request)
+            usleep(20_000)
+        }
+        let answered = rig.collector.wait(timeoutMs: 60_000) { snapshot in healthy.allSatisfy { snapshot.final($0.requestID) != nil } }
+        #expect(answered)
+        let snapshot = rig.collector.snapshot
+        var latencies: [Int64] = []
+        for request in healthy {
+            let received = try #require(snapshot.results[request.requestID]?.first)
+            #expect(received.result.status == .provisioned)
+            let timing = received.result.timing
+            #expect((timing.publishedAtMs ?? .max) <= (timing.deadlineMs ?? 0) - 1_000, "healthy results are published in time")
+            latencies.append(received.result.timing.publishedAtMs! - received.result.timing.receivedAtMs!)
+        }
+        // 48 hanging calls against 8 slots: without the bulkhead they would hold every global slot for 1.5 s each.
+        latencies.sort()
+        #expect(latencies[latencies.count * 99 / 100 - 1] < 1_000, "healthy program's p99 receive-to-publish stays far below the hanging issuer's timeout: \(latencies.suffix(5))")
+        #expect(rig.metrics.value("provisioner_bulkhead_in_flight", labels: ["program": "demo-dcs"]).map { $0 <= 8 } ?? true)
+        let dcsDone = rig.collector.wait(timeoutMs: 60_000) { snapshot in hanging.allSatisfy { snapshot.results[$0.requestID] != nil } }
+        #expect(dcsDone, "every request of the hanging issuer is answered too")
+    }
+
+    @Test("the breaker opens on failures, refuses without calling, half-opens and closes when the issuer recovers")
+    func breakerLifecycle() throws {
+        var down = LoadRule()
+        down.unavailableRate = 1
+        let rig = try Rig(profile: Self.profile(dcs: down)) { configuration in
+            var breaker = CircuitBreaker.Settings()
+            breaker.windowSeconds = 10
+            breaker.minimumCalls = 4
+            breaker.failureRateThreshold = 0.5
+            breaker.openDurationMs = 1_500
+            breaker.halfOpenProbes = 2
+            configuration.scheduler.defaultBreaker = breaker
+        }
+        defer { rig.stop() }
+        // Failures open the breaker.
+        var failing: [GeneratedRequest] = []
+        for index in 0..<4 {
+            let request = try rig.factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: "pm_down_\(index)", opcRequested: false)
+            failing.append(request)
+            try rig.send(request)
+        }
+        #expect(rig.collector.wait(timeoutMs: 30_000) { snapshot in failing.allSatisfy { snapshot.final($0.requestID) != nil } })
+        for request in failing {
+            #expect(rig.collector.snapshot.final(request.requestID)?.code == .issuerUnavailable)
+        }
+        #expect(rig.collector.wait(timeoutMs: 10_000) { $0.audit.contains { $0.stage == .breakerChanged && $0.issuer == .dcs } })
+        // While open: refused at once, the issuer is not called.
+        let callsBefore = rig.stack.simulator.calls.filter { $0.issuer == "dcs" }.reduce(0) { $0 + $1.count }
+        let refused = try rig.factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: "pm_refused", opcRequested: false)
+        try rig.send(refused)
+        #expect(rig.collector.wait(timeoutMs: 10_000) { $0.final(refused.requestID) != nil })
+        let refusal = try #require(rig.collector.snapshot.final(refused.requestID))
+        #expect(refusal.status == .failed && refusal.code == .issuerUnavailable && refusal.nextAction == .surfaceError)
+        #expect(refusal.message.contains("circuit breaker"))
+        #expect(rig.stack.simulator.calls.filter { $0.issuer == "dcs" }.reduce(0) { $0 + $1.count } == callsBefore, "no call while open")
+        // The issuer recovers; after the open period probes pass and the breaker closes.
+        rig.stack.simulator.replaceProfile(SimulatorProfile())
+        usleep(1_600_000)
+        var recovered: [GeneratedRequest] = []
+        for index in 0..<3 {
+            let request = try rig.factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: "pm_back_\(index)", opcRequested: false)
+            recovered.append(request)
+            try rig.send(request)
+            #expect(rig.collector.wait(timeoutMs: 10_000) { $0.final(request.requestID) != nil })
+        }
+        for request in recovered {
+            #expect(rig.collector.snapshot.final(request.requestID)?.status == .provisioned)
+        }
+        let states = rig.collector.snapshot.audit.filter { $0.stage == .breakerChanged }.map { $0.reason?.text ?? "" }
+        #expect(states.count >= 3, "\(states)")
+        #expect(states.first?.contains("opened") == true)
+        #expect(states.contains { $0.contains("half-open") })
+        #expect(states.last?.contains("closed") == true)
+        #expect(rig.metrics.total("provisioner_breaker_transitions_total") >= 3)
+    }
+
+    @Test("a 429 whose Retry-After fits the deadline is absorbed; one that does not is answered rate_limited at once")
+    func retryAfterWithinTheDeadline() throws {
+        var limited = LoadRule()
+        limited.rateLimitedRate = 1
+        limited.retryAfterSeconds = 1
+        var profile = SimulatorProfile()
+        profile.issuerRules[.imprint] = limited
+        let rig = try Rig(profile: SimulatorProfile()) { _ in }
+        defer { rig.stop() }
+        rig.stack.simulator.replaceProfile(profile)
+        // Room for the wait: the issuer recovers while the worker waits Retry-After.
+        let patient = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_patient")
+        try rig.send(patient)
+        #expect(rig.collector.wait(timeoutMs: 5_000) { _ in
+            rig.stack.simulator.calls.contains { $0.cardID == "pm_patient" }
+        })
+        rig.stack.simulator.replaceProfile(SimulatorProfile())
+        #expect(rig.collector.wait(timeoutMs: 20_000) { $0.final(patient.requestID) != nil })
+        #expect(rig.collector.snapshot.final(patient.requestID)?.status == .provisioned)
+        // No room: an Apple Pay request whose deadline is closer than Retry-After + the minimum budget.
+        rig.stack.simulator.replaceProfile(profile)
+        let hurried = try rig.factory.provision(program: "demo-imprint", wallet: .applePay, cardID: "pm_hurried",
+                                                deadlineMs: Timestamps.nowMs() + 2_500)
+        let sentAt = Timestamps.nowMs()
+        try rig.send(hurried)
+        #expect(rig.collector.wait(timeoutMs: 10_000) { $0.final(hurried.requestID) != nil })
+        let received = try #require(rig.collector.snapshot.results[hurried.requestID]?.first)
+        #expect(received.result.status == .failed && received.result.code == .rateLimited)
+        #expect(received.consumedAtMs - sentAt < 1_000, "answered without waiting out the Retry-After")
+    }
+
+    @Test("the program's token bucket spaces calls within their deadlines and refuses those it cannot fit")
+    func tokenBucket() throws {
+        let rig = try Rig(profile: SimulatorProfile()) { configuration in
+            configuration.scheduler.rateLimits["demo-imprint"] = .init(perSecond: 4, burst: 2)
+        }
+        defer { rig.stop() }
+        // Warm-up used tokens; let the bucket refill.
+        usleep(1_000_000)
+        var patient: [GeneratedRequest] = []
+        for index in 0..<4 {
+            let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_bucket_\(index)")
+            patient.append(request)
+            try rig.send(request)
+        }
+        var hurried: [GeneratedRequest] = []
+        for index in 0..<6 {
+            let request = try rig.factory.provision(program: "demo-imprint", wallet: .applePay, cardID: "pm_rush_\(index)",
+                                                    deadlineMs: Timestamps.nowMs() + 2_000)
+            hurried.append(request)
+            try rig.send(request)
+        }
+        let all = patient + hurried
+        #expect(rig.collector.wait(timeoutMs: 30_000) { snapshot in all.allSatisfy { snapshot.final($0.requestID) != nil } })
+        let snapshot = rig.collector.snapshot
+        for request in patient { #expect(snapshot.final(request.requestID)?.status == .provisioned) }
+        let limited = hurried.filter { snapshot.final($0.requestID)?.code == .rateLimited }
+        #expect(!limited.isEmpty, "more calls than the bucket allows before their deadline are refused rate_limited")
+        #expect(rig.metrics.total("provisioner_refusals_total", matching: ["reason": "rate_limited"]) == Double(limited.count))
+        for request in all {
+            let result = try #require(snapshot.final(request.requestID))
+            #expect((result.timing.publishedAtMs ?? .max) <= (result.timing.deadlineMs ?? 0) - 1_000, "every answer inside the window")
+        }
+    }
+}
