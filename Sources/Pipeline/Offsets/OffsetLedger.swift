@@ -148,6 +148,11 @@ final class OffsetLedger: Sendable {
         }
     }
 
+    /// Owned partitions and the offset committed by this worker in each (nil before its first commit).
+    var committedOffsets: [TopicPartition: Int64?] {
+        state.withLock { state in state.partitions.filter(\.value.owned).mapValues(\.lastCommitted) }
+    }
+
     /// Owned partitions and the number of unsettled offsets in each (metrics).
     var snapshot: [TopicPartition: Int] {
         state.withLock { state in

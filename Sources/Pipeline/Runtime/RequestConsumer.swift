@@ -97,13 +97,34 @@ final class RequestConsumer: Sendable {
         state.withLock { $0.backpressurePaused ? $0.assigned.count : $0.catchingUp.count }
     }
 
-    /// The consumer, for watermark queries (lag).
-    var kafkaConsumer: KafkaConsumer { consumer }
+    private let lag = Mutex<[TopicPartition: Int64]>([:])
+    private let lagQueue = DispatchQueue(label: "provisioner.consumer-lag")
+
+    /// Requests on the topic not yet answered and committed, summed over assigned partitions, as
+    /// of the last measurement (every 5 s): high watermark minus committed offset, as Kafka's
+    /// tools and lag-based autoscalers count it.
+    var consumerLag: Int64 { lag.withLock { $0.values.reduce(0, +) } }
+
+    private func measureLag() {
+        lagQueue.async { [self] in
+            var measured: [TopicPartition: Int64] = [:]
+            for (partition, committed) in context.ledger.committedOffsets {
+                guard let marks = try? consumer.watermarks(partition, timeoutMs: 2_000) else { continue }
+                var start = committed
+                if start == nil {
+                    start = (try? consumer.committed([partition], timeoutMs: 2_000))?.first.map { $0.offset >= 0 ? $0.offset : marks.low }
+                }
+                measured[partition] = max(0, marks.high - (start ?? marks.low))
+            }
+            lag.withLock { $0 = measured }
+        }
+    }
 
     // MARK: - The poll loop
 
     private func run() {
         let startedMs = context.clock()
+        var lastLagMs: Int64 = 0
         while true {
             let (stopping, drainDeadline) = state.withLock { ($0.stopRequested, $0.drainDeadlineMs) }
             if stopping {
@@ -117,7 +138,10 @@ final class RequestConsumer: Sendable {
                     break
                 }
             }
-            let results = consumer.poll(maxMessages: 512, timeoutMs: 20)
+            // Take no more than the pending limit leaves room for (at least one, to keep serving
+            // callbacks); the rest stays with librdkafka, and paused partitions stop fetching.
+            let room = context.configuration.maxPending - context.ledger.unsettledCount()
+            let results = consumer.poll(maxMessages: max(1, min(512, room)), timeoutMs: 20)
             var sawError: String?
             for result in results {
                 switch result {
@@ -136,6 +160,10 @@ final class RequestConsumer: Sendable {
             }
             applyFlowControl(stopping: stopping)
             commitIfDue(force: false)
+            if context.clock() - lastLagMs >= 5_000 {
+                lastLagMs = context.clock()
+                measureLag()
+            }
         }
         commitIfDue(force: true)
         consumer.close()

@@ -144,6 +144,10 @@ public final class Worker: Sendable {
         metrics.computedGauge("provisioner_unsettled", help: "Requests received whose outputs are not yet acknowledged.") {
             Double(context.ledger.unsettledCount())
         }
+        let requests = self.requests
+        metrics.computedGauge("provisioner_consumer_lag", help: "Requests on the topic not yet received by this worker (summed over its partitions, measured every 5 s).") {
+            Double(requests.consumerLag)
+        }
         metrics.computedGauge("provisioner_reconcile_backlog", help: "Reconciliation jobs held or running.") { Double(reconciler.backlog) }
         metrics.computedGauge("provisioner_producer_outstanding", help: "Messages produced and not yet acknowledged.") {
             Double(producer.outstandingCount)
