@@ -36,15 +36,14 @@ final class RequestFlow: Sendable {
         pool = DispatchQueue(label: "provisioner.workers", qos: .userInitiated, attributes: .concurrent)
         let relay = Relay()
         self.relay = relay
-        let pool = self.pool
         let metrics = context.metrics
         let logger = context.logger
         let audit = context.audit
         scheduler = CallScheduler(
             settings: context.configuration.scheduler, clock: context.clock,
-            carryOut: { decisions in
-                pool.async { relay.target?.carryOut(decisions) }
-            },
+            // Short work (write a marker, or answer without a call): run it where the decision
+            // was made rather than hopping threads.
+            carryOut: { decisions in relay.target?.carryOut(decisions) },
             breakerChanged: { endpoint, state in
                 metrics.countBreakerTransition(endpoint: endpoint, to: state.rawValue)
                 logger.notice("circuit breaker changed state", [("endpoint", .string(endpoint)), ("state", .string(state.rawValue))])
