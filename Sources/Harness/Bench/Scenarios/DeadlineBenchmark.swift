@@ -32,18 +32,11 @@ public enum DeadlineBenchmark {
             var all = document["all"]?.objectValue ?? [:]
             all["tail"] = .object(["probability": .number(JSONNumber(literal: "0.03")!), "latency_ms": .integer(25_000)])
             document["all"] = .object(all)
-            let stack = try BenchStack(partitions: options.partitions, profile: .object(document))
-            defer { stack.stop() }
-            try stack.startWorker(groupID: "bench-deadline-\(ordering)") {
+            let rig = try BenchRig(partitions: options.partitions, profile: .object(document), groupID: "bench-deadline-\(ordering)") {
                 PipelineBench.tune(&$0, maxInFlight: options.maxInFlight, maxPending: options.maxInFlight * 4, ordering: ordering)
             }
-            let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-            defer { producer.close() }
-            let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
-            defer { tracker.stop() }
-            let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
-            let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
-            try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+            defer { rig.stop() }
+            let (factory, phase) = (rig.factory, rig.phase)
             let items = try RequestPool.make(options.rate * options.seconds, mix: .applePay(program: "demo-imprint"), factory: factory)
             let figures = phase.run(items, rate: Double(options.rate), drainTimeoutMs: 180_000)
             results.append((ordering, figures))

@@ -21,17 +21,11 @@ public enum InFlightBenchmark {
 
     /// Runs the scenario.
     public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
-        let stack = try BenchStack(partitions: options.partitions,
-                                   profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#))
-        defer { stack.stop() }
-        let worker = try stack.startWorker(groupID: "bench-inflight") { PipelineBench.tune(&$0, maxInFlight: 4_096, maxPending: 16_384) }
-        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-        defer { producer.close() }
-        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
-        defer { tracker.stop() }
-        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
-        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
-        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        let rig = try BenchRig(partitions: options.partitions,
+                               profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#),
+                               groupID: "bench-inflight") { PipelineBench.tune(&$0, maxInFlight: 4_096, maxPending: 16_384) }
+        defer { rig.stop() }
+        let (stack, worker, factory, phase) = (rig.stack, rig.worker, rig.factory, rig.phase)
         progress("preparing \(options.rate * options.seconds) requests")
         let items = try RequestPool.make(options.rate * options.seconds, mix: .imprint, factory: factory)
         progress("offering \(options.rate)/s for \(options.seconds) s against a \(options.issuerMs) ms simulator (~\(options.rate * options.issuerMs / 1000) in flight)")

@@ -23,9 +23,8 @@ public enum IsolationBenchmark {
 
     /// Runs both phases.
     public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
-        let stack = try BenchStack(partitions: options.partitions, profile: PipelineBench.profile(latency: normal))
-        defer { stack.stop() }
-        try stack.startWorker(groupID: "bench-isolation") { document in
+        let rig = try BenchRig(partitions: options.partitions, profile: PipelineBench.profile(latency: normal),
+                               groupID: "bench-isolation") { document in
             PipelineBench.tune(&document, maxInFlight: 512, maxPending: 4_096)
             var programs = document["programs"]?.objectValue ?? [:]
             var dcs = programs["demo-dcs"]?.objectValue ?? [:]
@@ -33,13 +32,8 @@ public enum IsolationBenchmark {
             programs["demo-dcs"] = .object(dcs)
             document["programs"] = .object(programs)
         }
-        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-        defer { producer.close() }
-        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
-        defer { tracker.stop() }
-        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
-        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
-        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        defer { rig.stop() }
+        let (stack, factory, phase) = (rig.stack, rig.factory, rig.phase)
 
         func mixed(_ label: String) throws -> [RequestPool.Item] {
             let healthy = try RequestPool.make(options.healthyRate * options.seconds, mix: .applePay(program: "demo-imprint"),

@@ -21,17 +21,11 @@ public enum LatencyBenchmark {
 
     /// Runs the scenario.
     public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
-        let stack = try BenchStack(partitions: options.partitions,
-                                   profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#))
-        defer { stack.stop() }
-        try stack.startWorker(groupID: "bench-latency") { PipelineBench.tune(&$0, maxInFlight: 1_024, maxPending: 8_192) }
-        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-        defer { producer.close() }
-        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
-        defer { tracker.stop() }
-        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
-        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
-        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        let rig = try BenchRig(partitions: options.partitions,
+                               profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#),
+                               groupID: "bench-latency") { PipelineBench.tune(&$0, maxInFlight: 1_024, maxPending: 8_192) }
+        defer { rig.stop() }
+        let (factory, phase) = (rig.factory, rig.phase)
         progress("preparing \(options.rate * options.seconds) requests")
         let items = try RequestPool.make(options.rate * options.seconds, mix: .allIssuers, factory: factory)
         progress("offering \(options.rate)/s for \(options.seconds) s against a \(options.issuerMs) ms simulator")

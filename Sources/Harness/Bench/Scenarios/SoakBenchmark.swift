@@ -18,17 +18,11 @@ public enum SoakBenchmark {
 
     /// Runs the scenario in 30-second phases (requests are prepared between phases).
     public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
-        let stack = try BenchStack(partitions: options.partitions,
-                                   profile: PipelineBench.profile(latency: #"{"distribution": "uniform", "min_ms": 20, "max_ms": 80}"#))
-        defer { stack.stop() }
-        let worker = try stack.startWorker(groupID: "bench-soak") { PipelineBench.tune(&$0, maxInFlight: 512, maxPending: 4_096) }
-        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-        defer { producer.close() }
-        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
-        defer { tracker.stop() }
-        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
-        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
-        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        let rig = try BenchRig(partitions: options.partitions,
+                               profile: PipelineBench.profile(latency: #"{"distribution": "uniform", "min_ms": 20, "max_ms": 80}"#),
+                               groupID: "bench-soak") { PipelineBench.tune(&$0, maxInFlight: 512, maxPending: 4_096) }
+        defer { rig.stop() }
+        let (worker, factory, phase) = (rig.worker, rig.factory, rig.phase)
         let phaseSeconds = min(30, options.seconds)
         let phases = max(1, options.seconds / phaseSeconds)
         var rssAfterFirst: Double?

@@ -25,16 +25,10 @@ public enum ThroughputBenchmark {
 
     /// Runs the scenario; `progress` gets a line per step.
     public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
-        let stack = try BenchStack(partitions: options.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#))
-        defer { stack.stop() }
-        try stack.startWorker(groupID: "bench-throughput") { PipelineBench.tune(&$0, maxInFlight: options.maxInFlight, maxPending: options.maxInFlight * 8) }
-        let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-        defer { producer.close() }
-        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
-        defer { tracker.stop() }
-        let factory = try RequestFactory(devices: 8, replyKeyPool: 64)
-        let phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
-        try PipelineBench.warmUp(phase, factory: factory, partitions: options.partitions)
+        let rig = try BenchRig(partitions: options.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#),
+                               groupID: "bench-throughput") { PipelineBench.tune(&$0, maxInFlight: options.maxInFlight, maxPending: options.maxInFlight * 8) }
+        defer { rig.stop() }
+        let (stack, factory, phase) = (rig.stack, rig.factory, rig.phase)
 
         var rows: [[String]] = []
         var steps: [BenchPhase.Figures] = []
