@@ -25,6 +25,7 @@ enum KafkaConfiguration {
                                  isRetriable: false)
             }
         }
+        KafkaLog.attach(to: conf)
         return conf
     }
 

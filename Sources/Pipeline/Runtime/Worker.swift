@@ -56,6 +56,11 @@ public final class Worker: Sendable {
                 signing[name] = Sensitive(secret)
             }
         }
+        let kafkaLogger = logger.child("librdkafka")
+        KafkaLog.install { record in
+            let level: LogLevel = record.severity <= 3 ? .error : record.severity == 4 ? .warning : record.severity <= 6 ? .info : .debug
+            kafkaLogger.log(level, record.message, [("facility", .string(record.facility)), ("client", .string(record.client))])
+        }
         var producerProperties = configuration.producerProperties
         producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
         producer = try KafkaProducer(configuration: producerProperties)
