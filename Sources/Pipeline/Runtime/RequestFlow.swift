@@ -358,7 +358,7 @@ final class RequestFlow: Sendable {
         let result = stamped
         let topics = context.configuration.topics
         var messages = [KafkaOutgoingMessage(topic: topics.results, key: Array(result.requestID.utf8), value: result.encodedJSON(),
-                                             headers: origin.propagatedHeaders)]
+                                             headers: origin.resultHeaders)]
         if let reconcile {
             messages.append(KafkaOutgoingMessage(topic: topics.reconcile, key: Array(reconcile.requestID.utf8),
                                                  value: reconcile.encodedJSON(), headers: origin.propagatedHeaders))
