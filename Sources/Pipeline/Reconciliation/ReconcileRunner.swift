@@ -269,7 +269,7 @@ final class ReconcileRunner: Sendable {
         let result = makeResult(job, outcome: outcome, payment: nil)
         let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
         let now = context.clock()
-        let replayOf = held.headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
+        let replayOf = Self.replayOf(held)
         let parked = replayOf != nil
         let verdict = DeadLetterReplayPolicy.verdict(code: .reconcileExhausted, summary: summary, issuerMayHaveBeenCalled: true, nowMs: now)
         let provenance = DeadLetterProvenance(
@@ -282,13 +282,12 @@ final class ReconcileRunner: Sendable {
         var retry = job
         retry.attempt = 1
         retry.dueAtMs = 0
-        let replayHeader = replayOf.map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? []
         let topics = context.configuration.topics
         let messages = [
             KafkaOutgoingMessage(topic: topics.results, key: Array(job.requestID.utf8), value: result.encodedJSON(),
-                                 headers: traceHeaders(job)),
+                                 headers: resultHeaders(held)),
             KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: Array(job.requestID.utf8),
-                                 value: retry.encodedJSON(), headers: traceHeaders(job) + provenance.headers + replayHeader),
+                                 value: retry.encodedJSON(), headers: resultHeaders(held) + provenance.headers),
         ]
         context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: parked)
         context.publisher.publish(messages, attempts: .max) { [self] _ in
@@ -303,7 +302,7 @@ final class ReconcileRunner: Sendable {
         let job = held.job
         let result = makeResult(job, outcome: outcome, payment: payment)
         let message = KafkaOutgoingMessage(topic: context.configuration.topics.results, key: Array(job.requestID.utf8),
-                                           value: result.encodedJSON(), headers: traceHeaders(job))
+                                           value: result.encodedJSON(), headers: resultHeaders(held))
         context.publisher.publish([message], attempts: .max) { [self] _ in
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
@@ -330,6 +329,16 @@ final class ReconcileRunner: Sendable {
 
     private func traceHeaders(_ job: ReconcileJob) -> [KafkaHeader] {
         job.traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
+    }
+
+    /// The dead letter a held job replays (`x-replay-of`), when an operator replayed it.
+    private static func replayOf(_ held: Held) -> String? {
+        held.headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Headers of a job's result: the trace context and, for a replayed job, `x-replay-of`.
+    private func resultHeaders(_ held: Held) -> [KafkaHeader] {
+        traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
     }
 
     private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64) {
