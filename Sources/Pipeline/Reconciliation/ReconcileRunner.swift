@@ -258,7 +258,8 @@ final class ReconcileRunner: Sendable {
         }
     }
 
-    /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators.
+    /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators
+    /// (parked, not replayable, when the job was itself a replay: a replay that fails again never loops).
     private func exhausted(_ held: Held, reason: String) {
         let outcome = Outcome(status: .indeterminate, code: .issuerUnavailable, nextAction: .checkWallet, isFinal: true, retry: .never,
                               message: "reconciliation could not learn what the issuer did; ask the device wallet")
@@ -266,22 +267,27 @@ final class ReconcileRunner: Sendable {
         let result = makeResult(job, outcome: outcome, payment: nil)
         let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
         let now = context.clock()
+        let replayOf = Self.replayOf(held)
+        let parked = replayOf != nil
         let verdict = DeadLetterReplayPolicy.verdict(code: .reconcileExhausted, summary: summary, issuerMayHaveBeenCalled: true, nowMs: now)
         let provenance = DeadLetterProvenance(
             originalTopic: held.partition.topic, originalPartition: held.partition.partition, originalOffset: held.offset,
             originalTimestampMs: job.firstIndeterminateAtMs, code: .reconcileExhausted, reason: reason, attempts: job.attempt,
             firstFailedAtMs: job.firstIndeterminateAtMs, failedAtMs: now, worker: context.configuration.workerID,
-            group: context.configuration.groupID + ".reconcile", isReplayable: verdict.isReplayable, replayableReason: verdict.reason)
+            group: context.configuration.groupID + ".reconcile", isReplayable: parked ? false : verdict.isReplayable,
+            replayableReason: parked ? "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer"
+                : verdict.reason)
         var retry = job
         retry.attempt = 1
         retry.dueAtMs = 0
+        let topics = context.configuration.topics
         let messages = [
-            KafkaOutgoingMessage(topic: context.configuration.topics.results, key: Array(job.requestID.utf8), value: result.encodedJSON(),
-                                 headers: traceHeaders(job)),
-            KafkaOutgoingMessage(topic: context.configuration.topics.deadLetters, key: Array(job.requestID.utf8), value: retry.encodedJSON(),
-                                 headers: traceHeaders(job) + provenance.headers),
+            KafkaOutgoingMessage(topic: topics.results, key: Array(job.requestID.utf8), value: result.encodedJSON(),
+                                 headers: resultHeaders(held)),
+            KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: Array(job.requestID.utf8),
+                                 value: retry.encodedJSON(), headers: resultHeaders(held) + provenance.headers),
         ]
-        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: false)
+        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: parked)
         context.publisher.publish(messages, attempts: .max) { [self] _ in
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.deadLettered, held, status: .indeterminate, attempt: job.attempt,
@@ -294,7 +300,7 @@ final class ReconcileRunner: Sendable {
         let job = held.job
         let result = makeResult(job, outcome: outcome, payment: payment)
         let message = KafkaOutgoingMessage(topic: context.configuration.topics.results, key: Array(job.requestID.utf8),
-                                           value: result.encodedJSON(), headers: traceHeaders(job))
+                                           value: result.encodedJSON(), headers: resultHeaders(held))
         context.publisher.publish([message], attempts: .max) { [self] _ in
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
@@ -321,6 +327,16 @@ final class ReconcileRunner: Sendable {
 
     private func traceHeaders(_ job: ReconcileJob) -> [KafkaHeader] {
         job.traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
+    }
+
+    /// The dead letter a held job replays (`x-replay-of`), when an operator replayed it.
+    private static func replayOf(_ held: Held) -> String? {
+        held.headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Headers of a job's result: the trace context and, for a replayed job, `x-replay-of`.
+    private func resultHeaders(_ held: Held) -> [KafkaHeader] {
+        traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
     }
 
     private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64) {

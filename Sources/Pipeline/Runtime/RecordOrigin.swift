@@ -37,4 +37,10 @@ struct RecordOrigin: Sendable {
     var propagatedHeaders: [KafkaHeader] {
         traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
     }
+
+    /// Headers of the request's result: the trace context and, for a replay, `x-replay-of`
+    /// (CONTRACT section 2: the worker honours and propagates both).
+    var resultHeaders: [KafkaHeader] {
+        propagatedHeaders + (replayOf.map { [KafkaHeader(key: "x-replay-of", string: $0)] } ?? [])
+    }
 }

@@ -150,7 +150,10 @@ final class RequestFlow: Sendable {
         }
         let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
         let marker = context.markerIndex.state(of: request.requestID, in: origin.partition)
-        if duplicate != .fresh || marker == .completed {
+        // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
+        // operator's replay (`x-replay-of`) of a dead letter is asked for explicitly and was judged
+        // safe to repeat, so that marker does not make it a duplicate.
+        if duplicate != .fresh || (marker == .completed && origin.replayOf == nil) {
             if duplicate == .fresh { context.duplicates.finish(request.requestID, nowMs: now) }
             context.metrics.countDuplicate()
             context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
@@ -354,7 +357,7 @@ final class RequestFlow: Sendable {
         let result = stamped
         let topics = context.configuration.topics
         var messages = [KafkaOutgoingMessage(topic: topics.results, key: Array(result.requestID.utf8), value: result.encodedJSON(),
-                                             headers: origin.propagatedHeaders)]
+                                             headers: origin.resultHeaders)]
         if let reconcile {
             messages.append(KafkaOutgoingMessage(topic: topics.reconcile, key: Array(reconcile.requestID.utf8),
                                                  value: reconcile.encodedJSON(), headers: origin.propagatedHeaders))

@@ -13,6 +13,9 @@ public struct DeadLetterSummary: Sendable, Hashable {
     public var kind: RequestKind
     /// The effective deadline, when the window could be computed.
     public var deadlineMs: Int64?
+    /// Whether the value is a reconciliation job (a `reconcile_exhausted` dead letter) rather than
+    /// a request: replaying it asks the issuer for its state and never reuses a wallet handshake.
+    public var isReconcileJob = false
 
     /// Reads the summary of `value`; `recordTimestampMs` stands in for a missing `started_at`.
     public init(value: [UInt8]?, recordTimestampMs: Int64?, deadlines: DeadlinePolicy = DeadlinePolicy()) {
@@ -23,6 +26,7 @@ public struct DeadLetterSummary: Sendable, Hashable {
         program = document["program"]?.stringValue.map(AuditEvent.safeIdentifier)
         wallet = document["wallet"]?.stringValue.flatMap(Wallet.init(rawValue:))
         kind = document["kind"]?.stringValue.flatMap(RequestKind.init(rawValue:)) ?? .provision
+        isReconcileJob = ReconcileJob.decode(value) != nil
         guard let wallet else { return }
         let startedAt = document["started_at"]?.stringValue.flatMap(RFC3339.parse)
         let deadline = document["deadline"]?.stringValue.flatMap(RFC3339.parse)
@@ -33,9 +37,9 @@ public struct DeadLetterSummary: Sendable, Hashable {
     }
 
     /// Whether this is an Apple Pay request whose window has closed: its single-use handshake can
-    /// never succeed, so it is stripped and never replayed.
+    /// never succeed, so it is stripped and never replayed. Never true of a reconciliation job.
     public func isExpiredApplePay(nowMs: Int64) -> Bool {
-        guard wallet == .applePay, kind == .provision else { return false }
+        guard wallet == .applePay, kind == .provision, !isReconcileJob else { return false }
         guard let deadlineMs else { return true }
         return nowMs >= deadlineMs
     }

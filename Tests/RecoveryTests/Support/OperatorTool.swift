@@ -1,0 +1,43 @@
+import Foundation
+import TestSupport
+
+/// Runs the built `provisioner` binary as an operator would (`provisioner dlq ... --bootstrap B`)
+/// and returns everything it printed. A small shell wrapper prints the exit status on both streams
+/// after the child has exited, so waiting for that line means every earlier line was read.
+struct OperatorTool: Sendable {
+    /// What one invocation printed and how it ended.
+    struct Run: Sendable, CustomStringConvertible {
+        var arguments: [String]
+        var status: Int32
+        var standardOutput: [String]
+        var standardError: [String]
+
+        /// Standard output as one text.
+        var output: String { standardOutput.joined(separator: "\n") }
+        /// Both streams, for failure messages and leak checks.
+        var everything: String { (standardOutput + standardError).joined(separator: "\n") }
+
+        var description: String {
+            "provisioner \(arguments.joined(separator: " ")) → exit \(status)\nstdout:\n\(output)\nstderr:\n\(standardError.joined(separator: "\n"))"
+        }
+    }
+
+    /// Bootstrap servers of the stack.
+    var bootstrap: String
+
+    private static let marker = "__operator_tool_exit_status="
+
+    /// Runs `provisioner dlq <arguments> --bootstrap B`.
+    func dlq(_ arguments: [String], timeout: Duration = .seconds(90)) async throws -> Run {
+        let all = ["dlq"] + arguments + ["--bootstrap", bootstrap]
+        let script = "\"$0\" \"$@\"; status=$?; echo \(Self.marker)$status; echo \(Self.marker)$status >&2"
+        let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script, try BuiltProducts.provisionerPath] + all)
+        let last = try await process.waitForLine(prefix: Self.marker, in: .standardOutput, timeout: timeout)
+        try await process.waitForLine(prefix: Self.marker, in: .standardError, timeout: timeout)
+        try await process.waitForExit(timeout: timeout)
+        let status = Int32(last.dropFirst(Self.marker.count)) ?? -1
+        return Run(arguments: all.filter { $0 != bootstrap }, status: status,
+                   standardOutput: process.standardOutputLines.filter { !$0.hasPrefix(Self.marker) },
+                   standardError: process.standardErrorLines.filter { !$0.hasPrefix(Self.marker) })
+    }
+}

@@ -1,0 +1,157 @@
+import Contract
+import Foundation
+import Harness
+import Kafka
+import Observability
+import Pipeline
+import Recovery
+import TestSupport
+
+/// One test's world: its own embedded stack (mock cluster + simulator), its own consumer group,
+/// a collector reading results, dead letters, parked messages and audit from the beginning, a
+/// producer for requests, and helpers to wait for exactly what a test expects.
+final class RecoveryRig: Sendable {
+    let stack: EmbeddedStack
+    /// The worker group of this test (unique).
+    let group: String
+    let collector: ResultCollector
+    let producer: KafkaProducer
+    let factory: RequestFactory
+    /// Reconciliation tiers every worker of this rig uses.
+    let tiersMs: [Int64]
+    /// Every worker log line (kept for failure messages).
+    let logs = CapturingLogHandler()
+
+    init(partitions: Int = 3, tiersMs: [Int64] = [300, 600, 1200]) throws {
+        stack = try EmbeddedStack(partitions: partitions)
+        group = "recovery-\(UUID().uuidString)"
+        self.tiersMs = tiersMs
+        do {
+            collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: partitions)
+            producer = try KafkaProducer(configuration: stack.producerProperties)
+            factory = try RequestFactory(devices: 2)
+        } catch {
+            stack.stop()
+            throw error
+        }
+    }
+
+    var topics: TopicNames { stack.topics }
+    var bootstrap: String { stack.bootstrapServers }
+
+    /// The demo configuration for this rig's group, short reconciliation tiers, then `adjust`.
+    func configuration(workerID: String = "worker-1", adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> WorkerConfiguration {
+        try stack.configuration(groupID: group, workerID: workerID) { configuration in
+            configuration.reconcileTiersMs = tiersMs
+            configuration.logLevel = .info
+            adjust(&configuration)
+        }
+    }
+
+    /// Starts a worker and waits until the group owns every requests partition.
+    @discardableResult
+    func startWorker(_ configuration: WorkerConfiguration) throws -> Worker {
+        let worker = try stack.startWorker(configuration, logger: Logger(label: configuration.workerID, minimumLevel: .info, handler: logs))
+        guard stack.waitForGroup(timeoutMs: 60_000) else {
+            throw TestSupportError("the worker group did not form within 60 s; logs:\n\(recentLogs())")
+        }
+        return worker
+    }
+
+    /// Answers one request on every partition first, so a timed test does not pay for first
+    /// fetches (offset resets) and connection set-up.
+    func warmUp() async throws {
+        let (stack, factory, producer, collector) = (self.stack, self.factory, self.producer, self.collector)
+        try await DedicatedThread.run(name: "rig-warm-up") {
+            try EmbeddedStack.warmUp(partitions: stack.partitions, topic: stack.topics.requests, factory: factory, producer: producer,
+                                     collector: collector, timeoutMs: 60_000)
+        }
+    }
+
+    /// Produces one record and waits for its acknowledgement.
+    @discardableResult
+    func send(_ value: [UInt8], key: [UInt8]?, headers: [KafkaHeader] = [], topic: String? = nil) async throws -> KafkaDeliveryReport {
+        try await producer.send(KafkaOutgoingMessage(topic: topic ?? topics.requests, key: key, value: value, headers: headers))
+    }
+
+    /// Produces a generated request.
+    @discardableResult
+    func send(_ request: GeneratedRequest, headers: [KafkaHeader] = []) async throws -> KafkaDeliveryReport {
+        try await send(request.value, key: request.key, headers: headers)
+    }
+
+    /// Waits (off the cooperative pool) until `condition` holds for what the collector saw, and
+    /// returns that snapshot; throws, quoting `what` and the recent logs, when it does not within
+    /// `timeoutMs`.
+    @discardableResult
+    func wait(for what: String, timeoutMs: Int64 = 60_000,
+              until condition: @escaping @Sendable (ResultCollector.Snapshot) -> Bool) async throws -> ResultCollector.Snapshot {
+        let collector = self.collector
+        let held = await DedicatedThread.run(name: "rig-wait") { collector.wait(timeoutMs: timeoutMs, until: condition) }
+        guard held else {
+            let snapshot = collector.snapshot
+            throw TestSupportError("""
+                waited \(timeoutMs / 1000) s for \(what): never happened. Saw \(snapshot.results.count) request(s) with results, \
+                \(snapshot.deadLetters.count) dead/parked letter(s), \(snapshot.audit.count) audit event(s). Recent logs:
+                \(recentLogs())
+                """)
+        }
+        return collector.snapshot
+    }
+
+    /// Stops a worker (drain, commit, leave the group).
+    func stopWorker(_ worker: Worker) async {
+        let stack = self.stack
+        await DedicatedThread.run(name: "rig-stop-worker") { stack.stopWorker(worker) }
+    }
+
+    /// The end offset of every partition of `topic`.
+    func endOffsets(_ topic: String) throws -> [Int32: Int64] {
+        var properties = stack.consumerProperties
+        properties["group.id"] = "offsets-\(UUID().uuidString)"
+        let consumer = try KafkaConsumer(configuration: properties, rebalanceListener: nil)
+        defer { consumer.close() }
+        var ends: [Int32: Int64] = [:]
+        for partition in 0..<Int32(stack.partitions) {
+            ends[partition] = try consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 10_000).high
+        }
+        return ends
+    }
+
+    /// The last worker log lines, for failure messages.
+    func recentLogs(_ count: Int = 40) -> String {
+        logs.renderedLines.suffix(count).joined(separator: "\n")
+    }
+
+    /// Stops the collector, the producer, every worker, the simulator and the cluster.
+    func stop() {
+        collector.stop()
+        producer.close(timeoutMs: 5_000)
+        stack.stop()
+    }
+}
+
+extension ResultCollector.Snapshot {
+    /// Every result of `requestID`, in arrival order.
+    func all(_ requestID: String) -> [ProvisioningResult] { results[requestID]?.map(\.result) ?? [] }
+
+    /// Audit stages recorded for `requestID`, in arrival order.
+    func stages(_ requestID: String) -> [AuditStage] { audit.filter { $0.requestID == requestID }.map(\.stage) }
+
+    /// Dead letters (not parked) of `requestID`.
+    func deadLetters(_ requestID: String, topic: String) -> [DeadLetterEntry] {
+        deadLetters.filter { $0.topic == topic && $0.summary.requestID == requestID }
+    }
+}
+
+extension DeadLetterEntry {
+    /// A header's text.
+    func header(_ name: String) -> String? {
+        headers.last { $0.key == name }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension KafkaHeader {
+    /// The value as text.
+    var text: String? { value.map { String(decoding: $0, as: UTF8.self) } }
+}
