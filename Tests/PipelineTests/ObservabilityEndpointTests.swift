@@ -60,6 +60,8 @@ struct ObservabilityEndpointTests {
         try rig.send(provisioned)
         try rig.send(expired)
         try #require(rig.waitForFinals([provisioned.requestID, expired.requestID]))
+        // A result can reach the collector before its worker counts the acknowledgement.
+        try #require(PipelineRig.wait(timeoutMs: 10_000) { worker.metrics.total("provisioner_requests_total") == 2 })
 
         let metrics = try await Self.get(client, port: port, "/metrics")
         #expect(metrics.status == 200)

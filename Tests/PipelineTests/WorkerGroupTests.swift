@@ -49,6 +49,11 @@ struct WorkerGroupTests {
         try rig.formGroupAndWarmUp()
         let leavingMetrics = try #require(rig.metrics(of: leaving))
         let stayingMetrics = try #require(rig.metrics(of: staying))
+        // A result can reach the collector before its worker counts the acknowledgement.
+        let warmUpCounted = PipelineRig.wait(timeoutMs: 10_000) {
+            leavingMetrics.total("provisioner_requests_total") + stayingMetrics.total("provisioner_requests_total") == Double(rig.stack.partitions)
+        }
+        try #require(warmUpCounted, "the workers did not count the warm-up results")
         let leavingBefore = leavingMetrics.total("provisioner_requests_total")
         let stayingBefore = stayingMetrics.total("provisioner_requests_total")
         #expect(leaving.assignedPartitionCount > 0 && staying.assignedPartitionCount > 0)
