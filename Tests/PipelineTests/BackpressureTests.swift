@@ -52,10 +52,8 @@ struct BackpressureTests {
         try rig.expectQuiet()
 
         let snapshot = rig.collector.snapshot
-        for id in ids {
-            #expect(snapshot.results[id]?.count == 1 && snapshot.final(id)?.status == .provisioned,
-                    "\(id): \(snapshot.results[id]?.map(\.result.status.rawValue) ?? [])")
-        }
+        let wrong = ids.filter { snapshot.results[$0]?.count != 1 || snapshot.final($0)?.status != .provisioned }
+        #expect(wrong.isEmpty, "without exactly one provisioned result: \(wrong.map { "\($0): \(snapshot.results[$0]?.map(\.result.status.rawValue) ?? [])" })")
         #expect(maxPaused > 0, "provisioner_paused_partitions never rose above 0")
         #expect(rig.logs.records.contains { $0.message == "backpressure: partitions paused" })
         #expect(rig.logs.records.contains { $0.message == "backpressure: partitions resumed" })
