@@ -126,7 +126,11 @@ final class RequestConsumer: Sendable {
                     break
                 }
             }
-            let results = consumer.poll(maxMessages: 512, timeoutMs: 20)
+            // Take no more than max_pending leaves room for: whatever a starved poll thread finds
+            // queued would otherwise all come in at once, before the partitions can be paused
+            // (pausing drops records fetched but not yet taken).
+            let room = context.configuration.maxPending - context.ledger.unsettledCount()
+            let results = consumer.poll(maxMessages: min(512, max(1, room)), timeoutMs: 20)
             var sawError: String?
             for result in results {
                 switch result {
