@@ -54,7 +54,16 @@ final class RequestConsumer: Sendable {
         properties["enable.auto.offset.store"] = "false"
         if properties["partition.assignment.strategy"] == nil { properties["partition.assignment.strategy"] = "cooperative-sticky" }
         if properties["auto.offset.reset"] == nil { properties["auto.offset.reset"] = "earliest" }
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener)
+        // An asynchronous commit counts only once the coordinator accepted it: one refused during
+        // a rebalance must be sent again, or the partition stays behind after the load ends.
+        let ledger = context.ledger
+        let logger = context.logger
+        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener) { outcome in
+            switch outcome {
+            case .success(let offsets): ledger.committed(offsets)
+            case .failure(let error): logger.debug("asynchronous commit refused; it will be retried", [("error", .string(error.description))])
+            }
+        }
         catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
                                     logger: context.logger)
         listener.attach(self)
@@ -138,10 +147,11 @@ final class RequestConsumer: Sendable {
                     break
                 }
             }
-            // Take no more than the pending limit leaves room for (at least one, to keep serving
-            // callbacks); the rest stays with librdkafka, and paused partitions stop fetching.
+            // Take no more than max_pending leaves room for: whatever a starved poll thread finds
+            // queued would otherwise all come in at once, before the partitions can be paused
+            // (pausing drops records fetched but not yet taken).
             let room = context.configuration.maxPending - context.ledger.unsettledCount()
-            let results = consumer.poll(maxMessages: max(1, min(512, room)), timeoutMs: 20)
+            let results = consumer.poll(maxMessages: min(512, max(1, room)), timeoutMs: 20)
             var sawError: String?
             for result in results {
                 switch result {
@@ -229,7 +239,8 @@ final class RequestConsumer: Sendable {
         guard !candidates.isEmpty else { return }
         do {
             try consumer.commit(candidates, synchronously: force)
-            context.ledger.committed(candidates)
+            // An asynchronous commit is recorded by the commit handler once accepted.
+            if force { context.ledger.committed(candidates) }
         } catch {
             context.logger.warning("commit failed; will retry", [("error", .string(error.description))])
         }
