@@ -57,6 +57,9 @@ final class ReconcileRunner: Sendable {
         func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
             target.withLock { $0 }?.revoked(partitions, commit: false)
         }
+        func committed(_ offsets: [TopicPartitionOffset]) {
+            target.withLock { $0 }?.recordCommitted(offsets)
+        }
     }
 
     init(context: WorkerContext, maxHeldPerPartition: Int = 1_000, maxRunning: Int = 64) throws(KafkaError) {
@@ -70,7 +73,11 @@ final class ReconcileRunner: Sendable {
         if properties["auto.offset.reset"] == nil { properties["auto.offset.reset"] = "earliest" }
         let listener = Listener()
         self.listener = listener
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener)
+        // An asynchronous commit counts only once the coordinator accepted it; a refused one is
+        // sent again on the next cycle.
+        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener) { outcome in
+            if case .success(let offsets) = outcome { listener.committed(offsets) }
+        }
         listener.attach(self)
         timer.setHandler { [weak self] in self?.runDue() }
     }
@@ -383,13 +390,17 @@ final class ReconcileRunner: Sendable {
         guard !candidates.isEmpty else { return }
         do {
             try consumer.commit(candidates, synchronously: force)
-            state.withLock { state in
-                for item in candidates {
-                    state.trackers[TopicPartition(topic: item.topic, partition: item.partition)]?.lastCommitted = item.offset
-                }
-            }
+            if force { recordCommitted(candidates) }
         } catch {
             context.logger.warning("reconcile commit failed; will retry", [("error", .string(error.description))])
+        }
+    }
+
+    private func recordCommitted(_ offsets: [TopicPartitionOffset]) {
+        state.withLock { state in
+            for item in offsets {
+                state.trackers[TopicPartition(topic: item.topic, partition: item.partition)]?.lastCommitted = item.offset
+            }
         }
     }
 
