@@ -23,7 +23,7 @@ enum BenchCommand: Command {
             run: runThroughput),
         Scenario(
             name: "latency", summary: "fixed rate against a fixed-latency simulator: end-to-end and overhead percentiles",
-            options: "[--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6]", run: runLatency),
+            options: "[--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6] [--fetch-wait-ms 2]", run: runLatency),
         Scenario(
             name: "inflight", summary: "a 1 s issuer at 2,000/s (~2,000 calls in flight): sustained rate, worker RSS and threads",
             options: "[--rate 2000] [--seconds 20] [--issuer-ms 1000] [--partitions 6]", run: runInFlight),
@@ -96,6 +96,7 @@ enum BenchCommand: Command {
         options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
         options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
         options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        options.fetchWaitMs = try arguments.integer("fetch-wait-ms", default: options.fetchWaitMs, in: 1...500)
         try arguments.rejectUnknown()
         return try LatencyBenchmark.run(options, progress: progress)
     }

@@ -26,6 +26,12 @@ struct BenchPhase {
         var statuses: [ResultStatus: Int]
         /// How far the sender fell behind its schedule at worst (ms).
         var senderLagMs: Int64
+        /// Sent → received by the worker (Kafka in), ms, sorted.
+        var kafkaIn: [Int64] = []
+        /// Received → published, minus the issuer's time (inside the worker), ms, sorted.
+        var insideWorker: [Int64] = []
+        /// Published → consumed by the reader (Kafka out), ms, sorted.
+        var kafkaOut: [Int64] = []
 
         func latency(_ q: Double) -> Int64? { Self.percentile(latencies, q) }
         func overhead(_ q: Double) -> Int64? { Self.percentile(overheads, q) }
@@ -56,6 +62,9 @@ struct BenchPhase {
         func figures(_ include: (Int) -> Bool = { _ in true }) -> Figures {
             var latencies: [Int64] = []
             var overheads: [Int64] = []
+            var kafkaIn: [Int64] = []
+            var insideWorker: [Int64] = []
+            var kafkaOut: [Int64] = []
             var statuses: [ResultStatus: Int] = [:]
             var late = 0
             var answered = 0
@@ -74,6 +83,11 @@ struct BenchPhase {
                 let latency = record.firstConsumedAtMs - sentAt[index]
                 latencies.append(latency)
                 overheads.append(max(0, latency - record.issuerMs))
+                if record.receivedAtMs > 0 && record.publishedAtMs > 0 {
+                    kafkaIn.append(max(0, record.receivedAtMs - sentAt[index]))
+                    insideWorker.append(max(0, record.publishedAtMs - record.receivedAtMs - record.issuerMs))
+                    kafkaOut.append(max(0, record.firstConsumedAtMs - record.publishedAtMs))
+                }
                 if record.deadlineMs > 0, record.publishedAtMs > record.deadlineMs - replyMarginMs,
                    record.receivedAtMs < record.deadlineMs - replyMarginMs {
                     late += 1
@@ -85,7 +99,8 @@ struct BenchPhase {
                            achievedPerSecond: Double(answered) / (elapsedMs / 1000), latencies: latencies.sorted(),
                            overheads: overheads.sorted(),
                            cpuMicrosecondsPerRequest: answered > 0 ? cpuMicroseconds * share / Double(answered) : 0,
-                           cpuPercent: cpuMicroseconds / (wallMs * 10), lateResults: late, statuses: statuses, senderLagMs: senderLagMs)
+                           cpuPercent: cpuMicroseconds / (wallMs * 10), lateResults: late, statuses: statuses, senderLagMs: senderLagMs,
+                           kafkaIn: kafkaIn.sorted(), insideWorker: insideWorker.sorted(), kafkaOut: kafkaOut.sorted())
         }
     }
 
@@ -123,10 +138,16 @@ enum PipelineBench {
     }
 
     /// Standard worker settings for benchmarks, with `scheduler` overrides.
-    static func tune(_ document: inout [String: JSONValue], maxInFlight: Int, maxPending: Int, ordering: String = "edf") {
+    /// `lingerMs` batches the worker's produces (throughput) or sends at once (latency);
+    /// `fetchWaitMs` bounds how long the mock broker holds a fetch.
+    static func tune(_ document: inout [String: JSONValue], maxInFlight: Int, maxPending: Int, ordering: String = "edf",
+                     lingerMs: Int = 2, fetchWaitMs: Int = 10) {
         document["scheduler"] = .object(["max_in_flight": .integer(Int64(maxInFlight)), "max_pending": .integer(Int64(maxPending)),
                                          "ordering": .string(ordering)])
-        document["kafka_producer"] = .object(["linger.ms": .string("2")])
+        document["kafka_producer"] = .object(["linger.ms": .string(String(lingerMs))])
+        var consumer = document["kafka_consumer"]?.objectValue ?? [:]
+        consumer["fetch.wait.max.ms"] = .string(String(fetchWaitMs))
+        document["kafka_consumer"] = .object(consumer)
     }
 
     static func ms(_ value: Int64?) -> String { value.map { "\($0)" } ?? "-" }

@@ -11,12 +11,14 @@ final class BenchRig {
     let phase: BenchPhase
 
     /// Starts everything with the simulator `profile` and the worker's configuration edited by `adjust`.
-    init(partitions: Int, profile: JSONValue, groupID: String, adjust: (inout [String: JSONValue]) -> Void) throws {
+    init(partitions: Int, profile: JSONValue, groupID: String, resultFetchWaitMs: Int = 10,
+         adjust: (inout [String: JSONValue]) -> Void) throws {
         stack = try BenchStack(partitions: partitions, profile: profile)
         do {
             worker = try stack.startWorker(groupID: groupID, adjust: adjust)
             producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
-            tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: partitions)
+            tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: partitions,
+                                        fetchWaitMs: resultFetchWaitMs)
             factory = try RequestFactory(devices: 8, replyKeyPool: 64)
             phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
             try PipelineBench.warmUp(phase, factory: factory, partitions: partitions)

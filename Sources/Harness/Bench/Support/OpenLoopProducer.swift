@@ -9,8 +9,8 @@ final class OpenLoopProducer: Sendable {
     private let producer: KafkaProducer
     private let topic: String
 
-    init(bootstrapServers: String, topic: String) throws {
-        producer = try KafkaProducer(configuration: ["bootstrap.servers": bootstrapServers, "linger.ms": "2",
+    init(bootstrapServers: String, topic: String, lingerMs: Int = 2) throws {
+        producer = try KafkaProducer(configuration: ["bootstrap.servers": bootstrapServers, "linger.ms": String(lingerMs),
                                                      "queue.buffering.max.messages": "1000000"])
         self.topic = topic
     }

@@ -24,9 +24,9 @@ final class ResultTracker: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts reading `topic` (all `partitions`) from its end.
-    init(bootstrapServers: String, topic: String, partitions: Int) throws {
+    init(bootstrapServers: String, topic: String, partitions: Int, fetchWaitMs: Int = 10) throws {
         consumer = try KafkaConsumer(configuration: ["bootstrap.servers": bootstrapServers, "group.id": "bench-\(UUID().uuidString)",
-                                                     "fetch.wait.max.ms": "10", "enable.auto.commit": "false"],
+                                                     "fetch.wait.max.ms": String(fetchWaitMs), "enable.auto.commit": "false"],
                                      rebalanceListener: nil)
         var assignment: [TopicPartitionOffset] = []
         for partition in 0..<Int32(partitions) {
