@@ -29,7 +29,7 @@ enum BenchCommand: Command {
             options: "[--rate 2000] [--seconds 20] [--issuer-ms 1000] [--partitions 6]", run: runInFlight),
         Scenario(
             name: "deadline", summary: "heavy-tailed issuer at ~2x capacity: results after deadline, deadline-aware vs FIFO worker",
-            options: "[--rate 700] [--seconds 20] [--max-in-flight 256] [--partitions 6]", run: runDeadline),
+            options: "[--rate 1100] [--seconds 30] [--max-in-flight 256] [--partitions 6]", run: runDeadline),
         Scenario(
             name: "soak", summary: "a moderate rate for a long time: worker RSS at start and end",
             options: "[--rate 300] [--seconds 600] [--partitions 6]", run: runSoak),

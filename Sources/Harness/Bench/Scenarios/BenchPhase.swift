@@ -26,6 +26,8 @@ struct BenchPhase {
         var statuses: [ResultStatus: Int]
         /// How far the sender fell behind its schedule at worst (ms).
         var senderLagMs: Int64
+        /// First-answer status counts (`indeterminate` here: timed out inside the window, then reconciled).
+        var firstStatuses: [ResultStatus: Int] = [:]
         /// Sent → received by the worker (Kafka in), ms, sorted.
         var kafkaIn: [Int64] = []
         /// Received → published, minus the issuer's time (inside the worker), ms, sorted.
@@ -66,6 +68,7 @@ struct BenchPhase {
             var insideWorker: [Int64] = []
             var kafkaOut: [Int64] = []
             var statuses: [ResultStatus: Int] = [:]
+            var firstStatuses: [ResultStatus: Int] = [:]
             var late = 0
             var answered = 0
             var sent = 0
@@ -80,6 +83,7 @@ struct BenchPhase {
                     answered += 1
                 }
                 guard record.firstConsumedAtMs > 0 else { continue }
+                if let first = record.firstStatus { firstStatuses[first, default: 0] += 1 }
                 let latency = record.firstConsumedAtMs - sentAt[index]
                 latencies.append(latency)
                 overheads.append(max(0, latency - record.issuerMs))
@@ -100,7 +104,8 @@ struct BenchPhase {
                            overheads: overheads.sorted(),
                            cpuMicrosecondsPerRequest: answered > 0 ? cpuMicroseconds * share / Double(answered) : 0,
                            cpuPercent: cpuMicroseconds / (wallMs * 10), lateResults: late, statuses: statuses, senderLagMs: senderLagMs,
-                           kafkaIn: kafkaIn.sorted(), insideWorker: insideWorker.sorted(), kafkaOut: kafkaOut.sorted())
+                           firstStatuses: firstStatuses, kafkaIn: kafkaIn.sorted(), insideWorker: insideWorker.sorted(),
+                           kafkaOut: kafkaOut.sorted())
         }
     }
 

@@ -12,6 +12,8 @@ final class ResultTracker: Sendable {
         var firstConsumedAtMs: Int64 = 0
         var finalConsumedAtMs: Int64 = 0
         var status: ResultStatus?
+        /// The status of the first result (an `indeterminate` here was later reconciled).
+        var firstStatus: ResultStatus?
         var issuerMs: Int64 = 0
         var publishedAtMs: Int64 = 0
         var deadlineMs: Int64 = 0
@@ -63,6 +65,7 @@ final class ResultTracker: Sendable {
                     guard let position = state.index[result.requestID] else { continue }
                     if state.records[position].firstConsumedAtMs == 0 {
                         state.records[position].firstConsumedAtMs = now
+                        state.records[position].firstStatus = result.status
                         state.records[position].issuerMs = result.timing.issuerMs ?? 0
                         state.records[position].publishedAtMs = result.timing.publishedAtMs ?? 0
                         state.records[position].deadlineMs = result.timing.deadlineMs ?? 0
