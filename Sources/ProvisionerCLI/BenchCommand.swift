@@ -32,7 +32,7 @@ enum BenchCommand: Command {
             options: "[--rate 1100] [--seconds 30] [--max-in-flight 256] [--partitions 6]", run: runDeadline),
         Scenario(
             name: "soak", summary: "a moderate rate for a long time: worker RSS at start and end",
-            options: "[--rate 300] [--seconds 600] [--partitions 6]", run: runSoak),
+            options: "[--rate 300] [--seconds 600] [--partitions 6] [--horizon-seconds 120] [--warmup-seconds S]", run: runSoak),
         Scenario(
             name: "isolation", summary: "healthy program's throughput and p99 with the other issuer healthy, then hanging",
             options: "[--healthy-rate 400] [--failing-rate 100] [--seconds 15] [--partitions 6]", run: runIsolation),
@@ -126,6 +126,10 @@ enum BenchCommand: Command {
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
         options.seconds = try arguments.integer("seconds", default: options.seconds, in: 30...86_400)
         options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        options.horizonSeconds = try arguments.integer("horizon-seconds", default: options.horizonSeconds, in: 30...86_400)
+        if arguments.option("warmup-seconds") != nil {
+            options.warmupSeconds = try arguments.integer("warmup-seconds", default: 300, in: 30...86_400)
+        }
         try arguments.rejectUnknown()
         return try SoakBenchmark.run(options, progress: progress)
     }

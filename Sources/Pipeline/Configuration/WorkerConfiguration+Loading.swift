@@ -171,7 +171,7 @@ extension WorkerConfiguration {
         configuration.nonceHorizonMs = nonce.integer("horizon_seconds", default: 900, in: 30...86_400) * 1000
         root.absorb(nonce)
         var duplicates = root.object("duplicates")
-        configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 3_600, in: 1...604_800) * 1000
+        configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 600, in: 1...604_800) * 1000
         root.absorb(duplicates)
         var shutdown = root.object("shutdown")
         configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)

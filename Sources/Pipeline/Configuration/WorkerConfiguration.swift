@@ -42,7 +42,7 @@ public struct WorkerConfiguration: Sendable {
     /// Single-use nonce memory.
     public var nonceHorizonMs: Int64 = 15 * 60 * 1000
     /// Request ids remembered to ignore duplicates.
-    public var duplicateHorizonMs: Int64 = 60 * 60 * 1000
+    public var duplicateHorizonMs: Int64 = 10 * 60 * 1000
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
     /// Bound on finishing in-flight work of revoked partitions.
