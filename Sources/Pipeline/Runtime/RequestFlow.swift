@@ -432,6 +432,9 @@ final class RequestFlow: Sendable {
         }
     }
 
+    /// Header of a dead letter whose value was cut to the request limit: the original length in bytes.
+    static let truncatedFromHeader = "dlq.value_truncated_from"
+
     /// Dead-letters a message (or parks it when it was already a replay) and completes its offset
     /// once the dead letter is acknowledged; retried until it is.
     func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary,
@@ -444,13 +447,22 @@ final class RequestFlow: Sendable {
         if summary.isExpiredApplePay(nowMs: now), let stripped = RequestRedaction.strippingAppleHandshake(value) {
             body = stripped
         }
+        // An over-size message cannot always be written back whole: past the producer's (or the
+        // broker's) record limit the write fails on every attempt, and a dead letter that is never
+        // written holds its partition's commits back forever. Keep its head (the request limit's
+        // worth) and say how long it was.
+        var truncation: [KafkaHeader] = []
+        if code == DeadLetterCode(.oversize), body.count > context.requestLimits.maxBytes {
+            truncation.append(KafkaHeader(key: Self.truncatedFromHeader, string: String(body.count)))
+            body = Array(body.prefix(context.requestLimits.maxBytes))
+        }
         let provenance = DeadLetterProvenance(
             originalTopic: origin.partition.topic, originalPartition: origin.partition.partition, originalOffset: origin.offset,
             originalTimestampMs: origin.timestampMs, code: code, reason: reason, attempts: 1, firstFailedAtMs: origin.receivedAtMs,
             failedAtMs: now, worker: context.configuration.workerID, group: context.configuration.groupID,
             isReplayable: parked ? false : verdict.isReplayable,
             replayableReason: parked ? "a replay that failed again: parked so it cannot loop; inspect it before sending a new request" : verdict.reason)
-        var headers = origin.propagatedHeaders + provenance.headers
+        var headers = origin.propagatedHeaders + provenance.headers + truncation
         if let replayOf = origin.replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
         let message = KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: origin.key, value: body, headers: headers)
         context.publisher.publish([message], attempts: .max) { [self] _ in
