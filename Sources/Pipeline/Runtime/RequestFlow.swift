@@ -444,7 +444,13 @@ final class RequestFlow: Sendable {
         let topics = context.configuration.topics
         let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)
         var body = value
-        if summary.isExpiredApplePay(nowMs: now), let stripped = RequestRedaction.strippingAppleHandshake(value) {
+        // An Apple Pay request past its deadline can never succeed, nor can an over-size message:
+        // both lose the Apple handshake. Redaction parses the whole value: an over-size one is past
+        // the request limit by definition.
+        let oversize = code == DeadLetterCode(.oversize)
+        if summary.isExpiredApplePay(nowMs: now) || oversize,
+           let stripped = RequestRedaction.strippingAppleHandshake(
+               value, limits: RequestLimits(maxBytes: max(value.count, context.requestLimits.maxBytes), maxDepth: context.requestLimits.maxDepth)) {
             body = stripped
         }
         // An over-size message cannot always be written back whole: past the producer's (or the
@@ -452,8 +458,8 @@ final class RequestFlow: Sendable {
         // written holds its partition's commits back forever. Keep its head (the request limit's
         // worth) and say how long it was.
         var truncation: [KafkaHeader] = []
-        if code == DeadLetterCode(.oversize), body.count > context.requestLimits.maxBytes {
-            truncation.append(KafkaHeader(key: Self.truncatedFromHeader, string: String(body.count)))
+        if oversize, body.count > context.requestLimits.maxBytes {
+            truncation.append(KafkaHeader(key: Self.truncatedFromHeader, string: String(value.count)))
             body = Array(body.prefix(context.requestLimits.maxBytes))
         }
         let provenance = DeadLetterProvenance(
