@@ -152,9 +152,18 @@ extension ReliabilityTests {
             }
         }
         #expect(caughtUp, "the collector did not read every dead letter")
-        let deadEntries = collector.snapshot.deadLetters.filter { $0.topic == deadTopic }
-        let reader = KafkaTestReader(bootstrapServers: stack.bootstrapServers)
-        let resultMessages = try await reader.readExisting(topic: stack.topics.results, timeout: .seconds(60))
+        // Likewise every result written (the topics started empty: their ends count every record).
+        let resultEnds = try await KafkaChecks.commitProgress(bootstrapServers: stack.bootstrapServers, group: group,
+                                                              topic: stack.topics.results, partitions: partitions).values.map(\.end)
+        let resultTotal = Int(resultEnds.reduce(0, +))
+        let resultsRead = await DedicatedThread.run {
+            collector.wait(timeoutMs: 60_000) { snapshot in
+                snapshot.results.values.reduce(0) { $0 + $1.count } + snapshot.undecodableResults >= resultTotal
+            }
+        }
+        #expect(resultsRead, "the collector did not read every result")
+        let finalSnapshot = collector.snapshot
+        let deadEntries = finalSnapshot.deadLetters.filter { $0.topic == deadTopic }
         var deadByOrigin: [Placement: [String]] = [:]
         var truncatedFrom: [Placement: Int] = [:]
         var largestDeadLetter = 0
@@ -167,12 +176,8 @@ extension ReliabilityTests {
                 truncatedFrom[origin] = Int(String(decoding: header, as: UTF8.self))
             }
         }
-        var results: [String: [ProvisioningResult]] = [:]
-        var undecodable = 0
-        for message in resultMessages {
-            if let result = try? ProvisioningResult.decode(message.value) { results[result.requestID, default: []].append(result) } else { undecodable += 1 }
-        }
-        #expect(undecodable == 0)
+        let results = finalSnapshot.results.mapValues { $0.map(\.result) }
+        #expect(finalSnapshot.undecodableResults == 0)
 
         var expectedDead = 0
         var expectedRejected = 0

@@ -4,7 +4,6 @@ import Harness
 import Kafka
 import Observability
 import Simulator
-import Synchronization
 import Testing
 import TestSupport
 
@@ -40,22 +39,10 @@ extension ReliabilityTests {
 
         // Apple Pay and Google Wallet through Imprint (which has a state API), every call 1.5 s. Each
         // request is made when it is sent, so its 20 s Apple window starts then.
-        struct Sent: Sendable { var request: GeneratedRequest; var partition: Int32 }
-        let sent = Mutex<[Sent]>([])
-        let load = Task.detached {
-            let start = Timestamps.nowMs()
-            for index in 0..<total {
-                let due = start + Int64(Double(index) * 1000 / perSecond)
-                let wait = due - Timestamps.nowMs()
-                if wait > 0 { try? await Task.sleep(for: .milliseconds(wait)) }
-                let wallet: Wallet = index % 3 == 2 ? .googleWallet : .applePay
-                guard let request = try? factory.provision(program: "demo-imprint", wallet: wallet, cardID: "pm_crash_\(index)-slow-1500",
-                                                           requestID: factory.requestID("crash")) else { continue }
-                let partition = Int32(index % partitions)
-                try? producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: request.key, value: request.value,
-                                                        partition: partition)) { _ in }
-                sent.withLock { $0.append(Sent(request: request, partition: partition)) }
-            }
+        let load = LoadGenerator(producer: producer, topic: stack.topics.requests, partitions: partitions, perSecond: perSecond,
+                                 total: total) { index in
+            try factory.provision(program: "demo-imprint", wallet: index % 3 == 2 ? .googleWallet : .applePay,
+                                  cardID: "pm_crash_\(index)-slow-1500", requestID: factory.requestID("crash"))
         }
 
         // Kill a worker while it has issuer calls in flight: requests on its partitions that reached
@@ -67,8 +54,8 @@ extension ReliabilityTests {
             guard victims.count >= 2, let victim = victims.first else { break }
             var inFlight = 0
             let found = await Waiting.until(timeoutMs: 30_000) {
-                let planned = sent.withLock { $0 }
-                // Kill while the load runs: after a third of it.
+                let planned = load.sent
+                // Kill while the load runs: kill k of n after (k + 1)/(n + 2) of it was sent.
                 guard planned.count >= total * (killed.count + 1) / (kills + 2) else { return false }
                 let owned = victim.ownedPartitions
                 let called = Set(stack.simulator.calls.map(\.handshake))
@@ -97,9 +84,9 @@ extension ReliabilityTests {
                 try #require(await ChildWorker.waitForGroup(workers.filter(\.isRunning), partitions: partitions, timeoutMs: 60_000))
             }
         }
-        await load.value
-        let planned = sent.withLock { $0 }
-        #expect(planned.count == total, "the load generator could not make every request")
+        await load.finish()
+        let planned = load.sent
+        #expect(planned.count == total && load.failed.isEmpty, "the load generator could not send every request")
 
         let ids = planned.map(\.request.requestID)
         let answered = collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
@@ -136,6 +123,19 @@ extension ReliabilityTests {
         let catchUpRetries = workers.flatMap(\.logEntries).filter { $0["msg"]?.stringValue?.hasPrefix("marker catch-up failed") == true }.count
         let duplicatesIgnored = snapshot.audit.filter { $0.stage == .duplicateIgnored && ids.contains($0.requestID ?? "") }.count
         let duplicateResults = ids.filter { (snapshot.results[$0]?.filter { $0.result.isFinal }.count ?? 0) > 1 }.count
+        // At-least-once: a request may be answered twice, never with two different statuses.
+        let conflicts = ids.filter { id in Set(snapshot.results[id]?.filter { $0.result.isFinal }.map(\.result.status) ?? []).count > 1 }
+        for id in conflicts.prefix(5) {
+            let wallet = planned.first { $0.request.requestID == id }?.request.wallet.rawValue ?? "?"
+            for received in snapshot.results[id] ?? [] {
+                print("DIAGNOSTIC crash", id, wallet, received.result.status.rawValue, received.result.isFinal, received.result.nextAction.rawValue,
+                      received.result.message)
+            }
+            for event in snapshot.audit where event.requestID == id {
+                print("DIAGNOSTIC crash audit", id, event.atMs, event.stage.rawValue, event.worker ?? "-", event.partition ?? -1, event.offset ?? -1)
+            }
+        }
+        #expect(conflicts.isEmpty, "requests with two different final statuses: \(conflicts.prefix(5))")
         let lastFinalMs = ids.compactMap { id in snapshot.results[id]?.first { $0.result.isFinal }?.consumedAtMs }.max() ?? 0
 
         ReliabilityReport.emit("crash", [
@@ -151,6 +151,7 @@ extension ReliabilityTests {
             "handshakes_called_twice": ReliabilityReport.int(repeated.count), "duplicates_ignored": ReliabilityReport.int(duplicatesIgnored),
             "marker_catch_up_retries": ReliabilityReport.int(catchUpRetries),
             "requests_with_two_final_results": ReliabilityReport.int(duplicateResults),
+            "conflicting_final_results": ReliabilityReport.int(conflicts.count),
             "last_final_after_kill_ms": ReliabilityReport.int(max(0, lastFinalMs - (killed.first?.atMs ?? lastFinalMs))),
         ])
     }
