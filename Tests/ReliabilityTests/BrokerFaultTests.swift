@@ -55,12 +55,13 @@ extension ReliabilityTests {
         }
 
         var injected: [String: Int] = [:]
+        var extra: [String] = []
         var recoveries: [String: Int64] = [:]
         var phaseFailures: [String] = []
         /// After a fault is healed: every request sent so far gets a final result.
         func recovered(_ phase: String) async {
             let healedAt = Timestamps.nowMs()
-            let ids = load.sent.map(\.request.requestID)
+            let ids = load.sent.map(\.request.requestID) + extra
             let ok = await Waiting.until(timeoutMs: 60_000) {
                 let snapshot = collector.snapshot
                 return ids.allSatisfy { snapshot.final($0) != nil }
@@ -127,7 +128,23 @@ extension ReliabilityTests {
             // The whole cluster down for 6 s: past the workers' 4 s delivery timeout and the 4.5 s
             // session timeout, so deliveries fail into the worker's own retries, the members lose their
             // partitions and the group re-forms (the new owners must read the markers first).
+            // First a burst of 1 s calls, and the outage starts once they all reached the issuer:
+            // their results are due while the brokers are away.
             let retriesBefore = registries.reduce(0) { $0 + $1.total("provisioner_publish_retries_total") }
+            var burst: [GeneratedRequest] = []
+            for index in 0..<partitions {
+                let request = try factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_fault_burst_\(round)_\(index)-slow-1000",
+                                                    requestID: factory.requestID("fault-burst"))
+                try producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: request.key, value: request.value,
+                                                       partition: Int32(index))) { _ in }
+                burst.append(request)
+            }
+            extra += burst.map(\.requestID)
+            let burstHandshakes = Set(burst.compactMap(\.handshake))
+            let inFlight = await Waiting.until(timeoutMs: 20_000) {
+                Set(stack.simulator.calls.map(\.handshake)).isSuperset(of: burstHandshakes)
+            }
+            #expect(inFlight, "the burst of slow calls did not reach the issuer")
             for broker in brokers { stack.cluster.setBrokerDown(broker) }
             injected["cluster_down_6s", default: 0] += 1
             await hold(6_000)
@@ -138,9 +155,8 @@ extension ReliabilityTests {
         }
         await load.stop()
 
-        let sent = load.sent
-        let ids = sent.map(\.request.requestID)
-        let delivered = load.delivered
+        let ids = load.sent.map(\.request.requestID) + extra
+        let delivered = load.delivered.union(extra)
         #expect(load.failed.isEmpty, "the test's producer could not deliver some requests: \(load.failed.prefix(3))")
         let answered = collector.wait(timeoutMs: 90_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
         let snapshot = collector.snapshot
