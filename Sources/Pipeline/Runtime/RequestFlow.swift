@@ -233,6 +233,17 @@ final class RequestFlow: Sendable {
                                   attempts: 3) { [self] outcome in
             context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
                                          markerOffset: outcome.reports.first??.offset, generation: origin.generation)
+            // A broker outage can hold the marker write for seconds, long enough to lose the
+            // partition: its new owner may have read the markers without this one and will call the
+            // issuer itself. Only a partition still held (owned, or draining a clean revoke) may call.
+            guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
+                scheduler.finish(ticketID: ticketID, success: nil)
+                context.duplicates.release(job.request.requestID)
+                context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+                context.logger.notice("partition lost while the call marker was written: the issuer is not called, the new owner redoes the request",
+                                      [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
+                return
+            }
             guard outcome.allDelivered else {
                 scheduler.finish(ticketID: ticketID, success: nil)
                 context.logger.error("could not write the call marker; answering without calling the issuer",
