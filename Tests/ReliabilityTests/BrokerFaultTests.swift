@@ -145,6 +145,15 @@ extension ReliabilityTests {
                 Set(stack.simulator.calls.map(\.handshake)).isSuperset(of: burstHandshakes)
             }
             #expect(inFlight, "the burst of slow calls did not reach the issuer")
+            // And fast requests sent just before: some are caught between fetch, marker and result.
+            for index in 0..<partitions {
+                let request = try factory.provision(program: "demo-imprint", wallet: .applePay, cardID: "pm_fault_edge_\(round)_\(index)",
+                                                    requestID: factory.requestID("fault-edge"))
+                try producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: request.key, value: request.value,
+                                                       partition: Int32(index))) { _ in }
+                extra.append(request.requestID)
+            }
+            _ = producer.flush(timeoutMs: 5_000)
             for broker in brokers { stack.cluster.setBrokerDown(broker) }
             injected["cluster_down_6s", default: 0] += 1
             await hold(6_000)
@@ -203,6 +212,7 @@ extension ReliabilityTests {
         let warnings = logs.flatMap(\.records).filter { $0.level >= .warning }
         var warningKinds: [String: Int] = [:]
         for record in warnings { warningKinds[record.message, default: 0] += 1 }
+        let skippedCalls = logs.flatMap(\.records).filter { $0.message.hasPrefix("partition lost while the call marker was written") }.count
         let revoked = logs.flatMap(\.records).filter { $0.message.hasPrefix("partitions revoked") || $0.message.hasPrefix("partitions lost") }.count
         let recoveredFromMarker = ids.filter { id in
             snapshot.results[id]?.contains { $0.result.message.contains("a previous worker started this issuer call") } == true
@@ -220,6 +230,7 @@ extension ReliabilityTests {
             "recovered_from_marker": ReliabilityReport.int(recoveredFromMarker),
             "worker_restarts": ReliabilityReport.int(0), "publish_retries": ReliabilityReport.int(Int(publishRetries)),
             "partitions_revoked_or_lost": ReliabilityReport.int(revoked),
+            "calls_left_to_new_owner": ReliabilityReport.int(skippedCalls),
             "worker_warnings": ReliabilityReport.counts(warningKinds),
             "slowest_recovery_ms": ReliabilityReport.counts(recoveries.mapValues { Int($0) }),
         ])
