@@ -1,6 +1,7 @@
 import Dispatch
 import Kafka
 import Observability
+import Synchronization
 
 /// Reads a markers partition from a position up to its end (one reader, one partition at a time,
 /// on its own queue) to learn which calls a previous owner started and did not finish.
@@ -10,6 +11,7 @@ final class MarkerCatchUp: Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "provisioner.marker-catch-up")
     private let timeoutMs: Int64
+    private let closed = Mutex(false)
 
     init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000) throws(KafkaError) {
         var configuration = properties
@@ -23,24 +25,56 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
-    /// calls `completion` with the latest state per request id. On failure it reports what it
-    /// could read and logs why.
-    func read(partition: Int32, from position: Int64?, completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
+    /// calls `completion` with the latest state per request id.
+    ///
+    /// A read that fails (watermarks, assignment, or not reaching the end in time, as when a broker
+    /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
+    /// resuming the partition without its markers would let a redelivered request reach the issuer
+    /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
+    /// closed, it gives up without calling `completion`.
+    func read(partition: Int32, from position: Int64?, while stillWanted: @escaping @Sendable () -> Bool,
+              completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
         queue.async { [self] in
-            completion(readNow(partition: partition, from: position))
+            attempt(partition: partition, from: position, number: 1, while: stillWanted, completion: completion)
         }
     }
 
-    private func readNow(partition: Int32, from position: Int64?) -> [String: CallMarker.State] {
+    /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
+    private func attempt(partition: Int32, from position: Int64?, number: Int, while stillWanted: @escaping @Sendable () -> Bool,
+                         completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
+        guard !closed.withLock({ $0 }), stillWanted() else { return }
+        if let states = readNow(partition: partition, from: position) {
+            if number > 1 {
+                logger.notice("marker catch-up succeeded after retries", [("partition", .integer(Int64(partition))),
+                                                                          ("attempts", .integer(Int64(number)))])
+            }
+            completion(states)
+            return
+        }
+        // librdkafka does not refresh its metadata when a watermark query is answered
+        // NOT_LEADER_FOR_PARTITION (a leader moved since this reader last looked): ask for fresh
+        // metadata, or every retry would go to the old leader again.
+        _ = try? consumer.partitionCount(topic: topic, timeoutMs: 2_000)
+        let delayMs = min(2_000, 100 << min(number, 5))
+        logger.warning("marker catch-up failed; the partition stays paused and the read is retried",
+                       [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(number))),
+                        ("retry_in_ms", .integer(Int64(delayMs)))])
+        queue.asyncAfter(deadline: .now() + .milliseconds(delayMs)) { [self] in
+            attempt(partition: partition, from: position, number: number + 1, while: stillWanted, completion: completion)
+        }
+    }
+
+    /// The states read from `position` to the end, or nil when the end could not be reached.
+    private func readNow(partition: Int32, from position: Int64?) -> [String: CallMarker.State]? {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         var states: [String: CallMarker.State] = [:]
         let marks: (low: Int64, high: Int64)
         do {
             marks = try consumer.watermarks(topicPartition, timeoutMs: 5_000)
         } catch {
-            logger.error("marker catch-up could not read watermarks; redelivered calls will not be recognised",
+            logger.error("marker catch-up could not read watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return states
+            return nil
         }
         let start = max(marks.low, position ?? marks.low)
         guard start < marks.high else { return states }
@@ -48,7 +82,7 @@ final class MarkerCatchUp: Sendable {
             try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: start, metadata: nil)])
         } catch {
             logger.error("marker catch-up could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return states
+            return nil
         }
         defer { try? consumer.assign([]) }
         let deadline = Timestamps.nowMs() + timeoutMs
@@ -65,12 +99,16 @@ final class MarkerCatchUp: Sendable {
         if next < marks.high {
             logger.error("marker catch-up timed out before the end of the partition",
                          [("partition", .integer(Int64(partition))), ("read_to", .integer(next)), ("end", .integer(marks.high))])
+            return nil
         }
         return states
     }
 
-    /// Closes the reader.
+    /// Closes the reader; pending retries give up.
     func close() {
-        queue.sync { consumer.close() }
+        queue.sync {
+            closed.withLock { $0 = true }
+            consumer.close()
+        }
     }
 }

@@ -68,6 +68,12 @@ final class OffsetLedger: Sendable {
         }
     }
 
+    /// Whether this generation of the partition is still held: owned, or revoked and still draining
+    /// (not yet released). Work already under way may go on only while it is held.
+    func isHeld(_ partition: TopicPartition, generation: UInt64) -> Bool {
+        state.withLock { $0.partitions[partition]?.generation == generation }
+    }
+
     /// Marks an offset done (its outputs are acknowledged by Kafka).
     func complete(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
         state.withLock { state in

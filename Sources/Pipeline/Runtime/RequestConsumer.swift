@@ -261,8 +261,10 @@ final class RequestConsumer: Sendable {
         for partition in requests {
             let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
             let position = OffsetLedger.markerPosition(fromMetadata: metadata)
-            _ = context.ledger.assign(partition, markerPosition: position)
-            catchUp.read(partition: partition.partition, from: position) { [self] states in
+            let generation = context.ledger.assign(partition, markerPosition: position)
+            let ledger = context.ledger
+            catchUp.read(partition: partition.partition, from: position,
+                         while: { ledger.isOwned(partition, generation: generation) }) { [self] states in
                 context.markerIndex.install(partition, states: states)
                 if !states.isEmpty {
                     context.logger.info("marker catch-up found calls from a previous owner",

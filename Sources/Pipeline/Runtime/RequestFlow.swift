@@ -235,6 +235,17 @@ final class RequestFlow: Sendable {
                                   attempts: 3) { [self] outcome in
             context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
                                          markerOffset: outcome.reports.first??.offset, generation: origin.generation)
+            // A broker outage can hold the marker write for seconds, long enough to lose the
+            // partition: its new owner may have read the markers without this one and will call the
+            // issuer itself. Only a partition still held (owned, or draining a clean revoke) may call.
+            guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
+                scheduler.finish(ticketID: ticketID, success: nil)
+                context.duplicates.release(job.request.requestID)
+                context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+                context.logger.notice("partition lost while the call marker was written: the issuer is not called, the new owner redoes the request",
+                                      [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
+                return
+            }
             guard outcome.allDelivered else {
                 scheduler.finish(ticketID: ticketID, success: nil)
                 context.logger.error("could not write the call marker; answering without calling the issuer",
@@ -434,6 +445,9 @@ final class RequestFlow: Sendable {
         }
     }
 
+    /// Header of a dead letter whose value was cut to the request limit: the original length in bytes.
+    static let truncatedFromHeader = "dlq.value_truncated_from"
+
     /// Dead-letters a message (or parks it when it was already a replay) and completes its offset
     /// once the dead letter is acknowledged; retried until it is.
     func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary,
@@ -443,8 +457,23 @@ final class RequestFlow: Sendable {
         let topics = context.configuration.topics
         let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)
         var body = value
-        if summary.isExpiredApplePay(nowMs: now), let stripped = RequestRedaction.strippingAppleHandshake(value) {
+        // An Apple Pay request past its deadline can never succeed, nor can an over-size message:
+        // both lose the Apple handshake. Redaction parses the whole value: an over-size one is past
+        // the request limit by definition.
+        let oversize = code == DeadLetterCode(.oversize)
+        if summary.isExpiredApplePay(nowMs: now) || oversize,
+           let stripped = RequestRedaction.strippingAppleHandshake(
+               value, limits: RequestLimits(maxBytes: max(value.count, context.requestLimits.maxBytes), maxDepth: context.requestLimits.maxDepth)) {
             body = stripped
+        }
+        // An over-size message cannot always be written back whole: past the producer's (or the
+        // broker's) record limit the write fails on every attempt, and a dead letter that is never
+        // written holds its partition's commits back forever. Keep its head (the request limit's
+        // worth) and say how long it was.
+        var truncation: [KafkaHeader] = []
+        if oversize, body.count > context.requestLimits.maxBytes {
+            truncation.append(KafkaHeader(key: Self.truncatedFromHeader, string: String(value.count)))
+            body = Array(body.prefix(context.requestLimits.maxBytes))
         }
         let provenance = DeadLetterProvenance(
             originalTopic: origin.partition.topic, originalPartition: origin.partition.partition, originalOffset: origin.offset,
@@ -452,7 +481,7 @@ final class RequestFlow: Sendable {
             failedAtMs: now, worker: context.configuration.workerID, group: context.configuration.groupID,
             isReplayable: parked ? false : verdict.isReplayable,
             replayableReason: parked ? "a replay that failed again: parked so it cannot loop; inspect it before sending a new request" : verdict.reason)
-        var headers = origin.propagatedHeaders + provenance.headers
+        var headers = origin.propagatedHeaders + provenance.headers + truncation
         if let replayOf = origin.replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
         let message = KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: origin.key, value: body, headers: headers)
         context.publisher.publish([message], attempts: .max) { [self] _ in

@@ -1,0 +1,158 @@
+import Contract
+import Foundation
+import Harness
+import Kafka
+import Observability
+import Simulator
+import Testing
+import TestSupport
+
+extension ReliabilityTests {
+    /// Three `provisioner worker` processes share a group; slow issuer calls keep several in flight;
+    /// one worker is killed with SIGKILL while it has calls in flight. The new owners must find the
+    /// `started` markers and reconcile instead of calling again: every request gets a final result
+    /// and the simulator's call log shows no handshake twice.
+    @Test("kill -9 of a worker mid-call: every request answered, no handshake sent to the issuer twice")
+    func killedWorkerMidCall() async throws {
+        let partitions = 6
+        let total = ReliabilityScale.pick(72, long: 600)
+        let perSecond = ReliabilityScale.pick(8.0, long: 12.0)
+        let kills = ReliabilityScale.pick(1, long: 3)
+        let stack = try EmbeddedStack(brokers: 3, partitions: partitions)
+        defer { stack.stop() }
+        let group = UniqueName.make("reliability-crash")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("reliability-crash"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: partitions)
+        defer { collector.stop() }
+        let producer = try KafkaProducer(configuration: stack.producerProperties)
+        defer { producer.close(timeoutMs: 5_000) }
+
+        var workers = try (1...3).map { try ChildWorker(stack: stack, groupID: group, name: "crash-w\($0)", directory: directory) }
+        defer { workers.forEach { $0.process.kill() } }
+        try #require(await ChildWorker.waitForGroup(workers, partitions: partitions), "the three worker processes did not share the partitions")
+        let factory = try RequestFactory(devices: 4)
+        try EmbeddedStack.warmUp(partitions: partitions, topic: stack.topics.requests, factory: factory, producer: producer,
+                                 collector: collector, timeoutMs: 60_000)
+
+        // Apple Pay and Google Wallet through Imprint (which has a state API), every call 1.5 s. Each
+        // request is made when it is sent, so its 20 s Apple window starts then.
+        let load = LoadGenerator(producer: producer, topic: stack.topics.requests, partitions: partitions, perSecond: perSecond,
+                                 total: total) { index in
+            try factory.provision(program: "demo-imprint", wallet: index % 3 == 2 ? .googleWallet : .applePay,
+                                  cardID: "pm_crash_\(index)-slow-1500", requestID: factory.requestID("crash"))
+        }
+
+        // Kill a worker while it has issuer calls in flight: requests on its partitions that reached
+        // the simulator and have no result yet.
+        var killed: [(worker: String, inFlight: Int, atMs: Int64)] = []
+        var leaderMoves = 0
+        for _ in 0..<kills {
+            let victims = workers.filter(\.isRunning)
+            guard victims.count >= 2, let victim = victims.first else { break }
+            var inFlight = 0
+            let found = await Waiting.until(timeoutMs: 30_000) {
+                let planned = load.sent
+                // Kill while the load runs: kill k of n after (k + 1)/(n + 2) of it was sent.
+                guard planned.count >= total * (killed.count + 1) / (kills + 2) else { return false }
+                let owned = victim.ownedPartitions
+                let called = Set(stack.simulator.calls.map(\.handshake))
+                let snapshot = collector.snapshot
+                inFlight = planned.filter { item in
+                    owned.contains(item.partition) && called.contains(item.request.handshake ?? "")
+                        && snapshot.results[item.request.requestID] == nil
+                }.count
+                return inFlight >= 2
+            }
+            try #require(found, "no moment with two calls in flight on \(victim.name)")
+            // Move every markers partition to another broker first: the survivors' marker readers
+            // then hold stale leaders and their first catch-up read fails (NOT_LEADER_FOR_PARTITION);
+            // a new owner must retry it rather than resume without the markers.
+            for partition in 0..<Int32(partitions) {
+                let broker = stack.cluster.brokerIDs[(Int(partition) + killed.count + 1) % stack.cluster.brokerIDs.count]
+                if stack.cluster.setPartitionLeader(topic: stack.topics.markers, partition: partition, brokerID: broker) == nil { leaderMoves += 1 }
+            }
+            victim.process.kill()
+            killed.append((victim.name, inFlight, Timestamps.nowMs()))
+            _ = try await victim.process.waitForExit(timeout: .seconds(10))
+            if kills > 1 {
+                // Replace it so the group keeps three members, and wait for the group to settle.
+                let replacement = try ChildWorker(stack: stack, groupID: group, name: "crash-w\(workers.count + 1)", directory: directory)
+                workers.append(replacement)
+                try #require(await ChildWorker.waitForGroup(workers.filter(\.isRunning), partitions: partitions, timeoutMs: 60_000))
+            }
+        }
+        await load.finish()
+        let planned = load.sent
+        #expect(planned.count == total && load.failed.isEmpty, "the load generator could not send every request")
+
+        let ids = planned.map(\.request.requestID)
+        let answered = collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
+        let snapshot = collector.snapshot
+        let missing = ids.filter { snapshot.final($0) == nil }
+        if !answered {
+            for worker in workers {
+                let lines = worker.process.standardErrorLines.filter { $0.contains("marker") || $0.contains("partitions") }
+                try? (lines.joined(separator: "\n")).write(toFile: "/tmp/rel-notes/\(worker.name).log", atomically: true, encoding: .utf8)
+            }
+        }
+        #expect(answered, "\(missing.count) of \(ids.count) requests got no final result: \(missing.prefix(5))")
+
+        // No handshake reached the issuer twice.
+        let calls = stack.simulator.calls
+        let repeated = calls.filter { $0.count > 1 }
+        #expect(repeated.isEmpty, "handshakes sent to the issuer more than once: \(repeated.map { "\($0.cardID) ×\($0.count)" })")
+        let handshakes = Set(planned.compactMap(\.request.handshake))
+        let calledOnce = calls.filter { handshakes.contains($0.handshake) }.count
+
+        // The crash was really mid-call: some requests were recovered from their `started` marker.
+        let recovered = ids.filter { id in
+            snapshot.results[id]?.contains { !$0.result.isFinal && $0.result.message.contains("a previous worker started this issuer call") } == true
+        }
+        #expect(!recovered.isEmpty, "no request was recovered from a started marker: the kill did not hit a call in flight")
+        var statuses: [String: Int] = [:]
+        for id in ids { if let final = snapshot.final(id) { statuses[final.status.rawValue, default: 0] += 1 } }
+        #expect(statuses["rejected"] == nil, "a request was rejected (a second call with a used nonce answers invalid_request): \(statuses)")
+        let recoveredFinals = recovered.compactMap { snapshot.final($0)?.status.rawValue }
+        #expect(recoveredFinals.allSatisfy { ["provisioned", "not_provisioned"].contains($0) },
+                "reconciliation through Imprint's state API must end provisioned or not_provisioned: \(recoveredFinals)")
+        let survivors = workers.filter(\.isRunning)
+        #expect(survivors.count == workers.count - killed.count, "a worker that was not killed stopped")
+        let catchUpRetries = workers.flatMap(\.logEntries).filter { $0["msg"]?.stringValue?.hasPrefix("marker catch-up failed") == true }.count
+        let duplicatesIgnored = snapshot.audit.filter { $0.stage == .duplicateIgnored && ids.contains($0.requestID ?? "") }.count
+        let duplicateResults = ids.filter { (snapshot.results[$0]?.filter { $0.result.isFinal }.count ?? 0) > 1 }.count
+        // At-least-once: a request may be answered twice, never with two different statuses.
+        let conflicts = ids.filter { id in Set(snapshot.results[id]?.filter { $0.result.isFinal }.map(\.result.status) ?? []).count > 1 }
+        for id in conflicts.prefix(5) {
+            let wallet = planned.first { $0.request.requestID == id }?.request.wallet.rawValue ?? "?"
+            for received in snapshot.results[id] ?? [] {
+                print("DIAGNOSTIC crash", id, wallet, received.result.status.rawValue, received.result.isFinal, received.result.nextAction.rawValue,
+                      received.result.message)
+            }
+            for event in snapshot.audit where event.requestID == id {
+                print("DIAGNOSTIC crash audit", id, event.atMs, event.stage.rawValue, event.worker ?? "-", event.partition ?? -1, event.offset ?? -1)
+            }
+        }
+        #expect(conflicts.isEmpty, "requests with two different final statuses: \(conflicts.prefix(5))")
+        let lastFinalMs = ids.compactMap { id in snapshot.results[id]?.first { $0.result.isFinal }?.consumedAtMs }.max() ?? 0
+
+        ReliabilityReport.emit("crash", [
+            "workers": ReliabilityReport.int(3), "brokers": ReliabilityReport.int(stack.cluster.brokerIDs.count),
+            "partitions": ReliabilityReport.int(partitions), "marker_leader_moves_before_kill": ReliabilityReport.int(leaderMoves),
+            "requests": ReliabilityReport.int(ids.count), "rate_per_s": .number(JSONNumber(literal: String(perSecond))!),
+            "issuer_call_ms": ReliabilityReport.int(1500), "kills": ReliabilityReport.int(killed.count),
+            "in_flight_at_kill": .array(killed.map { ReliabilityReport.int($0.inFlight) }),
+            "final_results": ReliabilityReport.int(ids.count - missing.count), "lost": ReliabilityReport.int(missing.count),
+            "recovered_from_marker": ReliabilityReport.int(recovered.count), "recovered_final_statuses": ReliabilityReport.counts(
+                Dictionary(recoveredFinals.map { ($0, 1) }, uniquingKeysWith: +)),
+            "final_statuses": ReliabilityReport.counts(statuses), "handshakes_called": ReliabilityReport.int(calledOnce),
+            "handshakes_called_twice": ReliabilityReport.int(repeated.count), "duplicates_ignored": ReliabilityReport.int(duplicatesIgnored),
+            "marker_catch_up_retries": ReliabilityReport.int(catchUpRetries),
+            "requests_with_two_final_results": ReliabilityReport.int(duplicateResults),
+            "conflicting_final_results": ReliabilityReport.int(conflicts.count),
+            "last_final_after_kill_ms": ReliabilityReport.int(max(0, lastFinalMs - (killed.first?.atMs ?? lastFinalMs))),
+        ])
+    }
+}
