@@ -117,20 +117,7 @@ public struct AuditEvent: Sendable, Hashable {
 
     /// Reads an event written by `encodedJSON()`. Unknown members are ignored.
     public static func decode(_ bytes: [UInt8]) throws(ContractDecodingError) -> AuditEvent {
-        let document: JSONValue
-        do {
-            document = try JSONParser().parse(bytes)
-        } catch {
-            throw ContractDecodingError(field: "", message: "not JSON: \(error.description)")
-        }
-        guard case .object(let members) = document else {
-            throw ContractDecodingError(field: "", message: "an audit event is a JSON object")
-        }
-        do throws(FieldError) {
-            return try decode(FieldReader(members))
-        } catch {
-            throw ContractDecodingError(error)
-        }
+        try FieldReader.decodeObject(bytes, what: "an audit event is a JSON object", decode)
     }
 
     private static func decode(_ r: FieldReader) throws(FieldError) -> AuditEvent {

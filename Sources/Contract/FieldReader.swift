@@ -83,3 +83,25 @@ struct FieldReader {
         return milliseconds
     }
 }
+
+extension FieldReader {
+    /// Parses `bytes` as one JSON object and decodes it with `decode`, turning every failure into a
+    /// `ContractDecodingError` (`what` is the message when the document is not an object).
+    static func decodeObject<T>(_ bytes: [UInt8], what: String,
+                                _ decode: (FieldReader) throws(FieldError) -> T) throws(ContractDecodingError) -> T {
+        let document: JSONValue
+        do {
+            document = try JSONParser().parse(bytes)
+        } catch {
+            throw ContractDecodingError(field: "", message: "not JSON: \(error.description)")
+        }
+        guard case .object(let members) = document else {
+            throw ContractDecodingError(field: "", message: what)
+        }
+        do throws(FieldError) {
+            return try decode(FieldReader(members))
+        } catch {
+            throw ContractDecodingError(error)
+        }
+    }
+}

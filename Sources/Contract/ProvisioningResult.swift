@@ -160,20 +160,7 @@ public struct ProvisioningResult: Sendable, Hashable {
 
     /// Reads a result written by `encodedJSON()` (tests and tools). Unknown members are ignored.
     public static func decode(_ bytes: [UInt8]) throws(ContractDecodingError) -> ProvisioningResult {
-        let document: JSONValue
-        do {
-            document = try JSONParser().parse(bytes)
-        } catch {
-            throw ContractDecodingError(field: "", message: "not JSON: \(error.description)")
-        }
-        guard case .object(let members) = document else {
-            throw ContractDecodingError(field: "", message: "a result is a JSON object")
-        }
-        do throws(FieldError) {
-            return try decode(FieldReader(members))
-        } catch {
-            throw ContractDecodingError(error)
-        }
+        try FieldReader.decodeObject(bytes, what: "a result is a JSON object", decode)
     }
 
     private static func decode(_ r: FieldReader) throws(FieldError) -> ProvisioningResult {
