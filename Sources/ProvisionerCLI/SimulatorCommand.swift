@@ -1,5 +1,6 @@
 import Dispatch
 import HTTP
+import Pipeline
 import Simulator
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ enum SimulatorCommand: Command {
     static let name = "simulator"
     static let summary = "serves the issuer simulator (Imprint, DCS, Gnosis Pay, Worldpay)"
     static let help = """
-        usage: provisioner simulator [--listen HOST:PORT] [--profile FILE]
+        usage: provisioner simulator [--listen HOST:PORT] [--profile FILE] [--exit-with-parent]
 
         serves the issuer simulator on one port: /imprint, /dcs, /gnosis, /worldpay and the /_sim
         control endpoints (calls, reset, profile). Prints 'simulator listening on http://HOST:PORT'
@@ -23,16 +24,23 @@ enum SimulatorCommand: Command {
           --profile FILE       load profile (JSON): latency, error and hang rates for cards without a
                                magic suffix, extra programs; see Config/simulator-profile.json and
                                docs/SIMULATOR.md. Replace it at run time with POST /_sim/profile.
+          --exit-with-parent   also stop when the process that started it ends
 
         programs known without a profile: demo-imprint (sim-imprint-key), demo-dcs (sim-dcs-key,
         secret sim-dcs-secret), demo-gnosis (sim-gnosis-token), demo-worldpay (sim-worldpay-key).
         """
 
+    static let switchNames: Set<String> = ["exit-with-parent"]
+
     static func run(_ arguments: inout CommandArguments) throws -> Int32 {
         let listen = arguments.option("listen") ?? "127.0.0.1:8081"
         let profilePath = arguments.option("profile")
+        let exitWithParent = arguments.flag("exit-with-parent")
         try arguments.rejectUnknown()
-        let (host, port) = try parseListen(listen)
+        guard let address = HostPort(listen) else {
+            throw UsageError("--listen must be HOST:PORT or [IPv6]:PORT, got '\(listen)'")
+        }
+        let (host, port) = (address.host, address.port)
         var profile = SimulatorProfile()
         if let profilePath {
             do {
@@ -48,43 +56,12 @@ enum SimulatorCommand: Command {
         } catch {
             throw CommandFailure(error.message)
         }
+        let stop = StopSignal(exitWithParent: exitWithParent)
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        var line = "simulator listening on http://\(shownHost):\(simulator.port)\n"
-        line.withUTF8 { bytes in _ = write(1, bytes.baseAddress, bytes.count) }
-
-        let stopped = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { stopped.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stopped.wait()
-        for source in sources { source.cancel() }
+        writeStandardOutput("simulator listening on http://\(shownHost):\(simulator.port)\n")
+        stop.wait()
+        stop.cancel()
         simulator.stop()
         return 0
-    }
-
-    /// Splits `HOST:PORT` (`[v6]:PORT` for IPv6).
-    static func parseListen(_ text: String) throws(UsageError) -> (String, UInt16) {
-        var host: Substring
-        var portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw UsageError("--listen must be HOST:PORT or [IPv6]:PORT, got '\(text)'")
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { throw UsageError("--listen must be HOST:PORT, got '\(text)'") }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = UInt16(portText) else {
-            throw UsageError("--listen must be HOST:PORT with a port from 0 to 65535, got '\(text)'")
-        }
-        return (String(host), port)
     }
 }

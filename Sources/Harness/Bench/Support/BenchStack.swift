@@ -32,7 +32,8 @@ final class BenchStack: @unchecked Sendable {
         bootstrapServers = String(bootstrapLine.dropFirst("bootstrap.servers=".count))
         let profilePath = directory + "/profile.json"
         try Data(JSONWriter.encode(profile)).write(to: URL(fileURLWithPath: profilePath))
-        simulator = try ChildProcess(executable: executable, arguments: ["simulator", "--listen", "127.0.0.1:0", "--profile", profilePath])
+        simulator = try ChildProcess(executable: executable, arguments: ["simulator", "--listen", "127.0.0.1:0", "--profile", profilePath,
+                                                                                "--exit-with-parent"])
         let listening = try Self.waitForLine(simulator, prefix: "simulator listening on ", stream: .standardOutput, timeoutMs: 20_000)
         simulatorURL = String(listening.dropFirst("simulator listening on ".count))
     }
