@@ -4,6 +4,7 @@ import Harness
 import Kafka
 import Observability
 import Pipeline
+import Synchronization
 import Testing
 import TestSupport
 
@@ -56,6 +57,8 @@ extension ReliabilityTests {
 
         var injected: [String: Int] = [:]
         var extra: [String] = []
+        /// Burst and edge requests the cluster acknowledged; only these count as delivered.
+        let extraDelivered = Mutex<Set<String>>([])
         var recoveries: [String: Int64] = [:]
         var phaseFailures: [String] = []
         /// After a fault is healed: every request sent so far gets a final result.
@@ -136,7 +139,9 @@ extension ReliabilityTests {
                 let request = try factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_fault_burst_\(round)_\(index)-slow-1000",
                                                     requestID: factory.requestID("fault-burst"))
                 try producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: request.key, value: request.value,
-                                                       partition: Int32(index))) { _ in }
+                                                       partition: Int32(index))) { [id = request.requestID] outcome in
+                    if case .success = outcome { _ = extraDelivered.withLock { $0.insert(id) } }
+                }
                 burst.append(request)
             }
             extra += burst.map(\.requestID)
@@ -150,10 +155,16 @@ extension ReliabilityTests {
                 let request = try factory.provision(program: "demo-imprint", wallet: .applePay, cardID: "pm_fault_edge_\(round)_\(index)",
                                                     requestID: factory.requestID("fault-edge"))
                 try producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: request.key, value: request.value,
-                                                       partition: Int32(index))) { _ in }
+                                                       partition: Int32(index))) { [id = request.requestID] outcome in
+                    if case .success = outcome { _ = extraDelivered.withLock { $0.insert(id) } }
+                }
                 extra.append(request.requestID)
             }
-            _ = producer.flush(timeoutMs: 5_000)
+            // The outage starts only once the cluster holds them: a request still in the test's own
+            // producer queue when the brokers go away was never sent, and could not be lost by a worker.
+            let pending = Set(extra)
+            let acknowledged = await Waiting.until(timeoutMs: 30_000) { extraDelivered.withLock { $0.isSuperset(of: pending) } }
+            #expect(acknowledged, "the cluster did not acknowledge the burst and edge requests before the outage")
             for broker in brokers { stack.cluster.setBrokerDown(broker) }
             injected["cluster_down_6s", default: 0] += 1
             await hold(6_000)
@@ -165,7 +176,7 @@ extension ReliabilityTests {
         await load.stop()
 
         let ids = load.sent.map(\.request.requestID) + extra
-        let delivered = load.delivered.union(extra)
+        let delivered = load.delivered.union(extraDelivered.withLock { $0 })
         #expect(load.failed.isEmpty, "the test's producer could not deliver some requests: \(load.failed.prefix(3))")
         let answered = collector.wait(timeoutMs: 90_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
         let snapshot = collector.snapshot
@@ -194,8 +205,7 @@ extension ReliabilityTests {
                     print("DIAGNOSTIC faults-w\(index + 1)", record.atMs, record.message, record.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
                 }
             }
-            for conflict in (conflicts + knownGap).prefix(5) {
-                let id = String(conflict.prefix { $0 != ":" })
+            for id in Array(lost.prefix(5)) + (conflicts + knownGap).prefix(5).map({ String($0.prefix { $0 != ":" }) }) {
                 for event in snapshot.audit where event.requestID == id {
                     print("DIAGNOSTIC audit", id, event.atMs, event.stage.rawValue, event.worker ?? "-", event.partition ?? -1, event.offset ?? -1)
                 }
