@@ -4,7 +4,8 @@ import Observability
 import Synchronization
 
 /// Reads a markers partition from a position up to its end (one reader, one partition at a time,
-/// on its own queue) to learn which calls a previous owner started and did not finish.
+/// on its own queue): to learn which calls a previous owner started and did not finish, and
+/// whether a previous owner finished one request after all.
 final class MarkerCatchUp: Sendable {
     private let consumer: KafkaConsumer
     private let topic: String
@@ -66,23 +67,57 @@ final class MarkerCatchUp: Sendable {
 
     /// The states read from `position` to the end, or nil when the end could not be reached.
     private func readNow(partition: Int32, from position: Int64?) -> [String: CallMarker.State]? {
-        let topicPartition = TopicPartition(topic: topic, partition: partition)
         var states: [String: CallMarker.State] = [:]
+        let reached = scan(partition: partition, from: position) { marker in
+            if states[marker.requestID] != .completed { states[marker.requestID] = marker.state }
+        }
+        return reached ? states : nil
+    }
+
+    /// What a previous owner's `completed` marker says about a request.
+    enum Completion: Sendable, Equatable {
+        /// Its result was published.
+        case answered
+        /// It was dead-lettered: no result was published.
+        case deadLettered
+        /// No `completed` marker (yet), or the partition could not be read to its end.
+        case notFound
+    }
+
+    /// Looks for the `completed` marker of `requestID` in markers partition `partition`, from
+    /// `position` to the end (one read, no retries; a failed read says `.notFound`). Markers of a
+    /// new owner's recovery (`recovered`) do not count: they are not the previous owner's answer.
+    func lookUp(requestID: String, partition: Int32, from position: Int64, completion: @escaping @Sendable (Completion) -> Void) {
+        queue.async { [self] in
+            guard !closed.withLock({ $0 }) else { return }
+            var found = Completion.notFound
+            _ = scan(partition: partition, from: position) { marker in
+                guard marker.requestID == requestID, marker.state == .completed, marker.outcome != .recovered else { return }
+                found = marker.outcome == .deadLettered ? .deadLettered : .answered
+            }
+            completion(found)
+        }
+    }
+
+    /// Reads markers partition `partition` from `position` (its start when nil) to its end,
+    /// handing each marker to `visit`; false when the end could not be reached.
+    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker) -> Void) -> Bool {
+        let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
             marks = try consumer.watermarks(topicPartition, timeoutMs: 5_000)
         } catch {
-            logger.error("marker catch-up could not read watermarks",
+            logger.error("marker read could not get watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return nil
+            return false
         }
         let start = max(marks.low, position ?? marks.low)
-        guard start < marks.high else { return states }
+        guard start < marks.high else { return true }
         do {
             try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: start, metadata: nil)])
         } catch {
-            logger.error("marker catch-up could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return nil
+            logger.error("marker read could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
+            return false
         }
         defer { try? consumer.assign([]) }
         let deadline = Timestamps.nowMs() + timeoutMs
@@ -91,17 +126,15 @@ final class MarkerCatchUp: Sendable {
             for result in consumer.poll(maxMessages: 1_000, timeoutMs: 50) {
                 guard case .success(let message) = result else { continue }
                 next = max(next, message.offset + 1)
-                if let marker = CallMarker.decode(message.value) {
-                    if states[marker.requestID] != .completed { states[marker.requestID] = marker.state }
-                }
+                if let marker = CallMarker.decode(message.value) { visit(marker) }
             }
         }
         if next < marks.high {
-            logger.error("marker catch-up timed out before the end of the partition",
+            logger.error("marker read timed out before the end of the partition",
                          [("partition", .integer(Int64(partition))), ("read_to", .integer(next)), ("end", .integer(marks.high))])
-            return nil
+            return false
         }
-        return states
+        return true
     }
 
     /// Closes the reader; pending retries give up.

@@ -1,14 +1,21 @@
 import Kafka
 import Synchronization
 
-/// Markers found by catch-up when a partition was assigned: request id → latest state. Consulted
-/// for every request of that partition before it is admitted.
+/// Markers found by catch-up when a partition was assigned: request id → latest state, and the
+/// markers offset the read started from. Consulted for every request of that partition before it
+/// is admitted.
 final class MarkerIndex: Sendable {
-    private let entries = Mutex<[TopicPartition: [String: CallMarker.State]]>([:])
+    private struct Entry {
+        var states: [String: CallMarker.State]
+        var readFrom: Int64
+    }
 
-    /// Installs what catch-up found for `partition` (the requests partition).
-    func install(_ partition: TopicPartition, states: [String: CallMarker.State]) {
-        entries.withLock { $0[partition] = states }
+    private let entries = Mutex<[TopicPartition: Entry]>([:])
+
+    /// Installs what catch-up found for `partition` (the requests partition), read from markers
+    /// offset `readFrom` (0: the partition's start).
+    func install(_ partition: TopicPartition, states: [String: CallMarker.State], readFrom: Int64) {
+        entries.withLock { $0[partition] = Entry(states: states, readFrom: readFrom) }
     }
 
     /// Forgets a partition.
@@ -20,6 +27,11 @@ final class MarkerIndex: Sendable {
 
     /// The marker state recorded for a request, if any.
     func state(of requestID: String, in partition: TopicPartition) -> CallMarker.State? {
-        entries.withLock { $0[partition]?[requestID] }
+        entries.withLock { $0[partition]?.states[requestID] }
+    }
+
+    /// The markers offset catch-up read `partition` from: every marker it found is at or after it.
+    func readFrom(_ partition: TopicPartition) -> Int64? {
+        entries.withLock { $0[partition]?.readFrom }
     }
 }

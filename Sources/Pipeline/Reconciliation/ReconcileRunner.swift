@@ -15,7 +15,15 @@ import Synchronization
 /// answer publishes the final, truthful result; an unusable one schedules the next tier; the last
 /// tier publishes a final `check_wallet` result and dead-letters the job for operators.
 /// Offsets are committed contiguously, like requests. Its consumer group is `<group_id>.reconcile`.
+///
+/// A job handed over from a previous owner of the request's partition (`handOver`) whose issuer
+/// has no state query first looks for that owner's `completed` marker: the owner may only have
+/// lost the partition and still publish its answer. Found: nothing more is published (that answer
+/// is the final one). Not found: looked for again at the next tiers, up to `handOverLooks` times,
+/// before the `check_wallet` final.
 final class ReconcileRunner: Sendable {
+    /// How many tiers a handed-over job without a state query waits for the previous owner's answer.
+    static let handOverLooks = 3
     private let context: WorkerContext
     private let consumer: KafkaConsumer
     private let listener: Listener
@@ -24,6 +32,8 @@ final class ReconcileRunner: Sendable {
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let maxHeldPerPartition: Int
     private let maxRunning: Int
+    /// Reads markers for handed-over jobs; created on first use (most workers never need it).
+    private let markerReader = Mutex<MarkerCatchUp?>(nil)
 
     private struct Held: Sendable {
         let job: ReconcileJob
@@ -122,6 +132,7 @@ final class ReconcileRunner: Sendable {
         }
         timer.cancel()
         commitIfDue(force: true)
+        markerReader.withLock { $0 }?.close()
         consumer.close()
         listener.attach(nil)
         finishedSignal.signal()
@@ -200,7 +211,6 @@ final class ReconcileRunner: Sendable {
 
     private func answered(_ held: Held, answer: ReconcileAnswer) {
         let job = held.job
-        let checkWallet: Outcome
         switch answer {
         case .applied:
             context.metrics.countReconcile("applied")
@@ -215,10 +225,12 @@ final class ReconcileRunner: Sendable {
                           message: "reconciled: no payment exists with this transaction reference")
             publishFinal(held, outcome: outcome)
         case .noStateAPI:
+            if let handOver = job.handOver {
+                awaitPreviousOwner(held, handOver: handOver)
+                return
+            }
             context.metrics.countReconcile("no_state_api")
-            checkWallet = Outcome(status: .indeterminate, code: .issuerTimeout, nextAction: .checkWallet, isFinal: true, retry: .never,
-                                  message: "the issuer offers no state query; ask the device wallet whether the card was added")
-            publishFinal(held, outcome: checkWallet)
+            publishFinal(held, outcome: Self.checkWallet)
         case .payment(let payment):
             context.metrics.countReconcile("payment")
             let status: ResultStatus = switch payment.outcome {
@@ -238,6 +250,51 @@ final class ReconcileRunner: Sendable {
         case .unknown:
             context.metrics.countReconcile("unknown")
             retryLater(held, reason: "the state query gave no usable answer")
+        }
+    }
+
+    /// The final answer when the issuer cannot be asked.
+    private static let checkWallet = Outcome(status: .indeterminate, code: .issuerTimeout, nextAction: .checkWallet, isFinal: true,
+                                             retry: .never,
+                                             message: "the issuer offers no state query; ask the device wallet whether the card was added")
+
+    /// A handed-over job whose issuer has no state query: did the previous owner answer after all?
+    private func awaitPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
+        let reader: MarkerCatchUp
+        do {
+            reader = try markerReader.withLock { existing throws(KafkaError) -> MarkerCatchUp in
+                if let existing { return existing }
+                let created = try MarkerCatchUp(properties: context.configuration.consumerProperties,
+                                                topic: context.configuration.topics.markers, logger: context.logger, timeoutMs: 10_000)
+                existing = created
+                return created
+            }
+        } catch {
+            context.logger.error("markers cannot be read; answering without the previous owner's answer",
+                                 [("error", .string(error.description))])
+            context.metrics.countReconcile("no_state_api")
+            publishFinal(held, outcome: Self.checkWallet)
+            return
+        }
+        reader.lookUp(requestID: held.job.requestID, partition: handOver.markersPartition, from: handOver.markersFrom) { [self] found in
+            DispatchQueue.global().async { self.previousOwner(held, found: found) }
+        }
+    }
+
+    private func previousOwner(_ held: Held, found: MarkerCatchUp.Completion) {
+        let job = held.job
+        switch found {
+        case .answered:
+            // Its result is the final one (or its own reconciliation will publish it).
+            context.metrics.countReconcile("previous_owner_answered")
+            context.audit.publish([auditEvent(.reconciled, held, status: nil, attempt: job.attempt,
+                                              reason: AuditReason("previous_owner_answered"))], traceparent: job.traceparent)
+            done(held)
+        case .notFound where job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts):
+            retryLater(held, reason: "waiting for the previous owner's answer")
+        case .notFound, .deadLettered:
+            context.metrics.countReconcile("no_state_api")
+            publishFinal(held, outcome: Self.checkWallet)
         }
     }
 

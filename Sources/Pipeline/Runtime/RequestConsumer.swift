@@ -265,7 +265,7 @@ final class RequestConsumer: Sendable {
             let ledger = context.ledger
             catchUp.read(partition: partition.partition, from: position,
                          while: { ledger.isOwned(partition, generation: generation) }) { [self] states in
-                context.markerIndex.install(partition, states: states)
+                context.markerIndex.install(partition, states: states, readFrom: position ?? 0)
                 if !states.isEmpty {
                     context.logger.info("marker catch-up found calls from a previous owner",
                                         [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(states.count)))])

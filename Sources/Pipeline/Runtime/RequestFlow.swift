@@ -336,11 +336,14 @@ final class RequestFlow: Sendable {
                               traceparent: job.origin.traceparent)
         let result = ProvisioningResult(request: request, issuer: job.program.issuer, outcome: outcome,
                                         timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs), attempt: 1)
-        deliver(result, origin: job.origin, value: job.value, job: job, reconcile: reconcileJob(for: job), startedMarker: true,
-                issuerMayHaveBeenCalled: true)
+        // The previous owner may only have lost the partition, not died: its answer can still come.
+        let handOver = ReconcileJob.HandOver(markersPartition: job.origin.partition.partition,
+                                             markersFrom: context.markerIndex.readFrom(job.origin.partition) ?? 0)
+        deliver(result, origin: job.origin, value: job.value, job: job, reconcile: reconcileJob(for: job, handOver: handOver), startedMarker: true,
+                issuerMayHaveBeenCalled: true, recovered: true)
     }
 
-    private func reconcileJob(for job: ProvisioningJob) -> ReconcileJob {
+    private func reconcileJob(for job: ProvisioningJob, handOver: ReconcileJob.HandOver? = nil) -> ReconcileJob {
         let now = context.clock()
         let request = job.request
         return ReconcileJob(requestID: request.requestID, program: request.program, issuer: job.program.issuer, wallet: request.wallet,
@@ -348,7 +351,7 @@ final class RequestFlow: Sendable {
                             transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,
                             windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
                             dueAtMs: context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now,
-                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent)
+                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver)
     }
 
     private func answerWithoutCall(_ job: ProvisioningJob, outcome: Outcome, stage: AuditStage) {
@@ -362,7 +365,7 @@ final class RequestFlow: Sendable {
     // MARK: - 5. Delivery
 
     private func deliver(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?,
-                         reconcile: ReconcileJob?, startedMarker: Bool, issuerMayHaveBeenCalled: Bool) {
+                         reconcile: ReconcileJob?, startedMarker: Bool, issuerMayHaveBeenCalled: Bool, recovered: Bool = false) {
         var stamped = result
         stamped.timing.publishedAtMs = context.clock()
         let result = stamped
@@ -409,12 +412,14 @@ final class RequestFlow: Sendable {
                                                   issuer: result.issuer, wallet: result.wallet, status: result.status, code: result.code))
             }
             context.audit.publish(events, traceparent: origin.traceparent)
-            finishRecord(origin, requestID: result.requestID, completedMarker: startedMarker)
+            finishRecord(origin, requestID: result.requestID, completedMarker: startedMarker, outcome: recovered ? .recovered : .answered)
         }
     }
 
-    /// Writes the `completed` marker when a `started` one exists, then completes the offset.
-    private func finishRecord(_ origin: RecordOrigin, requestID: String?, completedMarker: Bool, release: Bool = false) {
+    /// Writes the `completed` marker (saying how the request was finished) when a `started` one
+    /// exists, then completes the offset.
+    private func finishRecord(_ origin: RecordOrigin, requestID: String?, completedMarker: Bool, outcome: CallMarker.Outcome,
+                              release: Bool = false) {
         let complete: @Sendable () -> Void = { [self] in
             if let requestID {
                 if release { context.duplicates.release(requestID) } else { context.duplicates.finish(requestID, nowMs: context.clock()) }
@@ -426,7 +431,7 @@ final class RequestFlow: Sendable {
             return
         }
         let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
-                                worker: context.configuration.workerID)
+                                worker: context.configuration.workerID, outcome: outcome)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
             if !outcome.allDelivered {
                 context.logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
@@ -493,7 +498,7 @@ final class RequestFlow: Sendable {
                                                        program: summary.program, issuer: nil, wallet: summary.wallet,
                                                        reason: Self.reason(for: code))],
                                   traceparent: origin.traceparent)
-            finishRecord(origin, requestID: requestID, completedMarker: startedMarker, release: true)
+            finishRecord(origin, requestID: requestID, completedMarker: startedMarker, outcome: .deadLettered, release: true)
         }
     }
 }

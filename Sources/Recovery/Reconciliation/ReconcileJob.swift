@@ -34,11 +34,28 @@ public struct ReconcileJob: Sendable, Hashable {
     public var firstIndeterminateAtMs: Int64
     /// W3C trace context of the request, propagated to results and audit.
     public var traceparent: String?
+    /// Set when the call was started by a previous owner of the request's partition, which may
+    /// still publish its answer: where that owner's `completed` marker would be.
+    public var handOver: HandOver?
+
+    /// Where to look for a previous owner's `completed` marker of the request.
+    public struct HandOver: Sendable, Hashable {
+        /// The markers partition (= the request's partition).
+        public var markersPartition: Int32
+        /// The markers offset to read from (the previous owner's `started` marker is at or after it).
+        public var markersFrom: Int64
+
+        /// Creates a hand-over record.
+        public init(markersPartition: Int32, markersFrom: Int64) {
+            self.markersPartition = markersPartition
+            self.markersFrom = markersFrom
+        }
+    }
 
     /// Creates a job.
     public init(requestID: String, program: String, issuer: IssuerKind, wallet: Wallet, kind: RequestKind, cardID: Sensitive,
                 deviceRef: String?, transactionReference: String?, windowStartMs: Int64, deadlineMs: Int64, attempt: Int,
-                dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?) {
+                dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?, handOver: HandOver? = nil) {
         self.requestID = requestID
         self.program = program
         self.issuer = issuer
@@ -53,6 +70,7 @@ public struct ReconcileJob: Sendable, Hashable {
         self.dueAtMs = dueAtMs
         self.firstIndeterminateAtMs = firstIndeterminateAtMs
         self.traceparent = traceparent
+        self.handOver = handOver
     }
 
     /// The JSON record written to the reconcile topic.
@@ -74,6 +92,12 @@ public struct ReconcileJob: Sendable, Hashable {
         writer.key("due_at"); writer.integer(dueAtMs)
         writer.key("first_indeterminate_at"); writer.integer(firstIndeterminateAtMs)
         writer.key("traceparent"); writer.string(orNull: traceparent)
+        if let handOver {
+            writer.key("hand_over"); writer.beginObject()
+            writer.key("markers_partition"); writer.integer(Int64(handOver.markersPartition))
+            writer.key("markers_from"); writer.integer(handOver.markersFrom)
+            writer.endObject()
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -94,10 +118,15 @@ public struct ReconcileJob: Sendable, Hashable {
               let dueAt = document["due_at"]?.int64Value,
               let first = document["first_indeterminate_at"]?.int64Value
         else { return nil }
+        var handOver: HandOver?
+        if let record = document["hand_over"], let partition = record["markers_partition"]?.int64Value,
+           let from = record["markers_from"]?.int64Value, (0...Int64(Int32.max)).contains(partition), from >= 0 {
+            handOver = HandOver(markersPartition: Int32(partition), markersFrom: from)
+        }
         return ReconcileJob(requestID: requestID, program: program, issuer: issuer, wallet: wallet, kind: kind,
                             cardID: Sensitive(cardID), deviceRef: document["device_ref"]?.stringValue,
                             transactionReference: document["transaction_reference"]?.stringValue,
                             windowStartMs: windowStart, deadlineMs: deadline, attempt: Int(attempt), dueAtMs: dueAt,
-                            firstIndeterminateAtMs: first, traceparent: document["traceparent"]?.stringValue)
+                            firstIndeterminateAtMs: first, traceparent: document["traceparent"]?.stringValue, handOver: handOver)
     }
 }
