@@ -241,16 +241,20 @@ extension ReliabilityTests {
             "worker_restarts": ReliabilityReport.int(0), "publish_retries": ReliabilityReport.int(Int(publishRetries)),
             "partitions_revoked_or_lost": ReliabilityReport.int(revoked),
             "calls_left_to_new_owner": ReliabilityReport.int(skippedCalls),
+            "hand_overs_answered_by_previous_owner": ReliabilityReport.int(Int(registries.reduce(0) {
+                $0 + $1.total("provisioner_reconcile_total", matching: ["outcome": "previous_owner_answered"])
+            })),
             "worker_warnings": ReliabilityReport.counts(warningKinds),
             "slowest_recovery_ms": ReliabilityReport.counts(recoveries.mapValues { Int($0) }),
         ])
     }
 
-    /// The one kind of contradictory final answers these tests tolerate, counted and reported as an
-    /// open gap (docs/RELIABILITY.md): a worker cut off from the group while its result waited for
-    /// the brokers still publishes its definitive answer, while the partition's new owner, seeing
-    /// a `started` marker without `completed`, reconciled — and an issuer without a state API
-    /// (Gnosis Pay, DCS) can only be reconciled to a final `indeterminate` / `check_wallet`.
+    /// The one kind of contradictory final answers these tests tolerate, counted and reported
+    /// (docs/RELIABILITY.md): a worker cut off from the group while its result waited for the
+    /// brokers still publishes its definitive answer, while the partition's new owner, seeing a
+    /// `started` marker without `completed`, reconciled — and for an issuer without a state API
+    /// (Gnosis Pay, DCS) gave up waiting for the old owner's `completed` marker (three tiers, or
+    /// that marker was never written) and published `indeterminate` / `check_wallet`.
     static func isUnresolvedHandOver(_ results: [ProvisioningResult]) -> Bool {
         let recovered = results.contains { !$0.isFinal && $0.message.contains("a previous worker started this issuer call") }
         let finals = results.filter(\.isFinal)
