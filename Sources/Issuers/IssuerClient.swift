@@ -28,8 +28,39 @@ public final class IssuerClient: Sendable {
 
     // MARK: Calls
 
-    /// Provisions a card (or, at Worldpay, authorizes a payment or runs a payment action) for a
-    /// validated `request`.
+    /// Builds the call for a validated `request` without sending anything: a provisioning (or,
+    /// at Worldpay, a payment authorization) through the endpoint's adapter, or a Worldpay payment
+    /// action through its link. Only a link with the scheme, host and port of `endpoint.baseURL`
+    /// is accepted; a request that cannot become a call throws, so it can be rejected before any
+    /// call marker or audit event says a call started.
+    public func prepare(_ request: ProvisioningRequest, endpoint: IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall {
+        guard request.kind == .paymentAction else {
+            let adapter = endpoint.adapter
+            let base = try adapter.makeRequest(for: request)
+            return PreparedCall(endpoint: endpoint, wallet: request.wallet, kind: request.kind,
+                                makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
+                                interpret: { response in adapter.answer(for: response, to: request) })
+        }
+        guard let action = request.paymentAction else {
+            throw IssuerRequestError(code: .invalidRequest, message: "payment_action is required for kind payment_action")
+        }
+        return try prepare(action, endpoint: endpoint)
+    }
+
+    /// Builds a settle, partial settle or cancel of an authorized Worldpay payment through the
+    /// link from its authorization, without sending it (see `prepare(_:endpoint:)`).
+    public func prepare(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall {
+        guard endpoint.kind == .worldpay else {
+            throw IssuerRequestError(code: .kindUnsupported, message: "payment actions go to Worldpay programs; \(endpoint.kind.rawValue) takes none")
+        }
+        let adapter = WorldpayAdapter(endpoint: endpoint)
+        let base = try adapter.makeActionRequest(for: action)
+        return PreparedCall(endpoint: endpoint, wallet: .applePay, kind: .paymentAction,
+                            makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
+                            interpret: { response in adapter.actionAnswer(for: response, action: action.action) })
+    }
+
+    /// Sends a prepared call against the request's deadline.
     ///
     /// Each attempt's timeout is `min(endpoint.timeoutMs, publishByMs − now − completionMarginMs)`.
     /// With less than `endpoint.minimumBudgetMs` left before the first send, nothing is sent and
@@ -37,47 +68,29 @@ public final class IssuerClient: Sendable {
     /// provably did not process (TCP connect failed; 503, 429 or DCS `SYS_BUSY` answered) and only
     /// when the minimum budget is still left after any `Retry-After` wait; never after a send
     /// whose fate is unknown.
-    public func provision(_ request: ProvisioningRequest, endpoint: IssuerEndpoint, publishByMs: Int64,
-                          completion: @escaping @Sendable (IssuerCallReport) -> Void) {
-        let adapter = endpoint.adapter
-        let base: HTTPClientRequest
-        do {
-            base = try adapter.makeRequest(for: request)
-        } catch {
-            completion(Self.rejectionReport(error))
-            return
-        }
-        let exchange = IssuerExchange(
-            endpoint: endpoint, wallet: request.wallet, kind: request.kind, publishByMs: publishByMs,
-            makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
-            interpret: { response in adapter.answer(for: response, to: request) })
-        attempt(exchange, progress: ExchangeProgress(), completion: completion)
+    public func call(_ prepared: PreparedCall, publishByMs: Int64, completion: @escaping @Sendable (IssuerCallReport) -> Void) {
+        attempt(prepared.exchange(publishByMs: publishByMs), progress: ExchangeProgress(), completion: completion)
     }
 
-    /// Settles, partially settles or cancels an authorized Worldpay payment through the link from
-    /// its authorization. Only a link with the scheme, host and port of `endpoint.baseURL` is
-    /// followed; any other is rejected `invalid_request` without a call. Timeouts and the retry
-    /// follow `provision`.
-    public func paymentAction(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint, publishByMs: Int64,
-                              completion: @escaping @Sendable (IssuerCallReport) -> Void) {
-        guard endpoint.kind == .worldpay else {
-            completion(Self.rejectionReport(IssuerRequestError(
-                code: .kindUnsupported, message: "payment actions go to Worldpay programs; \(endpoint.kind.rawValue) takes none")))
-            return
-        }
-        let adapter = WorldpayAdapter(endpoint: endpoint)
-        let base: HTTPClientRequest
+    /// Prepares and sends in one step (`prepare`, then `call`); a request that cannot become a
+    /// call is answered with its rejection and nothing is sent.
+    public func provision(_ request: ProvisioningRequest, endpoint: IssuerEndpoint, publishByMs: Int64,
+                          completion: @escaping @Sendable (IssuerCallReport) -> Void) {
         do {
-            base = try adapter.makeActionRequest(for: action)
+            call(try prepare(request, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
         } catch {
             completion(Self.rejectionReport(error))
-            return
         }
-        let exchange = IssuerExchange(
-            endpoint: endpoint, wallet: .applePay, kind: .paymentAction, publishByMs: publishByMs,
-            makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
-            interpret: { response in adapter.actionAnswer(for: response, action: action.action) })
-        attempt(exchange, progress: ExchangeProgress(), completion: completion)
+    }
+
+    /// Prepares and sends a Worldpay payment action in one step (see `provision`).
+    public func paymentAction(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint, publishByMs: Int64,
+                              completion: @escaping @Sendable (IssuerCallReport) -> Void) {
+        do {
+            call(try prepare(action, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
+        } catch {
+            completion(Self.rejectionReport(error))
+        }
     }
 
     /// Asks the issuer whether an indeterminate call was applied: Imprint's wallet tokens,

@@ -181,8 +181,16 @@ struct PaymentTests {
             let result = try #require(snapshot.final(request.requestID))
             #expect(result.status == .rejected && result.code == .invalidRequest,
                     "forged link: \(result.status.rawValue) / \(result.code?.rawValue ?? "-")")
+            // Refused at intake: no audit event (and no call marker) claims a call started.
+            let stages = snapshot.audit.filter { $0.requestID == request.requestID }.map(\.stage)
+            #expect(stages.contains(.rejected) && !stages.contains(.issuerCallStarted), "forged link audit: \(stages)")
         }
         #expect(hits.count.withLock { $0 } == 0, "the worker followed a forged link to another server")
+        let forgedIDs = Set(forged.map(\.requestID))
+        let markers = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).readExisting(topic: rig.stack.topics.markers)
+        let markedIDs = Set(markers.compactMap { try? JSONParser().parse($0.value)["request_id"]?.stringValue })
+        #expect(markedIDs.contains(settle.requestID), "the markers read found no marker of a real call: it checks nothing")
+        #expect(markedIDs.isDisjoint(with: forgedIDs), "a call marker was written for a forged link")
         // The payment behind the forged links was never touched: only its authorization was called.
         #expect(rig.simulatorCalls(card: references[3]).map(\.count) == [1], "\(rig.simulatorCalls(card: references[3]))")
         #expect(try await Self.lastEvent(rig, reference: references[3]) == "authorized")

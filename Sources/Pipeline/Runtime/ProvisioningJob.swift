@@ -13,6 +13,8 @@ struct ProvisioningJob: Sendable {
     let deviceRef: Pseudonym?
     /// Reconciliation instead of a call: a previous owner's `started` marker exists.
     var recoveredFromMarker = false
+    /// The issuer call, built and checked at intake (nil until then).
+    var call: PreparedCall?
 
     /// Two jobs with one ordering key never call their issuer at once: the card for provisioning,
     /// the transaction for payments.

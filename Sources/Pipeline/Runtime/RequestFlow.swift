@@ -182,6 +182,14 @@ final class RequestFlow: Sendable {
             deliver(result, origin: origin, value: value, job: job, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
             return
         }
+        // Built now, so a request that cannot become a call (a payment link to another host, a
+        // wallet the issuer does not take) is rejected before any marker or audit says a call started.
+        do {
+            job.call = try context.issuerClient.prepare(request, endpoint: endpoint)
+        } catch {
+            answerWithoutCall(job, outcome: OutcomeTable.rejection(code: error.code, message: error.message), stage: .rejected)
+            return
+        }
         if context.configuration.scheduler.ordering == .earliestDeadlineFirst,
            !context.configuration.deadlines.admit(window, nowMs: now,
                                                   minimumIssuerBudgetMs: program.minimumBudgetMs + context.configuration.publishReserveMs).isAdmitted {
@@ -269,12 +277,11 @@ final class RequestFlow: Sendable {
         let completion: @Sendable (IssuerCallReport) -> Void = { [self] report in
             pool.async { self.answered(job, ticketID: ticketID, report: report) }
         }
-        switch job.request.kind {
-        case .provision, .payment:
+        if let prepared = job.call {
+            context.issuerClient.call(prepared, publishByMs: publishBy, completion: completion)
+        } else {
+            // Every admitted job was prepared at intake; this only keeps the two paths one.
             context.issuerClient.provision(job.request, endpoint: job.endpoint, publishByMs: publishBy, completion: completion)
-        case .paymentAction:
-            guard let action = job.request.paymentAction else { return }
-            context.issuerClient.paymentAction(action, endpoint: job.endpoint, publishByMs: publishBy, completion: completion)
         }
     }
 
