@@ -85,7 +85,7 @@ extension RecoveryTests {
     }
 
     /// A call marker as a worker writes it (the markers topic's record).
-    static func marker(_ requestID: String, state: String, requestOffset: Int64, outcome: String?) -> [UInt8] {
+    static func marker(_ requestID: String, state: String, requestOffset: Int64, outcome: String?, replayOf: String? = nil) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("request_id"); writer.string(requestID)
@@ -94,6 +94,7 @@ extension RecoveryTests {
         writer.key("at"); writer.integer(Timestamps.nowMs())
         writer.key("worker"); writer.string("previous-owner")
         if let outcome { writer.key("outcome"); writer.string(outcome) }
+        if let replayOf { writer.key("replay_of"); writer.string(replayOf) }
         writer.endObject()
         return writer.bytes
     }

@@ -18,6 +18,18 @@ struct CallMarker: Sendable, Hashable {
     /// For `completed`: how the request was finished; nil for `started` (and for markers written
     /// before the field existed, which count as `answered`).
     var outcome: Outcome?
+    /// The dead letter this attempt replays (`x-replay-of`); nil for the original request. A
+    /// replay's markers are its own: the original's `completed` does not finish it, and its
+    /// `started` survives a crash like the original's.
+    var replayOf: String?
+
+    /// What markers are tracked by: the request id, and the dead letter for a replay.
+    var key: String { Self.key(requestID: requestID, replayOf: replayOf) }
+
+    /// The tracking key of a request (or of its replay of dead letter `replayOf`).
+    static func key(requestID: String, replayOf: String?) -> String {
+        replayOf.map { requestID + "\u{1F}" + $0 } ?? requestID
+    }
 
     /// How a `completed` request was finished.
     enum Outcome: String, Sendable {
@@ -40,6 +52,7 @@ struct CallMarker: Sendable, Hashable {
         writer.key("at"); writer.integer(atMs)
         writer.key("worker"); writer.string(worker)
         if let outcome { writer.key("outcome"); writer.string(outcome.rawValue) }
+        if let replayOf { writer.key("replay_of"); writer.string(replayOf) }
         writer.endObject()
         return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: [], partition: partition)
     }
@@ -54,6 +67,7 @@ struct CallMarker: Sendable, Hashable {
         else { return nil }
         return CallMarker(requestID: requestID, state: state, requestOffset: offset, atMs: at,
                           worker: document["worker"]?.stringValue ?? "",
-                          outcome: document["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:)))
+                          outcome: document["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:)),
+                          replayOf: document["replay_of"]?.stringValue)
     }
 }

@@ -26,7 +26,7 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
-    /// calls `completion` with the latest state per request id.
+    /// calls `completion` with the latest state per marker key (`CallMarker.key`).
     ///
     /// A read that fails (watermarks, assignment, or not reaching the end in time, as when a broker
     /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
@@ -69,7 +69,7 @@ final class MarkerCatchUp: Sendable {
     private func readNow(partition: Int32, from position: Int64?) -> [String: CallMarker.State]? {
         var states: [String: CallMarker.State] = [:]
         let reached = scan(partition: partition, from: position) { marker in
-            if states[marker.requestID] != .completed { states[marker.requestID] = marker.state }
+            if states[marker.key] != .completed { states[marker.key] = marker.state }
         }
         return reached ? states : nil
     }
@@ -84,15 +84,17 @@ final class MarkerCatchUp: Sendable {
         case notFound
     }
 
-    /// Looks for the `completed` marker of `requestID` in markers partition `partition`, from
+    /// Looks for the `completed` marker of `requestID` (or of its replay of `replayOf`) in markers partition `partition`, from
     /// `position` to the end (one read, no retries; a failed read says `.notFound`). Markers of a
     /// new owner's recovery (`recovered`) do not count: they are not the previous owner's answer.
-    func lookUp(requestID: String, partition: Int32, from position: Int64, completion: @escaping @Sendable (Completion) -> Void) {
+    func lookUp(requestID: String, replayOf: String?, partition: Int32, from position: Int64,
+                completion: @escaping @Sendable (Completion) -> Void) {
+        let key = CallMarker.key(requestID: requestID, replayOf: replayOf)
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return }
             var found = Completion.notFound
             _ = scan(partition: partition, from: position) { marker in
-                guard marker.requestID == requestID, marker.state == .completed, marker.outcome != .recovered else { return }
+                guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
             }
             completion(found)

@@ -1,7 +1,7 @@
 import Kafka
 import Synchronization
 
-/// Markers found by catch-up when a partition was assigned: request id → latest state, and the
+/// Markers found by catch-up when a partition was assigned: marker key → latest state, and the
 /// markers offset the read started from. Consulted for every request of that partition before it
 /// is admitted.
 final class MarkerIndex: Sendable {
@@ -25,9 +25,9 @@ final class MarkerIndex: Sendable {
         }
     }
 
-    /// The marker state recorded for a request, if any.
-    func state(of requestID: String, in partition: TopicPartition) -> CallMarker.State? {
-        entries.withLock { $0[partition]?.states[requestID] }
+    /// The marker state recorded for a marker key (`CallMarker.key`), if any.
+    func state(of key: String, in partition: TopicPartition) -> CallMarker.State? {
+        entries.withLock { $0[partition]?.states[key] }
     }
 
     /// The markers offset catch-up read `partition` from: every marker it found is at or after it.

@@ -276,7 +276,8 @@ final class ReconcileRunner: Sendable {
             publishFinal(held, outcome: Self.checkWallet)
             return
         }
-        reader.lookUp(requestID: held.job.requestID, partition: handOver.markersPartition, from: handOver.markersFrom) { [self] found in
+        reader.lookUp(requestID: held.job.requestID, replayOf: handOver.replayOf, partition: handOver.markersPartition,
+                      from: handOver.markersFrom) { [self] found in
             DispatchQueue.global().async { self.previousOwner(held, found: found) }
         }
     }

@@ -149,11 +149,13 @@ final class RequestFlow: Sendable {
             return
         }
         let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
-        let marker = context.markerIndex.state(of: request.requestID, in: origin.partition)
+        let marker = context.markerIndex.state(of: CallMarker.key(requestID: request.requestID, replayOf: origin.replayOf),
+                                               in: origin.partition)
         // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
-        // operator's replay (`x-replay-of`) of a dead letter is asked for explicitly and was judged
-        // safe to repeat, so that marker does not make it a duplicate.
-        if duplicate != .fresh || (marker == .completed && origin.replayOf == nil) {
+        // operator's replay (`x-replay-of`) of a dead letter has markers of its own (keyed by the
+        // dead letter too): the original's `completed` does not make it a duplicate, and its own
+        // `started` makes a redelivery after a crash reconcile instead of calling again.
+        if duplicate != .fresh || marker == .completed {
             if duplicate == .fresh { context.duplicates.finish(request.requestID, nowMs: now) }
             context.metrics.countDuplicate()
             context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
@@ -237,7 +239,7 @@ final class RequestFlow: Sendable {
             return
         }
         let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
-                                atMs: context.clock(), worker: context.configuration.workerID)
+                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf)
         context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)],
                                   attempts: 3) { [self] outcome in
@@ -345,7 +347,8 @@ final class RequestFlow: Sendable {
                                         timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs), attempt: 1)
         // The previous owner may only have lost the partition, not died: its answer can still come.
         let handOver = ReconcileJob.HandOver(markersPartition: job.origin.partition.partition,
-                                             markersFrom: context.markerIndex.readFrom(job.origin.partition) ?? 0)
+                                             markersFrom: context.markerIndex.readFrom(job.origin.partition) ?? 0,
+                                             replayOf: job.origin.replayOf)
         deliver(result, origin: job.origin, value: job.value, job: job, reconcile: reconcileJob(for: job, handOver: handOver), startedMarker: true,
                 issuerMayHaveBeenCalled: true, recovered: true)
     }
@@ -438,7 +441,7 @@ final class RequestFlow: Sendable {
             return
         }
         let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
-                                worker: context.configuration.workerID, outcome: outcome)
+                                worker: context.configuration.workerID, outcome: outcome, replayOf: origin.replayOf)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
             if !outcome.allDelivered {
                 context.logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",

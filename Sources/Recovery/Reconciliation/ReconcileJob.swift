@@ -44,11 +44,14 @@ public struct ReconcileJob: Sendable, Hashable {
         public var markersPartition: Int32
         /// The markers offset to read from (the previous owner's `started` marker is at or after it).
         public var markersFrom: Int64
+        /// The dead letter the request replayed (`x-replay-of`), when the call was a replay's.
+        public var replayOf: String?
 
         /// Creates a hand-over record.
-        public init(markersPartition: Int32, markersFrom: Int64) {
+        public init(markersPartition: Int32, markersFrom: Int64, replayOf: String? = nil) {
             self.markersPartition = markersPartition
             self.markersFrom = markersFrom
+            self.replayOf = replayOf
         }
     }
 
@@ -96,6 +99,7 @@ public struct ReconcileJob: Sendable, Hashable {
             writer.key("hand_over"); writer.beginObject()
             writer.key("markers_partition"); writer.integer(Int64(handOver.markersPartition))
             writer.key("markers_from"); writer.integer(handOver.markersFrom)
+            if let replayOf = handOver.replayOf { writer.key("replay_of"); writer.string(replayOf) }
             writer.endObject()
         }
         writer.endObject()
@@ -121,7 +125,7 @@ public struct ReconcileJob: Sendable, Hashable {
         var handOver: HandOver?
         if let record = document["hand_over"], let partition = record["markers_partition"]?.int64Value,
            let from = record["markers_from"]?.int64Value, (0...Int64(Int32.max)).contains(partition), from >= 0 {
-            handOver = HandOver(markersPartition: Int32(partition), markersFrom: from)
+            handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: record["replay_of"]?.stringValue)
         }
         return ReconcileJob(requestID: requestID, program: program, issuer: issuer, wallet: wallet, kind: kind,
                             cardID: Sensitive(cardID), deviceRef: document["device_ref"]?.stringValue,
