@@ -52,15 +52,16 @@ extension SimulatorTests {
         }
 
         @Test func latencyRulesDelayAnswers() async throws {
-            let harness = try SimulatorHarness(profile: SimulatorProfile(issuerRules: [.imprint: LoadRule(latency: .fixed(milliseconds: 120))]))
+            let profile = SimulatorProfile(issuerRules: [.imprint: LoadRule(latency: .fixed(milliseconds: 120))])
+            let harness = try SimulatorHarness(profile: profile)
             let device = try SimulatedDevice()
             var start = Timing.nowMs()
             #expect(try await harness.imprint("pm_l1", "google_pay", device.googleHandshake().requestFields(legacy: true)).status == 200)
             #expect(Timing.nowMs() - start >= 120)
-            // Other issuers keep the (immediate) default rule.
-            start = Timing.nowMs()
+            // Other issuers keep the (immediate) default rule. (Checked on the rule, not with a clock:
+            // an upper bound on elapsed time fails on a busy machine.)
+            #expect(profile.rule(for: .dcs).latency == .immediate)
             #expect(try await harness.dcs("/card/v2/google-bind-wallet", DCS.googleV2(card: "c_l")).status == 200)
-            #expect(Timing.nowMs() - start < 100)
             // A tail with probability 1 replaces the draw.
             harness.simulator.replaceProfile(SimulatorProfile(allIssuers: LoadRule(latency: .logNormal(medianMilliseconds: 1, sigma: 0.1,
                                                                                                           maximumMilliseconds: 5),
