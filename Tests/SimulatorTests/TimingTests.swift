@@ -88,7 +88,8 @@ extension SimulatorTests {
             #expect(statuses.count == 1000)
             #expect(statuses.allSatisfy { $0 == 200 }, "statuses: \(Set(statuses))")
             #expect(elapsed >= 300)
-            #expect(elapsed < 2000, "1,000 slow requests took \(elapsed) ms")
+            // One at a time they would take 300 s; the bound leaves room for a busy machine.
+            #expect(elapsed < 15_000, "1,000 slow requests took \(elapsed) ms: not served concurrently")
         }
     }
 }
