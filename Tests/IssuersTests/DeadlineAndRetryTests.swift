@@ -43,13 +43,14 @@ import Testing
                                                            budgetMs: 5_000)
         #expect(report.answer == .transportFailure(.timedOutAfterSend), "\(report.summary)")
         #expect(report.attempts == 1, "a timeout after sending is never retried")
-        #expect(elapsed >= 195 && elapsed < 260, "\(elapsed) ms")
+        // The answer would take 1 s: ending well before it shows the 200 ms endpoint timeout held.
+        #expect(elapsed >= 195 && elapsed < 600, "\(elapsed) ms")
     }
 
     @Test func slowAnswerWithinBudgetIsTimedInIssuerMs() async throws {
         let (report, _, _) = await fixture.provision(try Self.request(for: .gnosis, card: SimulatorFixture.card("-slow-150")), fixture.endpoint(.gnosis))
         #expect(report.outcome.status == .provisioned, "\(report.summary)")
-        #expect(report.issuerMs >= 150 && report.issuerMs < 400, "\(report.issuerMs) ms")
+        #expect(report.issuerMs >= 150 && report.issuerMs < 900, "\(report.issuerMs) ms")
     }
 
     @Test func budgetBelowMinimumIsAbandonedWithoutACall() async throws {
@@ -141,7 +142,7 @@ import Testing
         fixture.simulator.replaceProfile(SimulatorProfile(seed: 1))
         let (report, elapsed, _) = try await pending.value
         #expect(report.outcome.status == .provisioned && report.attempts == 2, "\(report.summary)")
-        #expect(elapsed >= 1_000 && elapsed < 1_600, "waited the 1 s Retry-After: \(elapsed) ms")
+        #expect(elapsed >= 1_000 && elapsed < 2_500, "waited the 1 s Retry-After: \(elapsed) ms")
         #expect(report.issuerMs < 500, "the wait is not issuer time: \(report.issuerMs) ms")
         #expect(try await fixture.callCount(cardID: card) == 2)
     }
@@ -154,7 +155,7 @@ import Testing
                                                            fixture.endpoint(.worldpay, minimumBudgetMs: 500), budgetMs: 1_200)
         #expect(report.outcome.status == .failed && report.outcome.code == .rateLimited && report.attempts == 1, "\(report.summary)")
         #expect(report.outcome.nextAction == .retry, "an unauthorized payment may be retried")
-        #expect(elapsed < 300)
+        #expect(elapsed < 900, "answered without waiting the 1 s Retry-After: \(elapsed) ms")
         #expect(try await fixture.callCount(cardID: card) == 1)
     }
 
