@@ -13,7 +13,7 @@ enum DLQCommand: Command {
         usage: provisioner dlq list   (--config FILE | --bootstrap B) [filters] [--parked] [--json]
                provisioner dlq show   (--config FILE | --bootstrap B) ID | --request-id R [--parked] [--json]
                provisioner dlq replay (--config FILE | --bootstrap B) [filters] [--dry-run] [--rate N] [--to TOPIC]
-                                      [--operator NAME] [--json]
+                                      [--operator NAME] [--sign-env VAR] [--json]
 
         list    a table of dead letters: age, code, program, wallet, replayable, request id, and the
                 entry id (TOPIC:PARTITION:OFFSET) that 'show' takes
@@ -34,7 +34,11 @@ enum DLQCommand: Command {
           --dry-run         replay: print what would be replayed, produce nothing
           --rate N          replay: at most N messages per second
           --to TOPIC        replay: produce to TOPIC instead of each entry's original topic
-          --operator NAME   replay: the name written into audit events (default $USER)
+          --operator NAME   replay: the name written into audit events (default $USER); with SASL the
+                            Kafka principal (sasl.username) is written, NAME beside it as a label
+          --sign-env VAR    replay: sign replays (v2) with the replay key in VAR; by default the key
+                            named by the configuration's dlq.replay_signing_secret_env. Workers accept
+                            replays of programs with request_signing only when signed with it
           --json            machine-readable output
         """
     static let switchNames: Set<String> = ["json", "parked", "dry-run"]
@@ -43,7 +47,7 @@ enum DLQCommand: Command {
         guard let action = arguments.popPositional() else { throw UsageError("missing action: list, show or replay") }
         let json = arguments.flag("json")
         let parked = arguments.flag("parked")
-        let (properties, topics) = try connection(&arguments)
+        let (properties, topics, replayKeyVariable) = try connection(&arguments)
         let topic = parked ? topics.parked : topics.deadLetters
         let store = DeadLetterStore(properties: properties)
         switch action {
@@ -69,13 +73,23 @@ enum DLQCommand: Command {
             let dryRun = arguments.flag("dry-run")
             let rate = arguments.option("rate") == nil ? nil : try arguments.number("rate", default: 10, in: 0.01...100_000)
             let target = arguments.option("to")
-            let operatorName = arguments.option("operator") ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+            let label = arguments.option("operator") ?? ProcessInfo.processInfo.environment["USER"]
+            let signVariable = arguments.option("sign-env") ?? replayKeyVariable
             try arguments.rejectUnknown()
-            guard AuditEvent.safeIdentifier(operatorName) == operatorName else {
+            if let label, AuditEvent.safeIdentifier(label) != label {
                 throw UsageError("--operator must be 1-64 of letters, digits and ._:@-")
             }
+            let operatorName = DeadLetterReplayer.operatorName(properties: properties, label: label) ?? "unknown"
+            var signer: RequestSigner?
+            if let signVariable {
+                guard let key = ProcessInfo.processInfo.environment[signVariable], !key.isEmpty else {
+                    throw CommandFailure("the replay key variable \(signVariable) is not set: replays of signed programs would be refused")
+                }
+                signer = RequestSigner(secret: Sensitive(key))
+            }
             let entries = try read(store, topic: topic, filter: filter)
-            let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName)
+            let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName,
+                                              signer: signer)
             let outcomes: [DeadLetterReplayer.Outcome]
             do {
                 outcomes = try replayer.replay(entries, to: target, ratePerSecond: rate, dryRun: dryRun, nowMs: { Timestamps.nowMs() })
@@ -92,14 +106,14 @@ enum DLQCommand: Command {
 
     // MARK: - Arguments
 
-    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames) {
+    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames, String?) {
         if let path = arguments.option("config") {
             let configuration = try ConfigurationFile.load(path: path, environment: ProcessInfo.processInfo.environment, strict: false,
                                                            requireSecrets: false)
-            return (configuration.kafka, configuration.topics)
+            return (configuration.kafka, configuration.topics, configuration.replaySigningSecretEnvironmentVariable)
         }
         guard let bootstrap = arguments.option("bootstrap") else { throw UsageError("--config FILE or --bootstrap B is required") }
-        return (["bootstrap.servers": bootstrap], TopicNames())
+        return (["bootstrap.servers": bootstrap], TopicNames(), nil)
     }
 
     private static func filter(_ arguments: inout CommandArguments) throws -> DeadLetterFilter {
@@ -215,6 +229,8 @@ enum DLQCommand: Command {
         case .replayed(let topic, let dryRun): (dryRun ? "would replay" : "replayed", "to \(topic)")
         case .refused(let reason): ("refused", reason)
         case .failed(let reason): ("failed", reason)
+        case .replayedNotAudited(let topic, let reason):
+            ("replayed, not audited", "to \(topic); its replayed audit event could not be written (\(reason)): do not replay it again")
         }
     }
 
@@ -223,7 +239,7 @@ enum DLQCommand: Command {
             let (verdict, detail) = describe(outcome)
             return [entry.identifier, entry.summary.requestID ?? "-", entry.provenance?.code.rawValue ?? "?", verdict, detail]
         }
-        let replayed = outcomes.filter { if case .replayed = $0 { true } else { false } }.count
+        let replayed = outcomes.filter { switch $0 { case .replayed, .replayedNotAudited: true; default: false } }.count
         return TextTable(headers: ["ID", "REQUEST", "CODE", "RESULT", "DETAIL"], rows: rows).rendered
             + "\n\(replayed) of \(entries.count) \(dryRun ? "would be replayed (dry run: nothing produced)" : "replayed")"
     }

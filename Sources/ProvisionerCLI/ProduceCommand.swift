@@ -2,7 +2,9 @@ import Contract
 import Dispatch
 import Foundation
 import Kafka
+import Observability
 import Pipeline
+import Recovery
 import Synchronization
 
 /// `provisioner produce`: sends requests, one JSON document per line, keyed by `card.id`.
@@ -22,7 +24,8 @@ enum ProduceCommand: Command {
           --bootstrap B      bootstrap servers (host:port,...)
           --file F           read from F instead of standard input
           --topic T          topic (default provisioning.requests)
-          --sign-env VAR     add x-request-signature: v1=<HMAC-SHA256 of the line> with the secret in
+          --sign-env VAR     sign each line (CONTRACT section 11, v2): add x-request-timestamp (now, epoch
+                             ms) and x-request-signature: v2=<HMAC-SHA256> with the secret in
                              environment variable VAR (programs configured with request_signing)
           --property K=V     an extra librdkafka producer property (repeatable: give it once per property)
         """
@@ -38,12 +41,12 @@ enum ProduceCommand: Command {
             properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
         }
         try arguments.rejectUnknown()
-        var secret: Sensitive?
+        var signer: RequestSigner?
         if let signVariable {
             guard let value = ProcessInfo.processInfo.environment[signVariable], !value.isEmpty else {
                 throw CommandFailure("--sign-env names \(signVariable), which is not set")
             }
-            secret = Sensitive(value)
+            signer = RequestSigner(secret: Sensitive(value))
         }
         let input: FileHandle
         if let file {
@@ -60,9 +63,8 @@ enum ProduceCommand: Command {
         }
         let tally = Mutex((sent: 0, delivered: 0, failed: 0, lastError: ""))
         for value in LineReader(handle: input) where !value.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) {
-            var headers: [KafkaHeader] = []
-            if let secret { headers.append(KafkaHeader(key: RequestSignature.header, string: RequestSignature.sign(secret: secret, value: value))) }
-            let message = KafkaOutgoingMessage(topic: topic, key: cardKey(value).map { Array($0.utf8) }, value: value, headers: headers)
+            var message = KafkaOutgoingMessage(topic: topic, key: cardKey(value).map { Array($0.utf8) }, value: value, headers: [])
+            if let signer { message = signer.signed(message, nowMs: Timestamps.nowMs()) }
             while true {
                 do {
                     try producer.send(message) { result in

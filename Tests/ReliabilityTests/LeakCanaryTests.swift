@@ -30,6 +30,7 @@ extension ReliabilityTests {
         let worldpayKey = book.mint("WorldpayKey", label: "env DEMO_WORLDPAY_API_KEY")
         let auditKey = book.mint("AuditKey", label: "env PROVISIONER_AUDIT_KEY")
         let signingSecret = book.mint("Signing", label: "env RELIABILITY_SIGNING_SECRET")
+        let replaySigningSecret = book.mint("ReplaySigning", label: "env RELIABILITY_REPLAY_SIGNING_SECRET")
         let profile = SimulatorProfile(programs: [
             SimulatorProgram(name: "demo-imprint", issuer: .imprint, apiKey: Sensitive(imprintKey)),
             SimulatorProgram(name: "demo-dcs", issuer: .dcs, apiKey: Sensitive(dcsKey), apiSecret: Sensitive(dcsSecret)),
@@ -47,6 +48,7 @@ extension ReliabilityTests {
         environment["DEMO_WORLDPAY_API_KEY"] = worldpayKey
         environment["PROVISIONER_AUDIT_KEY"] = auditKey
         environment["RELIABILITY_SIGNING_SECRET"] = signingSecret
+        environment["RELIABILITY_REPLAY_SIGNING_SECRET"] = replaySigningSecret
         let group = UniqueName.make("reliability-leaks")
 
         // Worker 1 in this process (every log record captured at debug level).
@@ -54,6 +56,7 @@ extension ReliabilityTests {
         let registry = MetricsRegistry()
         let configuration = try stack.configuration(groupID: group, workerID: "leaks-w1") {
             $0.programs["demo-gnosis"]?.requestSigningSecretEnvironmentVariable = "RELIABILITY_SIGNING_SECRET"
+            $0.replaySigningSecretEnvironmentVariable = "RELIABILITY_REPLAY_SIGNING_SECRET"
         }
         let local = try Worker(configuration: configuration, environment: environment,
                                logger: Logger(label: "worker", minimumLevel: .debug, handler: logs), metrics: registry)
@@ -69,6 +72,7 @@ extension ReliabilityTests {
         let childPort = try #require(FreePort.pick())
         let configText = JSONValue.parsed(Array(stack.configurationFileText(groupID: group).utf8))
             .setting("programs.demo-gnosis.request_signing", .object(["secret_env": .string("RELIABILITY_SIGNING_SECRET")]))
+            .setting("dlq", .object(["replay_signing_secret_env": .string("RELIABILITY_REPLAY_SIGNING_SECRET")]))
         let configPath = directory.appendingPathComponent("leaks-w2.json").path
         try Data(configText.bytes).write(to: URL(fileURLWithPath: configPath))
         var childEnvironment = environment
@@ -145,8 +149,10 @@ extension ReliabilityTests {
                  partition: Int32? = nil, parked: Bool = false, appleExpiredDeadLetter: Bool = false, signed: Bool? = nil) {
             var headers = headers
             if signed ?? (request.program == "demo-gnosis") {
-                headers.append(KafkaHeader(key: RequestSignature.header, string: RequestSignature.sign(secret: Sensitive(signingSecret),
-                                                                                                        value: request.value)))
+                // A replay of a signed program is signed with the replay key, as `dlq replay` does.
+                let isReplay = headers.contains { $0.key == "x-replay-of" }
+                headers = RequestSigner(secret: Sensitive(isReplay ? replaySigningSecret : signingSecret))
+                    .signed(key: request.key, value: request.value, headers: headers, nowMs: Timestamps.nowMs())
             }
             caseNumber += 1
             cases.append(Case(path: path, request: request, headers: headers, partition: partition, statuses: statuses, parked: parked,
@@ -191,13 +197,16 @@ extension ReliabilityTests {
             $0.setting("card.last4", .string("4x42"))
         }, [.rejected])
         p = "rejected unknown program"
-        add(p, plant(try factory.provision(program: "no-such-program", wallet: .googleWallet, cardID: card(p), requestID: id(p)), p), [.rejected])
-        p = "rejected unsigned"
-        add(p, plant(try factory.provision(program: "demo-gnosis", wallet: .applePay, cardID: card(p), requestID: id(p)), p), [.rejected],
+        // Signed by a key the worker holds: a worker that enforces signatures answers only attributable messages.
+        add(p, plant(try factory.provision(program: "no-such-program", wallet: .googleWallet, cardID: card(p), requestID: id(p)), p), [.rejected],
+            signed: true)
+        // Unauthentic messages get no answer (CONTRACT section 11): a dead letter `unauthenticated`.
+        p = "dead letter unsigned"
+        add(p, plant(try factory.provision(program: "demo-gnosis", wallet: .applePay, cardID: card(p), requestID: id(p)), p), [],
             signed: false)
-        p = "rejected bad signature"
-        add(p, plant(try factory.provision(program: "demo-gnosis", wallet: .applePay, cardID: card(p), requestID: id(p)), p), [.rejected],
-            headers: [KafkaHeader(key: RequestSignature.header, string: RequestSignature.sign(secret: Sensitive("wrong"), value: [1]))],
+        p = "dead letter bad signature"
+        add(p, plant(try factory.provision(program: "demo-gnosis", wallet: .applePay, cardID: card(p), requestID: id(p)), p), [],
+            headers: [KafkaHeader(key: RequestSignature.header, string: RequestSignature.signV1(secret: Sensitive("wrong"), value: [1]))],
             signed: false)
         p = "rejected reused nonce"
         let first = plant(try factory.provision(program: "demo-imprint", wallet: .applePay, cardID: card(p), requestID: id(p)), p)

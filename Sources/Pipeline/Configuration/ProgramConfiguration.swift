@@ -30,6 +30,10 @@ public struct ProgramConfiguration: Sendable {
     public var worldpayMerchantEntity: String = "default"
     /// When set, requests must carry a valid `x-request-signature` HMAC from the program's backend.
     public var requestSigningSecretEnvironmentVariable: String?
+    /// `request_signing.accept_v1`: also accept the legacy v1 signature (value only, no freshness).
+    public var requestSigningAcceptsV1 = false
+    /// `request_signing.max_skew_ms`: how far `x-request-timestamp` may be from the worker's clock.
+    public var requestSigningMaxSkewMs: Int64 = 300_000
 
     /// Creates a program with defaults.
     public init(name: String, issuer: IssuerKind, baseURL: String, apiKeyEnvironmentVariable: String) {

@@ -86,6 +86,18 @@ extension WorkerConfiguration {
         configuration.requireEncryption = results.bool("require_encryption", default: true)
         root.absorb(results)
 
+        var dlq = root.object("dlq")
+        if let variable = dlq.string("replay_signing_secret_env") {
+            if variable.isEmpty { dlq.issues.append(.init(.error, "dlq.replay_signing_secret_env", "must name an environment variable")) }
+            configuration.replaySigningSecretEnvironmentVariable = variable
+        }
+        root.absorb(dlq)
+        if configuration.replaySigningSecretEnvironmentVariable == nil,
+           let signed = configuration.programs.values.map(\.name).sorted().first(where: { configuration.programs[$0]?.requestSigningSecretEnvironmentVariable != nil }) {
+            root.issues.append(.init(.warning, "dlq.replay_signing_secret_env",
+                                     "is not set: operator replays of dead letters of signed programs (\(signed), ...) will be refused unauthenticated"))
+        }
+
         var audit = root.object("audit")
         configuration.pseudonymKeyEnvironmentVariable = audit.string("pseudonym_key_env", default: configuration.pseudonymKeyEnvironmentVariable)
         root.absorb(audit)
@@ -238,6 +250,8 @@ extension WorkerConfiguration {
         var signing = reader.object("request_signing")
         if !signing.members.isEmpty {
             program.requestSigningSecretEnvironmentVariable = signing.requiredString("secret_env")
+            program.requestSigningAcceptsV1 = signing.bool("accept_v1", default: false)
+            program.requestSigningMaxSkewMs = signing.integer("max_skew_ms", default: program.requestSigningMaxSkewMs, in: 1_000...3_600_000)
         }
         reader.absorb(signing)
         guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }

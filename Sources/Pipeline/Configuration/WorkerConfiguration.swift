@@ -49,6 +49,9 @@ public struct WorkerConfiguration: Sendable {
     public var revokeDrainMs: Int64 = 5_000
     /// Attempts to publish a result before it is dead-lettered.
     public var publishAttempts = 5
+    /// `dlq.replay_signing_secret_env`: the key `dlq replay` signs replays with, and workers accept
+    /// replays of signed programs by (nil: such replays are refused `unauthenticated`).
+    public var replaySigningSecretEnvironmentVariable: String?
     /// Minimum log level.
     public var logLevel: LogLevel = .info
 
@@ -75,6 +78,7 @@ public struct WorkerConfiguration: Sendable {
     /// Environment variables the configuration names (secrets are only ever named, never stored).
     public var secretEnvironmentVariables: [(keyPath: String, variable: String)] {
         var names: [(String, String)] = [("audit.pseudonym_key_env", pseudonymKeyEnvironmentVariable)]
+        if let replay = replaySigningSecretEnvironmentVariable { names.append(("dlq.replay_signing_secret_env", replay)) }
         for (property, variable) in kafkaSecretVariables.sorted(by: { $0.key < $1.key }) {
             names.append(("kafka_secret_env.\(property)", variable))
         }

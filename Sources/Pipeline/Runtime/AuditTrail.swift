@@ -10,11 +10,13 @@ struct AuditTrail: Sendable {
 
     /// An event about a request that got as far as a job.
     func event(_ stage: AuditStage, job: ProvisioningJob, status: ResultStatus? = nil, code: ErrorCode? = nil,
-               httpStatus: Int? = nil, latencyMs: Int64? = nil, attempt: Int? = nil, reason: AuditReason? = nil) -> AuditEvent {
+               httpStatus: Int? = nil, latencyMs: Int64? = nil, attempt: Int? = nil, operator: String? = nil,
+               reason: AuditReason? = nil) -> AuditEvent {
         AuditEvent(requestID: job.request.requestID, stage: stage, atMs: clock(), program: job.request.program,
                    issuer: job.program.issuer, wallet: job.request.wallet, status: status, code: code, httpStatus: httpStatus,
                    latencyMs: latencyMs, attempt: attempt, partition: job.origin.partition.partition, offset: job.origin.offset,
-                   worker: worker, cardRef: job.cardRef, deviceRef: job.deviceRef, last4: job.request.card.last4, reason: reason)
+                   worker: worker, cardRef: job.cardRef, deviceRef: job.deviceRef, last4: job.request.card.last4, operator: `operator`,
+                   reason: reason)
     }
 
     /// An event about a message that did not become a job (rejected early, dead-lettered, duplicate).

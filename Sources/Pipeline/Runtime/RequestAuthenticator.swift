@@ -1,15 +1,87 @@
 import Contract
 import Kafka
+import Recovery
 
-/// Programs configured with `request_signing` only accept requests carrying a valid
-/// `RequestSignature` header; others are rejected `unauthenticated` and audited.
+/// Decides whether a message may be answered at all (CONTRACT section 11). Programs configured
+/// with `request_signing` accept only messages signed with their secret (v2, or v1 where
+/// `accept_v1` says so); an operator's replay (`x-replay-of`) of such a program must be signed with
+/// the replay key instead. A message that names no configured program is attributable only when
+/// no program signs, or when one program's secret (or the replay key) verifies it: otherwise anyone
+/// could publish an answer for a request id they do not own.
+///
+/// Runs before anything that can publish a result or touch the duplicate filter, markers or the
+/// nonce guard. Pure: time is passed in.
 struct RequestAuthenticator: Sendable {
-    let secrets: [String: Sensitive]
+    /// A signed program's secret and policy.
+    struct Signing: Sendable {
+        var secret: Sensitive
+        var policy: RequestSignature.Policy
+    }
 
-    /// Nil when the program requires no signature or the signature is valid; else why not.
-    func problem(program: String, value: [UInt8], headers: [KafkaHeader]) -> String? {
-        guard let secret = secrets[program] else { return nil }
-        let header = headers.last { $0.key == RequestSignature.header }?.value
-        return RequestSignature.problem(headerValue: header, secret: secret, value: value).map { "program \(program): \($0)" }
+    /// How a message was judged.
+    enum Verdict: Sendable, Equatable {
+        /// The message's program requires no signature.
+        case notRequired
+        /// Signed correctly; `replayBy` is the operator named by a signed replay.
+        case authentic(replayBy: String?)
+        /// Must get no answer: audited, dead-lettered `unauthenticated`, counted.
+        case unauthentic(String)
+    }
+
+    let programs: [String: Signing]
+    /// Key that `dlq replay` signs replays with (`dlq.replay_signing_secret_env`).
+    let replaySecret: Sensitive?
+    /// Freshness window for replay signatures.
+    let replayPolicy: RequestSignature.Policy
+
+    init(programs: [String: Signing], replaySecret: Sensitive? = nil, replayPolicy: RequestSignature.Policy = .init()) {
+        self.programs = programs
+        self.replaySecret = replaySecret
+        self.replayPolicy = replayPolicy
+    }
+
+    /// Whether any program requires signed requests.
+    var isEnforcing: Bool { !programs.isEmpty }
+
+    /// Whether `program` requires signed requests.
+    func requiresSignature(_ program: String) -> Bool { programs[program] != nil }
+
+    /// Judges a message naming `program` (nil when it names none) that `configured` says whether
+    /// this worker serves.
+    func verdict(program: String?, isConfigured: Bool, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], nowMs: Int64) -> Verdict {
+        let header: (String) -> [UInt8]? = { name in headers.last { $0.key == name }?.value }
+        let isReplay = header(DeadLetterHeader.replayOf) != nil
+        if let program, isConfigured {
+            guard let signing = programs[program] else { return .notRequired }
+            if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
+            switch RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value, nowMs: nowMs, header: header) {
+            case .valid: return .authentic(replayBy: nil)
+            case .invalid(let reason): return .unauthentic("program \(program): \(reason)")
+            }
+        }
+        // Names no program this worker serves: answerable only if nothing here is signed, or if a
+        // key held here verifies it.
+        guard isEnforcing else { return .notRequired }
+        if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
+        for signing in programs.values {
+            if case .valid = RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value,
+                                                      nowMs: nowMs, header: header) {
+                return .authentic(replayBy: nil)
+            }
+        }
+        return .unauthentic("the message names no configured program and is not signed by a key this worker holds")
+    }
+
+    private func replayVerdict(key: [UInt8]?, value: [UInt8], nowMs: Int64, header: (String) -> [UInt8]?) -> Verdict {
+        guard let replaySecret else {
+            return .unauthentic("a replay of a signed program must be signed with the replay key, and this worker has none (dlq.replay_signing_secret_env)")
+        }
+        switch RequestSignature.verdict(secret: replaySecret, policy: replayPolicy, key: key, value: value, nowMs: nowMs, header: header) {
+        case .valid:
+            let name = header(DeadLetterHeader.replayOperator).map { String(decoding: $0, as: UTF8.self) }
+            return .authentic(replayBy: name.map(AuditEvent.safeIdentifier) ?? "unknown")
+        case .invalid(let reason):
+            return .unauthentic("replay: \(reason) (replays are accepted only when signed with the replay key)")
+        }
     }
 }

@@ -99,11 +99,27 @@ final class RequestFlow: Sendable {
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
         }
-        switch RequestDecoder.decode(value, limits: context.requestLimits) {
+        let decoding = RequestDecoder.decode(value, limits: context.requestLimits)
+        // Authenticity before anything that can publish a result or touch the duplicate filter,
+        // markers or nonce guard: a message that fails it is never answered (CONTRACT section 11).
+        let claimed: (requestID: String?, program: String?) = switch decoding {
+        case .decoded(let request): (request.requestID, request.program)
+        case .rejected(let rejection): (rejection.requestID, rejection.program)
+        case .deadLetter:
+            { let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs); return (summary.requestID, summary.program) }()
+        }
+        let verdict = context.authenticator.verdict(program: claimed.program,
+                                                    isConfigured: claimed.program.map { context.configuration.program($0) != nil } ?? false,
+                                                    key: origin.key, value: value, headers: origin.headers, nowMs: context.clock())
+        if case .unauthentic(let reason) = verdict {
+            refuseUnauthentic(value, origin: origin, reason: reason, requestID: claimed.requestID, program: claimed.program)
+            return
+        }
+        switch decoding {
         case .deadLetter(let cause):
             let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
             deadLetter(value, origin: origin, code: DeadLetterCode(cause.code), reason: cause.message, summary: summary,
-                       issuerMayHaveBeenCalled: false, requestID: summary.requestID)
+                       issuerMayHaveBeenCalled: false, requestID: summary.requestID, claimsRequestID: false)
         case .rejected(let rejection):
             let issuer = rejection.program.flatMap { context.configuration.program($0)?.issuer }
             let result = ProvisioningResult(rejection: rejection, issuer: issuer,
@@ -117,11 +133,30 @@ final class RequestFlow: Sendable {
             ], traceparent: origin.traceparent)
             deliver(result, origin: origin, value: value, job: nil, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
         case .decoded(let request):
-            admit(request, value: value, origin: origin)
+            let replayBy: String? = if case .authentic(let replayBy) = verdict { replayBy } else { nil }
+            admit(request, value: value, origin: origin, replayBy: replayBy)
         }
     }
 
-    private func admit(_ request: ProvisioningRequest, value: [UInt8], origin: RecordOrigin) {
+    /// A message that failed its signature check: no result anywhere, and nothing it names is
+    /// touched (duplicate filter, markers, nonce guard); an audit event, a metric and a dead letter
+    /// that cannot be replayed.
+    private func refuseUnauthentic(_ value: [UInt8], origin: RecordOrigin, reason: String, requestID: String?, program: String?) {
+        let configuredProgram = program.flatMap { context.configuration.program($0) }
+        context.metrics.countUnauthenticated(replay: origin.replayOf != nil)
+        context.logger.warning("message failed its signature check: dead-lettered, not answered",
+                               [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                                ("program", .string(configuredProgram?.name ?? "unknown"))])
+        context.audit.publish([context.audit.event(.rejected, origin: origin, requestID: requestID, program: configuredProgram?.name,
+                                                   issuer: configuredProgram?.issuer, wallet: nil, status: .rejected, code: .unauthenticated,
+                                                   reason: AuditReason("the message failed its signature check: not answered"))],
+                              traceparent: origin.traceparent)
+        let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+        deadLetter(value, origin: origin, code: .unauthenticated, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
+                   requestID: requestID, claimsRequestID: false)
+    }
+
+    private func admit(_ request: ProvisioningRequest, value: [UInt8], origin: RecordOrigin, replayBy: String?) {
         let now = context.clock()
         let cardRef = context.pseudonymizer.cardRef(request.card.id)
         let deviceRef = context.pseudonymizer.deviceRef(for: request)
@@ -144,8 +179,8 @@ final class RequestFlow: Sendable {
             early(.unknownProgram, "program '\(AuditEvent.safeIdentifier(request.program))' is not configured on this worker")
             return
         }
-        if let problem = context.authenticator.problem(program: request.program, value: value, headers: origin.headers) {
-            early(.unauthenticated, problem)
+        if context.authenticator.requiresSignature(request.program) && request.startedAtMs == nil {
+            early(.invalidRequest, "started_at is required: program '\(request.program)' signs its requests")
             return
         }
         let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
@@ -170,7 +205,7 @@ final class RequestFlow: Sendable {
         let window = context.configuration.deadlines.window(for: request, recordTimestampMs: origin.timestampMs, receivedAtMs: origin.receivedAtMs)
         var job = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint,
                                   window: window, cardRef: cardRef, deviceRef: deviceRef)
-        context.audit.publish([context.audit.event(.received, job: job)], traceparent: origin.traceparent)
+        context.audit.publish([context.audit.event(.received, job: job, operator: replayBy)], traceparent: origin.traceparent)
         if marker == .started {
             job.recoveredFromMarker = true
             recoverFromMarker(job)
@@ -466,7 +501,7 @@ final class RequestFlow: Sendable {
     /// Dead-letters a message (or parks it when it was already a replay) and completes its offset
     /// once the dead letter is acknowledged; retried until it is.
     func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary,
-                    issuerMayHaveBeenCalled: Bool, requestID: String?, startedMarker: Bool = false) {
+                    issuerMayHaveBeenCalled: Bool, requestID: String?, claimsRequestID: Bool = true, startedMarker: Bool = false) {
         let now = context.clock()
         let parked = origin.replayOf != nil
         let topics = context.configuration.topics
@@ -508,7 +543,9 @@ final class RequestFlow: Sendable {
                                                        program: summary.program, issuer: nil, wallet: summary.wallet,
                                                        reason: Self.reason(for: code))],
                                   traceparent: origin.traceparent)
-            finishRecord(origin, requestID: requestID, completedMarker: startedMarker, outcome: .deadLettered, release: true)
+            // Only an attempt that claimed the request id in the duplicate filter releases it: a
+            // malformed or unauthentic message naming another request's id must not free that one.
+            finishRecord(origin, requestID: claimsRequestID ? requestID : nil, completedMarker: startedMarker, outcome: .deadLettered, release: true)
         }
     }
 }

@@ -35,7 +35,7 @@ public final class Worker: Sendable {
                                             "names environment variable \(configuration.pseudonymKeyEnvironmentVariable), which is not set")])
         }
         var endpoints: [String: IssuerEndpoint] = [:]
-        var signing: [String: Sensitive] = [:]
+        var signing: [String: RequestAuthenticator.Signing] = [:]
         for (name, program) in configuration.programs {
             guard let key = environment[program.apiKeyEnvironmentVariable], !key.isEmpty else {
                 throw ConfigurationError([.init(.error, "programs.\(name).api_key_env",
@@ -53,8 +53,17 @@ public final class Worker: Sendable {
                     throw ConfigurationError([.init(.error, "programs.\(name).request_signing.secret_env",
                                                     "names environment variable \(variable), which is not set")])
                 }
-                signing[name] = Sensitive(secret)
+                signing[name] = RequestAuthenticator.Signing(
+                    secret: Sensitive(secret),
+                    policy: RequestSignature.Policy(maxSkewMs: program.requestSigningMaxSkewMs, acceptsV1: program.requestSigningAcceptsV1))
             }
+        }
+        var replaySecret: Sensitive?
+        if let variable = configuration.replaySigningSecretEnvironmentVariable {
+            guard let secret = environment[variable], !secret.isEmpty else {
+                throw ConfigurationError([.init(.error, "dlq.replay_signing_secret_env", "names environment variable \(variable), which is not set")])
+            }
+            replaySecret = Sensitive(secret)
         }
         let kafkaLogger = logger.child("librdkafka")
         KafkaLog.install { record in
@@ -77,7 +86,7 @@ public final class Worker: Sendable {
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
             duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
-            authenticator: RequestAuthenticator(secrets: signing), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
+            authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
         flow = RequestFlow(context: context)
         requests = try RequestConsumer(context: context, flow: flow)

@@ -62,4 +62,11 @@ struct WorkerMetrics: Sendable {
         registry.counter("provisioner_breaker_transitions_total", help: "Circuit breaker state changes.",
                          labels: ["endpoint": endpoint, "state": state]).increment()
     }
+
+    /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
+    /// to be an operator's replay).
+    func countUnauthenticated(replay: Bool) {
+        registry.counter("provisioner_unauthenticated_total", help: "Messages that failed the signature check: audited and dead-lettered, never answered.",
+                         labels: ["replay": replay ? "true" : "false"]).increment()
+    }
 }

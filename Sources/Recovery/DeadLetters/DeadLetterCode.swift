@@ -16,5 +16,9 @@ public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomString
     /// A reconciliation job record could not be read.
     public static let invalidReconcileJob = DeadLetterCode(rawValue: "invalid_reconcile_job")
 
+    /// The message failed its program's signature check (missing, wrong, stale): it got no
+    /// answer. Never replayable: only its producer can sign it again.
+    public static let unauthenticated = DeadLetterCode(rawValue: "unauthenticated")
+
     public var description: String { rawValue }
 }

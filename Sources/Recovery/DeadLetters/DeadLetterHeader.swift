@@ -28,6 +28,9 @@ public enum DeadLetterHeader {
     public static let replayableReason = "dlq.replayable_reason"
     /// Set by `dlq replay` on the re-produced message: `<dlq topic>:<partition>:<offset>`.
     public static let replayOf = "x-replay-of"
+    /// Set by `dlq replay` beside `x-replay-of`: the operator who replayed it (covered by the
+    /// replay's v2 signature, written into the worker's audit events).
+    public static let replayOperator = "x-replay-operator"
     /// W3C trace context, propagated.
     public static let traceparent = "traceparent"
 

@@ -26,6 +26,9 @@ public enum DeadLetterReplayPolicy {
              DeadLetterCode(.oversize), DeadLetterCode(.missingRequestID), DeadLetterCode(.malformedRequestID),
              .invalidReconcileJob:
             return Verdict(isReplayable: false, reason: "the message itself is malformed: fix the producer and send a new request")
+        case .unauthenticated:
+            return Verdict(isReplayable: false,
+                           reason: "the message failed its signature check: only its producer can send it again, signed")
         case .reconcileExhausted:
             return Verdict(isReplayable: true, reason: "replay re-runs reconciliation against the issuer's state")
         default:

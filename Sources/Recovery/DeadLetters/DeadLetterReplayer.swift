@@ -13,6 +13,9 @@ public struct DeadLetterReplayer: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// Re-produced to `topic` (or would be, in a dry run).
         case replayed(topic: String, dryRun: Bool)
+        /// Re-produced to `topic`, but its `replayed` audit event could not be written: do not
+        /// replay it again (the worker answers the replay once either way).
+        case replayedNotAudited(topic: String, reason: String)
         /// Not replayed, and why.
         case refused(reason: String)
         /// Producing it failed.
@@ -23,14 +26,29 @@ public struct DeadLetterReplayer: Sendable {
     public var properties: [String: String]
     /// Topic for the `replayed` audit events.
     public var auditTopic: String
-    /// Who asked (written into each audit event).
+    /// Who asked (written into each audit event and the `x-replay-operator` header).
     public var operatorName: String
+    /// Signs each replay with the replay key (`dlq.replay_signing_secret_env`), so workers accept
+    /// replays of programs that require signed requests; nil sends them unsigned.
+    public var signer: RequestSigner?
 
     /// Creates a replayer.
-    public init(properties: [String: String], auditTopic: String, operatorName: String) {
+    public init(properties: [String: String], auditTopic: String, operatorName: String, signer: RequestSigner? = nil) {
         self.properties = properties
         self.auditTopic = auditTopic
         self.operatorName = operatorName
+        self.signer = signer
+    }
+
+    /// The operator name for audit events: the Kafka principal when SASL names one (`label`, the
+    /// `--operator` text, beside it), else `label`.
+    public static func operatorName(properties: [String: String], label: String?) -> String? {
+        let principal = properties["sasl.username"] ?? properties["sasl.kerberos.principal"]
+        switch (principal.map(AuditEvent.safeIdentifier), label) {
+        case (let principal?, let label?) where label != principal: return AuditEvent.safeIdentifier("\(principal):\(label)")
+        case (let principal?, _): return principal
+        case (nil, let label): return label
+        }
     }
 
     /// Replays `entries` (oldest first) to `target` or each entry's original topic; with `dryRun`
@@ -60,8 +78,17 @@ public struct DeadLetterReplayer: Sendable {
             if let spacingMs, sent > 0 { usleep(useconds_t(spacingMs * 1000)) }
             var headers = entry.headers.filter { $0.key == DeadLetterHeader.traceparent }
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
+            headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName))
+            var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers)
+            if let signer { message = signer.signed(message, nowMs: nowMs()) }
             do {
-                _ = try producer.sendAndWait(KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers))
+                _ = try producer.sendAndWait(message)
+            } catch {
+                outcomes.append(.failed(reason: error.description))
+                continue
+            }
+            sent += 1
+            do {
                 let event = AuditEvent(requestID: entry.summary.requestID, stage: .replayed, atMs: nowMs(), program: entry.summary.program,
                                        wallet: entry.summary.wallet, partition: provenance.originalPartition,
                                        offset: provenance.originalOffset, operator: operatorName,
@@ -69,9 +96,8 @@ public struct DeadLetterReplayer: Sendable {
                 _ = try producer.sendAndWait(KafkaOutgoingMessage(topic: auditTopic, key: entry.summary.requestID.map { Array($0.utf8) },
                                                                   value: event.encodedJSON(), headers: []))
                 outcomes.append(.replayed(topic: topic, dryRun: false))
-                sent += 1
             } catch {
-                outcomes.append(.failed(reason: error.description))
+                outcomes.append(.replayedNotAudited(topic: topic, reason: error.description))
             }
         }
         return outcomes
