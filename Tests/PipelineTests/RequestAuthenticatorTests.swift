@@ -1,0 +1,94 @@
+import Contract
+import Kafka
+import Recovery
+import Testing
+@testable import Pipeline
+
+/// `RequestAuthenticator` as a pure decision (time passed in, no broker): who must sign, which key
+/// a replay needs, and what a message naming no configured program must carry.
+@Suite("RequestAuthenticator", .timeLimit(.minutes(1)))
+struct RequestAuthenticatorTests {
+    static let now: Int64 = 1_796_000_000_000
+    static let programSecret = Sensitive("program-secret")
+    static let replaySecret = Sensitive("replay-secret")
+    let value = Array(#"{"version":1,"request_id":"r1","program":"signed"}"#.utf8)
+    let key = Array("pm_1".utf8)
+
+    func authenticator(replayKey: Bool = true, acceptsV1: Bool = false) -> RequestAuthenticator {
+        RequestAuthenticator(programs: ["signed": .init(secret: Self.programSecret, policy: .init(acceptsV1: acceptsV1))],
+                             replaySecret: replayKey ? Self.replaySecret : nil)
+    }
+
+    func headers(_ secret: Sensitive?, replayOf: String? = nil, operatorName: String? = nil, at: Int64 = now) -> [KafkaHeader] {
+        var headers: [KafkaHeader] = []
+        if let replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
+        if let operatorName { headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName)) }
+        guard let secret else { return headers }
+        return RequestSigner(secret: secret).signed(key: key, value: value, headers: headers, nowMs: at)
+    }
+
+    func verdict(_ authenticator: RequestAuthenticator, program: String?, configured: Bool = true, _ headers: [KafkaHeader],
+                 now: Int64 = now) -> RequestAuthenticator.Verdict {
+        authenticator.verdict(program: program, isConfigured: configured, key: key, value: value, headers: headers, nowMs: now)
+    }
+
+    func isUnauthentic(_ verdict: RequestAuthenticator.Verdict) -> Bool {
+        if case .unauthentic = verdict { true } else { false }
+    }
+
+    @Test func unsignedProgramsNeedNothing() {
+        #expect(verdict(authenticator(), program: "open", headers(nil)) == .notRequired)
+        #expect(verdict(authenticator(), program: "open", headers(nil, replayOf: "provisioning.dlq:0:1")) == .notRequired)
+        #expect(verdict(RequestAuthenticator(programs: [:]), program: nil, configured: false, headers(nil)) == .notRequired)
+    }
+
+    @Test func signedProgramNeedsItsOwnKeyFresh() {
+        let auth = authenticator()
+        #expect(verdict(auth, program: "signed", headers(Self.programSecret)) == .authentic(replayBy: nil))
+        #expect(isUnauthentic(verdict(auth, program: "signed", headers(nil))))
+        #expect(isUnauthentic(verdict(auth, program: "signed", headers(Self.replaySecret))))
+        #expect(isUnauthentic(verdict(auth, program: "signed", headers(Self.programSecret, at: Self.now - 301_000))))
+    }
+
+    @Test func messagesNamingNoConfiguredProgramMustBeSignedByAKeyHeldHere() {
+        let auth = authenticator()
+        #expect(isUnauthentic(verdict(auth, program: nil, configured: false, headers(nil))))
+        #expect(isUnauthentic(verdict(auth, program: "elsewhere", configured: false, headers(nil))))
+        #expect(isUnauthentic(verdict(auth, program: "elsewhere", configured: false, headers(Sensitive("someone-else")))))
+        #expect(verdict(auth, program: "elsewhere", configured: false, headers(Self.programSecret)) == .authentic(replayBy: nil))
+        #expect(verdict(auth, program: nil, configured: false, headers(Self.programSecret)) == .authentic(replayBy: nil))
+    }
+
+    @Test func replaysOfSignedProgramsNeedTheReplayKey() {
+        let auth = authenticator()
+        let dlq = "provisioning.dlq:0:7"
+        #expect(verdict(auth, program: "signed", headers(Self.replaySecret, replayOf: dlq, operatorName: "alice"))
+                == .authentic(replayBy: "alice"))
+        #expect(isUnauthentic(verdict(auth, program: "signed", headers(Self.programSecret, replayOf: dlq, operatorName: "alice"))))
+        #expect(isUnauthentic(verdict(auth, program: "signed", headers(nil, replayOf: dlq))))
+        // The operator's name and the replayed entry are covered by the signature.
+        var moved = headers(Self.replaySecret, replayOf: dlq, operatorName: "alice")
+        moved = moved.map { $0.key == DeadLetterHeader.replayOperator ? KafkaHeader(key: $0.key, string: "mallory") : $0 }
+        #expect(isUnauthentic(verdict(auth, program: "signed", moved)))
+        #expect(isUnauthentic(verdict(authenticator(replayKey: false), program: "signed",
+                                      headers(Self.replaySecret, replayOf: dlq, operatorName: "alice"))))
+    }
+
+    @Test func legacyV1OnlyWhereConfigured() {
+        let v1 = [KafkaHeader(key: RequestSignature.header, string: RequestSignature.signV1(secret: Self.programSecret, value: value))]
+        #expect(isUnauthentic(verdict(authenticator(), program: "signed", v1)))
+        #expect(verdict(authenticator(acceptsV1: true), program: "signed", v1) == .authentic(replayBy: nil))
+    }
+}
+
+/// The operator name `dlq replay` writes: the Kafka principal when SASL names one.
+@Suite("Replay operator name", .timeLimit(.minutes(1)))
+struct ReplayOperatorNameTests {
+    @Test func principalWinsAndTheLabelStandsBeside() {
+        #expect(DeadLetterReplayer.operatorName(properties: [:], label: "alice") == "alice")
+        #expect(DeadLetterReplayer.operatorName(properties: [:], label: nil) == nil)
+        #expect(DeadLetterReplayer.operatorName(properties: ["sasl.username": "ops-bob"], label: nil) == "ops-bob")
+        #expect(DeadLetterReplayer.operatorName(properties: ["sasl.username": "ops-bob"], label: "ops-bob") == "ops-bob")
+        #expect(DeadLetterReplayer.operatorName(properties: ["sasl.username": "ops-bob"], label: "alice") == "ops-bob:alice")
+    }
+}
