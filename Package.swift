@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // glibc's GNU extensions for descriptors (pipe2, posix_spawn closefrom): declarations only.
+        .systemLibrary(name: "CPosix"),
 
         // Kafka binding: knows nothing of provisioning.
         .target(name: "Kafka", dependencies: ["CRdKafka"], swiftSettings: strict),
@@ -39,7 +41,7 @@ let package = Package(
         // The worker: Kafka in, schedule, issuer call, results and audit out.
         .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
         // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
-        .target(name: "Harness", dependencies: ["Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
+        .target(name: "Harness", dependencies: ["CPosix", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
         .target(name: "ProvisionerCLI", dependencies: ["Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
@@ -53,7 +55,7 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Pipeline", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], swiftSettings: strict),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["CPosix", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),

@@ -8,9 +8,14 @@
 #include <microhttpd.h>
 
 /* MHD_start_daemon is variadic: one typed wrapper with the options Provisioner uses.
-   thread_pool_size <= 1 means a single internal polling thread. Returns NULL on failure. */
+   thread_pool_size <= 1 means a single internal polling thread. Returns NULL on failure.
+   libmicrohttpd creates the listening socket itself (SOCK_CLOEXEC, SO_REUSEADDR), accepts with
+   accept4(SOCK_CLOEXEC), and closes the listening socket in MHD_stop_daemon: it is its only owner.
+   `accept_policy` refuses connections once the server is stopping (instead of MHD_quiesce_daemon,
+   which races the polling threads' own epoll bookkeeping in 0.9.75: see HTTPServer.stop). */
 static inline struct MHD_Daemon *provisioner_mhd_start_daemon(
     unsigned int flags, const struct sockaddr *address,
+    MHD_AcceptPolicyCallback accept_policy, void *accept_policy_cls,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     MHD_NotifyConnectionCallback notify, void *notify_cls,
@@ -28,7 +33,7 @@ static inline struct MHD_Daemon *provisioner_mhd_start_daemon(
     if (thread_pool_size > 1)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL };
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, accept_policy, accept_policy_cls, handler, handler_cls, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
 /* MHD_get_daemon_info is variadic: the port the daemon listens on, 0 if unknown. */

@@ -34,6 +34,7 @@ enum CurlRequestOptions {
         check(provisioner_curl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxResponseBytes)), "CURLOPT_MAXFILESIZE_LARGE")
         setString(CURLOPT_PROXY, configuration.proxy ?? "", "CURLOPT_PROXY")
         check(provisioner_curl_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
+        check(provisioner_curl_easy_setopt_cloexec_sockets(easy), "CURLOPT_OPENSOCKETFUNCTION")
         check(provisioner_curl_easy_setopt_write(easy, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
         check(provisioner_curl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
         check(provisioner_curl_easy_setopt_header(easy, curlHeaderCallback), "CURLOPT_HEADERFUNCTION")

@@ -34,9 +34,10 @@ public final class HTTPServer: @unchecked Sendable {
             flags |= address.isIPv6Wildcard ? MHD_USE_DUAL_STACK.rawValue : MHD_USE_IPv6.rawValue
         }
         let context = Unmanaged.passUnretained(core).toOpaque()
+        HTTPServer.installPanicReporter
         let started = address.withSocketAddress { socketAddress in
             provisioner_mhd_start_daemon(
-                flags, socketAddress, mhdAccessHandler, context, mhdRequestCompleted, context,
+                flags, socketAddress, mhdAcceptPolicy, context, mhdAccessHandler, context, mhdRequestCompleted, context,
                 mhdConnectionNotification, context,
                 UInt32(clamping: configuration.connectionLimit), UInt32(clamping: configuration.idleTimeoutSeconds),
                 UInt32(clamping: configuration.threadCount), UInt32(clamping: configuration.listenBacklog))
@@ -65,11 +66,23 @@ public final class HTTPServer: @unchecked Sendable {
     /// Stops accepting, answers every request still waiting for its answer with 503 (giving those
     /// answers `stopDrainMilliseconds` to go out), closes all connections and joins the polling
     /// threads. Later `respond` calls are ignored. Idempotent; must not be called from the handler.
+    ///
+    /// Connections that arrive while stopping are refused by the accept policy (closed as soon as
+    /// accepted). This does not use `MHD_quiesce_daemon`: in libmicrohttpd 0.9.75 (and 0.9.77) it
+    /// removes the listening socket from each polling thread's epoll set from the calling thread,
+    /// unsynchronised with the polling thread doing the same in its loop, and whichever loses
+    /// gets ENOENT and panics ("Failed to remove listen FD from epoll set", daemon.c:5531 or
+    /// 4976): the abort seen in CI. libmicrohttpd owns the listening socket and closes it, once,
+    /// in `MHD_stop_daemon`.
     public func stop() {
         guard let live = core.beginStop() else { return }
-        let listener = MHD_quiesce_daemon(daemon)
         core.answerAndSeal(live, drainMilliseconds: stopDrainMilliseconds)
         MHD_stop_daemon(daemon)
-        if listener >= 0 { close(listener) }
     }
+
+    /// Replaces libmicrohttpd's panic handler (which aborts with only file and line) with one that
+    /// also reports errno, then aborts; once per process.
+    private static let installPanicReporter: Void = {
+        MHD_set_panic_func(mhdPanic, nil)
+    }()
 }

@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // libmicrohttpd's C callbacks. They run on the daemon's polling threads; `cls` is the unretained
 // `ServerCore`, and a connection's request context holds a retained `ServerExchange`.
@@ -52,6 +55,25 @@ func mhdRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePo
     let exchange = Unmanaged<ServerExchange>.fromOpaque(context).takeRetainedValue()
     exchange.answerState.withLock { $0.finish() }
     core.lifecycle.withLock { $0.unregister(id: exchange.id) }
+}
+
+/// `MHD_AcceptPolicyCallback`: refuses connections once the server is stopping (libmicrohttpd
+/// closes a refused connection at once).
+func mhdAcceptPolicy(_ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> MHD_Result {
+    guard let cls else { return .NO }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    return core.lifecycle.withLock { $0.isStopping } ? .NO : .YES
+}
+
+/// `MHD_PanicCallback`: libmicrohttpd found its own state broken. Says where and with which errno
+/// (a closed descriptor shows as EBADF, a race on the epoll set as ENOENT), then aborts.
+func mhdPanic(_ cls: UnsafeMutableRawPointer?, _ file: UnsafePointer<CChar>?, _ line: UInt32, _ reason: UnsafePointer<CChar>?) {
+    let code = errno
+    let place = file.map { String(cString: $0) } ?? "?"
+    let why = reason.map { String(cString: $0) } ?? ""
+    let message = Array("libmicrohttpd panic at \(place):\(line) (errno \(code): \(String(cString: strerror(code)))): \(why)\n".utf8)
+    _ = message.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    abort()
 }
 
 /// `MHD_NotifyConnectionCallback`: counts accepted and open connections.

@@ -8,7 +8,7 @@ import Darwin
 enum ProfileFile {
     /// The file's bytes, or nil when it cannot be opened or read (or is over 1 MiB).
     static func contents(of path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var bytes: [UInt8] = []

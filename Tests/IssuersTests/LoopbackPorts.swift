@@ -19,7 +19,7 @@ final class LoopbackPorts {
         let listener = makeSocket()
         let port = boundPort(listener)
         precondition(listen(listener, 0) == 0, "listen failed: errno \(errno)")
-        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -38,7 +38,7 @@ final class LoopbackPorts {
     }
 
     private static func makeSocket() -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         precondition(descriptor >= 0, "socket failed: errno \(errno)")
         return descriptor
     }

@@ -7,7 +7,7 @@ import Glibc
 /// `/metrics` endpoint.
 enum FreePort {
     static func pick() -> UInt16? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var address = sockaddr_in()

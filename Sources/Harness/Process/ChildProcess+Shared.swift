@@ -52,12 +52,12 @@ extension ChildProcess {
             signal(SIGKILL, group: false)
         }
 
-        func startReading(_ descriptor: Int32, stream: Stream) {
+        func startReading(_ descriptor: OwnedDescriptor, stream: Stream) {
             let thread = Thread { [self] in
                 var pending: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
-                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor.rawValue, $0.baseAddress, $0.count) }
                     if count < 0 && errno == EINTR { continue }
                     if count <= 0 { break }
                     pending.append(contentsOf: buffer[0..<count])
@@ -68,7 +68,7 @@ extension ChildProcess {
                     }
                     if !lines.isEmpty { append(lines, to: stream) }
                 }
-                close(descriptor)
+                descriptor.close()
                 let last = pending.isEmpty ? [] : [Self.text(pending[...])]
                 state.withLock { state in
                     if stream == .standardOutput {
@@ -87,17 +87,17 @@ extension ChildProcess {
         /// Writes `bytes` to the child's standard input, then closes it. A child that exits without
         /// reading makes the write fail with EPIPE, which is ignored: SIGPIPE is set to be ignored in
         /// the test process (children get the default back at spawn).
-        func startWriting(_ bytes: [UInt8], to descriptor: Int32) {
+        func startWriting(_ bytes: [UInt8], to descriptor: OwnedDescriptor) {
             _ = Glibc.signal(SIGPIPE, SIG_IGN)
             let thread = Thread {
                 var offset = 0
                 while offset < bytes.count {
-                    let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    let written = bytes[offset...].withUnsafeBytes { write(descriptor.rawValue, $0.baseAddress, $0.count) }
                     if written < 0 && errno == EINTR { continue }
                     guard written > 0 else { break }
                     offset += written
                 }
-                close(descriptor)
+                descriptor.close()
             }
             thread.name = "child-\(pid)-stdin"
             thread.start()

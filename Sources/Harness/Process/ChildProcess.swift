@@ -1,5 +1,5 @@
+import CPosix
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,11 +27,7 @@ public final class ChildProcess: Sendable {
     public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
                 standardInput: [UInt8]? = nil) throws(ChildProcessError) {
         let path = try Self.resolve(executable)
-        // Spawns are serialized so that no child started by another ChildProcess inherits our pipe
-        // ends in the moment between pipe() and marking them close-on-exec.
-        let started = try Self.spawnLock.withLock { _ throws(ChildProcessError) -> Started in
-            try Self.spawn(path: path, arguments: arguments, environment: environment, withInput: standardInput != nil)
-        }
+        let started = try Self.spawn(path: path, arguments: arguments, environment: environment, withInput: standardInput != nil)
         self.pid = started.pid
         self.executable = path
         self.arguments = arguments
@@ -46,46 +42,36 @@ public final class ChildProcess: Sendable {
 
     private struct Started {
         var pid: pid_t
-        var output: Int32
-        var error: Int32
-        var input: Int32?
+        var output: OwnedDescriptor
+        var error: OwnedDescriptor
+        var input: OwnedDescriptor?
     }
-
-    private static let spawnLock = Mutex(())
 
     /// Starts the child; returns its pid, the read ends of its stdout and stderr pipes and the write
     /// end of its stdin pipe (when `withInput`).
+    ///
+    /// Descriptors: the pipes are close-on-exec from creation (`pipe2`), and the child closes every
+    /// descriptor from 3 up before `exec` (`posix_spawn_file_actions_addclosefrom_np`), so it gets
+    /// its three standard streams and nothing else, whatever other threads (libmicrohttpd,
+    /// librdkafka, libcurl, Foundation) have open without close-on-exec.
     private static func spawn(path: String, arguments: [String], environment: [String: String],
                               withInput: Bool) throws(ChildProcessError) -> Started {
-        var outputPipe: [Int32] = [-1, -1]
-        var errorPipe: [Int32] = [-1, -1]
-        var inputPipe: [Int32] = [-1, -1]
-        let failure = { ChildProcessError("pipe failed: \(String(cString: strerror(errno)))") }
-        guard pipe(&outputPipe) == 0 else { throw failure() }
-        guard pipe(&errorPipe) == 0 else {
-            close(outputPipe[0]); close(outputPipe[1])
-            throw failure()
-        }
-        if withInput {
-            guard pipe(&inputPipe) == 0 else {
-                (outputPipe + errorPipe).forEach { _ = close($0) }
-                throw failure()
-            }
-        }
-        for descriptor in outputPipe + errorPipe + inputPipe where descriptor >= 0 {
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        }
+        let failure = { ChildProcessError("pipe2 failed: \(String(cString: strerror(errno))); raise the open-file limit") }
+        guard let output = OwnedDescriptor.makePipe(), let error = OwnedDescriptor.makePipe() else { throw failure() }
+        let input = withInput ? OwnedDescriptor.makePipe() : nil
+        if withInput && input == nil { throw failure() }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if withInput {
-            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
+        if let input {
+            posix_spawn_file_actions_adddup2(&actions, input.read.rawValue, 0)
         } else {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
-        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, output.write.rawValue, 1)
+        posix_spawn_file_actions_adddup2(&actions, error.write.rawValue, 2)
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -111,16 +97,15 @@ public final class ChildProcess: Sendable {
         }
         var pid: pid_t = 0
         let status = posix_spawn(&pid, path, &actions, &attributes, argumentVector, environmentVector)
-        close(outputPipe[1])
-        close(errorPipe[1])
-        if withInput { close(inputPipe[0]) }
+        // The child's ends: it has its own copies now (or never started). The parent's other ends
+        // close with their owners if the spawn failed.
+        output.write.close()
+        error.write.close()
+        input?.read.close()
         guard status == 0 else {
-            close(outputPipe[0])
-            close(errorPipe[0])
-            if withInput { close(inputPipe[1]) }
             throw ChildProcessError("could not start \(path): \(String(cString: strerror(status)))")
         }
-        return Started(pid: pid, output: outputPipe[0], error: errorPipe[0], input: withInput ? inputPipe[1] : nil)
+        return Started(pid: pid, output: output.read, error: error.read, input: input?.write)
     }
 
     deinit {

@@ -22,7 +22,7 @@ final class LoopbackSocket {
     /// accepts: further SYNs are dropped, so a connect to `port` hangs until it times out.
     static func listeningWithFullBacklog() -> (listener: LoopbackSocket, filler: Int32) {
         let listener = LoopbackSocket(listenBacklog: 0)
-        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = LoopbackSocket.address(port: listener.port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -33,7 +33,7 @@ final class LoopbackSocket {
 
     private init(listenBacklog: Int32?, ownsDescriptor: Bool = true) {
         self.ownsDescriptor = ownsDescriptor
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         precondition(descriptor >= 0, "socket failed: errno \(errno)")
         self.descriptor = descriptor
         var address = LoopbackSocket.address(port: 0)

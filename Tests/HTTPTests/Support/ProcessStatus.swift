@@ -6,7 +6,7 @@ import Glibc
 enum ProcessStatus {
     /// The number of threads in this process right now.
     static func threadCount() -> Int {
-        guard let file = fopen("/proc/self/status", "r") else { return -1 }
+        guard let file = fopen("/proc/self/status", "re") else { return -1 }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 512)
         while fgets(&buffer, Int32(buffer.count), file) != nil {

@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Synchronization
 
@@ -30,15 +31,20 @@ final class RawServer: Sendable {
         Thread.detachNewThread { server.acceptLoop() }
     }
 
+    /// Stops accepting: wakes the accept loop, which closes the listener (its only owner), so the
+    /// loop never calls `accept` on a number that was closed and reused elsewhere.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
+            let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            guard connection >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
             let server = self
             Thread.detachNewThread { server.serve(connection) }
         }

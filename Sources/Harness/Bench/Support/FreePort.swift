@@ -5,7 +5,7 @@ import Glibc
 /// Picks a free loopback TCP port (bound once to port 0, then released).
 enum FreePort {
     static func pick() throws -> UInt16 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw BenchmarkError("socket() failed") }
         defer { close(socket) }
         var address = sockaddr_in()

@@ -30,7 +30,7 @@ struct ProcessUsage {
 
     /// CPU time of process `pid` so far, from `/proc/PID/stat` (user and system clock ticks).
     static func of(pid: Int32) -> ProcessUsage {
-        guard let file = fopen("/proc/\(pid)/stat", "r") else { return ProcessUsage(userMicroseconds: 0, systemMicroseconds: 0) }
+        guard let file = fopen("/proc/\(pid)/stat", "re") else { return ProcessUsage(userMicroseconds: 0, systemMicroseconds: 0) }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 1024)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return ProcessUsage(userMicroseconds: 0, systemMicroseconds: 0) }
@@ -61,7 +61,7 @@ struct ProcessUsage {
     }
 
     private static func statusField(_ name: String, pid: Int32? = nil) -> Int {
-        guard let file = fopen(pid.map { "/proc/\($0)/status" } ?? "/proc/self/status", "r") else { return -1 }
+        guard let file = fopen(pid.map { "/proc/\($0)/status" } ?? "/proc/self/status", "re") else { return -1 }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 512)
         while fgets(&buffer, Int32(buffer.count), file) != nil {

@@ -1,0 +1,19 @@
+#ifndef PROVISIONER_CPOSIX_SHIM_H
+#define PROVISIONER_CPOSIX_SHIM_H
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/socket.h>
+
+/* GNU extensions (glibc 2.34+ for closefrom) that Swift's Glibc module does not expose, since it
+   is built without _GNU_SOURCE. Declared here with glibc's prototypes; they are in libc. */
+
+/* pipe(2) with flags: O_CLOEXEC makes both ends close-on-exec atomically, so a child started by
+   another thread between creation and an fcntl cannot inherit them. */
+extern int pipe2(int pipefd[2], int flags);
+
+/* A posix_spawn file action that closes every descriptor >= from in the child before exec. */
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/* accept(2) with flags: SOCK_CLOEXEC for the accepted socket, atomically. */
+extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+#endif
