@@ -316,5 +316,24 @@ extension ReliabilityTests {
             #expect(parked.map { $0.provenance?.code } == [.unauthenticated])
         }
         #expect(rig.registry.total("provisioner_unauthenticated_total", matching: ["replay": "true"]) == 2)
+
+        // The replay is written but its audit event cannot be: the tool says so as its own
+        // outcome ("replayed, not audited"), and the worker still answers the replay once.
+        let unaudited = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_replay_sig_unaudited",
+                                                  requestID: rig.factory.requestID("replay-sig"))
+        let deniedAudit = UniqueName.make("audit-denied")
+        rig.stack.cluster.setTopicError(deniedAudit, error: .topicAuthorizationFailed)
+        let brokenAudit = DeadLetterReplayer(properties: properties.merging(["message.timeout.ms": "3000"]) { $1 }, auditTopic: deniedAudit,
+                                             operatorName: "alice",
+                                             signer: RequestSigner(secret: Sensitive(rig.replaySecret)))
+        let outcomes = try brokenAudit.replay([deadLetter(unaudited, offset: 13)], to: nil, ratePerSecond: nil, dryRun: false,
+                                              nowMs: { Timestamps.nowMs() })
+        guard case .replayedNotAudited(let topic, _)? = outcomes.first, outcomes.count == 1 else {
+            Issue.record("expected replayed-not-audited, got \(outcomes)")
+            return
+        }
+        #expect(topic == topics.requests)
+        #expect(rig.collector.wait(timeoutMs: 60_000) { $0.final(unaudited.requestID) != nil })
+        #expect(rig.collector.snapshot.results[unaudited.requestID]?.count == 1)
     }
 }
