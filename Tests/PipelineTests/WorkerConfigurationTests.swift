@@ -127,4 +127,43 @@ struct WorkerConfigurationTests {
         #expect(configuration.scheduler.rateLimits["acme"] == .init(perSecond: 50, burst: 5))
         #expect(configuration.scheduler.endpointLimits["imprint https://i"] == 40)
     }
+
+    // MARK: - Issue 15: http:// only to loopback
+
+    static func program(baseURL: String) -> String {
+        """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "\(baseURL)", "api_key_env": "ACME_KEY"}}}
+        """
+    }
+
+    @Test("http:// base URLs are accepted only for loopback hosts: 127.0.0.0/8, localhost, [::1]",
+          arguments: ["http://127.0.0.1:8081/imprint", "http://127.1.2.3", "http://localhost:9000/", "http://LOCALHOST",
+                      "http://[::1]:8081/dcs", "http://[::1]", "http://user:pass@127.0.0.1:80/x"])
+    func httpToLoopbackIsAccepted(_ url: String) throws {
+        let (configuration, issues) = try load(Self.program(baseURL: url))
+        #expect(issues.isEmpty, "\(issues)")
+        #expect(configuration.program("acme") != nil)
+    }
+
+    @Test("http:// to any other host is a configuration error at load",
+          arguments: ["http://api.imprint.example", "http://10.0.0.5:8080/imprint", "http://127.0.0.1.nip.io/", "http://localhost.evil.example",
+                      "http://127.0.0.1@evil.example/", "http://[::2]:80", "http://0.0.0.0:8081", "http://128.0.0.1",
+                      "http://127.0.0.256", "http://127.0.0", "http://"])
+    func httpToOtherHostsIsRefused(_ url: String) {
+        do {
+            _ = try load(Self.program(baseURL: url))
+            Issue.record("\(url) was accepted")
+        } catch {
+            #expect(error.issues.contains { $0.keyPath == "programs.acme.base_url" && $0.message.contains("not loopback") }, "\(error.issues)")
+        }
+    }
+
+    @Test("https:// base URLs are accepted for any host; other schemes are refused")
+    func httpsAnywhere() throws {
+        for url in ["https://api.imprint.example", "https://10.0.0.5:8443/x", "https://127.0.0.1:8443"] {
+            #expect(throws: Never.self) { try load(Self.program(baseURL: url)) }
+        }
+        #expect(throws: ConfigurationError.self) { try load(Self.program(baseURL: "ftp://127.0.0.1")) }
+    }
 }
