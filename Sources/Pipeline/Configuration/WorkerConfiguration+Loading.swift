@@ -29,14 +29,30 @@ extension WorkerConfiguration {
         return (configuration, issues)
     }
 
-    /// Secrets named by the configuration but absent from the environment, by name only.
+    /// Secrets named by the configuration but absent from the environment, and a pseudonym key
+    /// shorter than `Pseudonymizer.minimumKeyBytes`: by variable name only, never a value.
     static func secretIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
         configuration.secretEnvironmentVariables.compactMap { entry in
             let value = environment[entry.variable] ?? ""
-            return value.isEmpty
-                ? ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set")
-                : nil
+            if value.isEmpty { return ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set") }
+            if entry.keyPath == Self.pseudonymKeyPath { return pseudonymKeyIssue(configuration, environment: environment) }
+            return nil
         }
+    }
+
+    /// The key path of the pseudonym key's variable.
+    static let pseudonymKeyPath = "audit.pseudonym_key_env"
+
+    /// The problem with the pseudonym key `environment` holds for `configuration`: unset, or
+    /// shorter than `Pseudonymizer.minimumKeyBytes` bytes (UTF-8). Names the variable, never the value.
+    static func pseudonymKeyIssue(_ configuration: WorkerConfiguration, environment: [String: String]) -> ConfigurationIssue? {
+        let variable = configuration.pseudonymKeyEnvironmentVariable
+        let value = environment[variable] ?? ""
+        if value.isEmpty { return ConfigurationIssue(.error, pseudonymKeyPath, "names environment variable \(variable), which is not set") }
+        guard value.utf8.count < Pseudonymizer.minimumKeyBytes else { return nil }
+        return ConfigurationIssue(.error, pseudonymKeyPath,
+                                  "names environment variable \(variable), whose value is shorter than \(Pseudonymizer.minimumKeyBytes) bytes; "
+                                      + "the pseudonym key must be at least \(Pseudonymizer.minimumKeyBytes) random bytes (e.g. 'openssl rand -hex 32')")
     }
 
     // swiftlint:disable:next function_body_length

@@ -30,10 +30,8 @@ public final class Worker: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         ResourceLimits.raiseOpenFileLimit()
-        guard let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable], !auditKey.isEmpty else {
-            throw ConfigurationError([.init(.error, "audit.pseudonym_key_env",
-                                            "names environment variable \(configuration.pseudonymKeyEnvironmentVariable), which is not set")])
-        }
+        if let problem = WorkerConfiguration.pseudonymKeyIssue(configuration, environment: environment) { throw ConfigurationError([problem]) }
+        let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable] ?? ""
         var endpoints: [String: IssuerEndpoint] = [:]
         var signing: [String: Sensitive] = [:]
         for (name, program) in configuration.programs {
