@@ -64,7 +64,7 @@ public final class Worker: Sendable {
         producer = try KafkaProducer(configuration: producerProperties)
         http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath))
         let clock: @Sendable () -> Int64 = { Timestamps.nowMs() }
-        let workerMetrics = WorkerMetrics(registry: metrics)
+        let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"))
         context = WorkerContext(

@@ -16,5 +16,10 @@ public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomString
     /// A reconciliation job record could not be read.
     public static let invalidReconcileJob = DeadLetterCode(rawValue: "invalid_reconcile_job")
 
+    /// Every code the project defines (the decoder's causes and the statics above): the only
+    /// values the `code` label of `provisioner_dead_letters_total` takes. Add a new code here too.
+    public static let defined: Set<DeadLetterCode> = Set(DeadLetterCause.Code.allCases.map(DeadLetterCode.init))
+        .union([.publishFailed, .reconcileExhausted, .invalidReconcileJob])
+
     public var description: String { rawValue }
 }
