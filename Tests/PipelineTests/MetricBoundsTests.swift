@@ -6,8 +6,9 @@ import Recovery
 import Testing
 
 /// Issue 15: metric series are never freed, so a label fed from message content lets a producer
-/// grow `/metrics` without bound.
-@Suite("Metrics: bounded labels")
+/// grow `/metrics` without bound; and a flood that evicts the nonce guard or the duplicate filter
+/// must show on `/metrics`.
+@Suite("Metrics: bounded labels and exported evictions")
 struct MetricBoundsTests {
     static let configured = ProgramConfiguration(name: "acme-imprint", issuer: .imprint, baseURL: "https://api.imprint.example",
                                                  apiKeyEnvironmentVariable: "ACME_KEY")
@@ -70,6 +71,51 @@ struct MetricBoundsTests {
         #expect(registry.value("provisioner_breaker_transitions_total", labels: ["endpoint": "unknown", "state": "unknown"]) == 1_000)
         #expect(registry.value("provisioner_breaker_transitions_total", labels: ["endpoint": Self.configured.endpoint, "state": "open"]) == 1)
     }
+
+    @Test("a flood past the nonce guard's capacity: provisioner_nonce_guard_evictions_total equals the nonces evicted")
+    func nonceGuardEvictionsAreExported() throws {
+        let registry = MetricsRegistry()
+        let metrics = WorkerMetrics(registry: registry, programs: [Self.configured])
+        let guardian = NonceGuard(horizonMs: 60_000, maxEntries: 100)
+        metrics.exportEvictions(nonceGuard: guardian, duplicates: DuplicateFilter(horizonMs: 60_000))
+        #expect(registry.renderPrometheus().contains("# TYPE provisioner_nonce_guard_evictions_total counter\nprovisioner_nonce_guard_evictions_total 0\n"))
+        let now: Int64 = 1_000_000
+        for index in 0..<250 {
+            #expect(guardian.checkAndRecord(Sensitive("nonce-\(index)"), requestID: "r-\(index)", nowMs: now + Int64(index)) == .fresh)
+        }
+        #expect(guardian.count == 100)
+        #expect(registry.value("provisioner_nonce_guard_evictions_total") == 150)
+        #expect(registry.renderPrometheus().contains("\nprovisioner_nonce_guard_evictions_total 150\n"))
+        // The evicted nonces are really forgotten: the first one is accepted again.
+        #expect(guardian.checkAndRecord(Sensitive("nonce-0"), requestID: "r-again", nowMs: now + 300) == .fresh)
+        // Expiry at the horizon is not an eviction.
+        _ = guardian.checkAndRecord(Sensitive("late"), requestID: "r-late", nowMs: now + 120_000)
+        #expect(registry.value("provisioner_nonce_guard_evictions_total") == 151, "only the re-recorded nonce-0 pushed one more out")
+    }
+
+    @Test("a flood past the duplicate filter's capacity: provisioner_duplicate_filter_evictions_total counts evictions, not horizon expiry")
+    func duplicateFilterEvictionsAreExported() {
+        let registry = MetricsRegistry()
+        let metrics = WorkerMetrics(registry: registry, programs: [Self.configured])
+        let duplicates = DuplicateFilter(horizonMs: 60_000, maxEntries: 100)
+        metrics.exportEvictions(nonceGuard: NonceGuard(), duplicates: duplicates)
+        let now: Int64 = 1_000_000
+        for index in 0..<250 {
+            #expect(duplicates.begin("id-\(index)", nowMs: now) == .fresh)
+            duplicates.finish("id-\(index)", nowMs: now)
+        }
+        #expect(duplicates.count == 100)
+        #expect(registry.value("provisioner_duplicate_filter_evictions_total") == 150)
+        #expect(registry.renderPrometheus().contains("# TYPE provisioner_duplicate_filter_evictions_total counter\nprovisioner_duplicate_filter_evictions_total 150\n"))
+        // The evicted ids are really forgotten: a copy of the first would be processed again.
+        #expect(duplicates.begin("id-0", nowMs: now) == .fresh)
+        #expect(duplicates.begin("id-249", nowMs: now) == .completed)
+        // Past the horizon every entry expires: none of that is an eviction.
+        #expect(duplicates.begin("id-late", nowMs: now + 60_001) == .fresh)
+        duplicates.finish("id-late", nowMs: now + 60_001)
+        #expect(duplicates.count == 2, "id-0 in flight and id-late")
+        #expect(registry.value("provisioner_duplicate_filter_evictions_total") == 150)
+    }
 }
 
 /// The same bound through a running worker: requests naming programs it does not configure, and
@@ -107,6 +153,9 @@ struct MetricLabelsEndToEndTests {
         let body = registry.renderPrometheus()
         #expect(!body.contains("nope-") && !body.contains("junk-"), "a program name from a message became a label")
         #expect(registry.total("provisioner_requests_total", matching: ["program": "unknown"]) == 202)
+        // The worker exports its guards' evictions (none here: nothing was full).
+        #expect(body.contains("# TYPE provisioner_nonce_guard_evictions_total counter\nprovisioner_nonce_guard_evictions_total 0\n"))
+        #expect(body.contains("# TYPE provisioner_duplicate_filter_evictions_total counter\nprovisioner_duplicate_filter_evictions_total 0\n"))
         let after = MetricBoundsTests.series(body)
         #expect(after == before, "series added: \(Set(after).subtracting(before).sorted().prefix(5))")
     }

@@ -77,6 +77,7 @@ public final class Worker: Sendable {
             duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             authenticator: RequestAuthenticator(secrets: signing), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
+        workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         flow = RequestFlow(context: context)
         requests = try RequestConsumer(context: context, flow: flow)
         reconciler = try ReconcileRunner(context: context)

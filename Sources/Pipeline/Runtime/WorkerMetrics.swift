@@ -89,4 +89,17 @@ struct WorkerMetrics: Sendable {
                          labels: ["endpoint": endpoints.contains(endpoint) ? endpoint : Self.unknownLabel,
                                   "state": CircuitBreaker.State(rawValue: state)?.rawValue ?? Self.unknownLabel]).increment()
     }
+
+    /// Exports the evictions of the nonce guard and the duplicate filter caused by their size
+    /// bounds (not horizon expiry): a flood that pushes remembered entries out early shows here.
+    func exportEvictions(nonceGuard: NonceGuard, duplicates: DuplicateFilter) {
+        registry.computedCounter("provisioner_nonce_guard_evictions_total",
+                                 help: "Apple nonces forgotten before their horizon because the guard was full (nonce_guard: a flood, or a horizon too long).") {
+            Double(nonceGuard.evictedBeforeHorizon)
+        }
+        registry.computedCounter("provisioner_duplicate_filter_evictions_total",
+                                 help: "Finished request ids forgotten before the duplicate horizon because the filter was full.") {
+            Double(duplicates.evictedBeforeHorizon)
+        }
+    }
 }
