@@ -6,7 +6,13 @@
 public struct Pseudonymizer: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     private let key: [UInt8]
 
-    /// Creates a pseudonymizer with a secret key (from config/env; at least 16 bytes recommended).
+    /// The shortest key the worker accepts, in bytes: the HMAC-SHA256 output size, so the key is
+    /// not what limits the pseudonyms' strength (a short key could be searched for from one known
+    /// card id and its `card_ref`, and then every pseudonym reversed by guessing ids).
+    public static let minimumKeyBytes = 32
+
+    /// Creates a pseudonymizer with a secret key (from the environment; the worker refuses keys
+    /// shorter than `minimumKeyBytes`).
     public init(key: [UInt8]) {
         self.key = key
     }

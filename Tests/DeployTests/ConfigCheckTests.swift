@@ -38,6 +38,19 @@ struct ConfigCheckTests {
         }
     }
 
+    @Test("config check refuses a pseudonym key shorter than 32 bytes, naming the setting and never the key", arguments: try WorkerConfigs.files())
+    func refusesShortPseudonymKey(_ file: String) throws {
+        let configuration = try WorkerConfigs.load(try Repository.text(file))
+        var secrets = WorkerConfigs.dummySecrets(for: configuration)
+        let short = "short-audit-key-31-bytes-long!!"
+        secrets[configuration.pseudonymKeyEnvironmentVariable] = short
+        let run = try CommandRun.provisioner(["config", "check", "--config", Repository.path(file)], environment: secrets)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.standardError.contains("audit.pseudonym_key_env: names environment variable \(configuration.pseudonymKeyEnvironmentVariable), whose value is shorter than 32 bytes"), "\(run)")
+        #expect(run.standardError.contains("has 1 error(s)"), "\(run)")
+        #expect(!run.standardOutput.contains(short) && !run.standardError.contains(short), "the key was printed")
+    }
+
     @Test("a broken copy of worker.json fails with exit 1, naming each bad key")
     func brokenConfigFails() throws {
         let original = try Repository.json("Config/worker.json")

@@ -16,9 +16,10 @@ enum WorkerConfigs {
         try WorkerConfiguration.load(json: text, environment: environment, workerID: "deploy-tests", strict: true, requireSecrets: false).0
     }
 
-    /// Dummy values for every environment variable `configuration` names as a secret.
+    /// Dummy values for every environment variable `configuration` names as a secret (each at least
+    /// 32 bytes, the shortest pseudonym key the worker accepts).
     static func dummySecrets(for configuration: WorkerConfiguration) -> [String: String] {
-        Dictionary(configuration.secretEnvironmentVariables.map { ($0.variable, "dummy-\($0.variable.lowercased())") },
+        Dictionary(configuration.secretEnvironmentVariables.map { ($0.variable, "dummy-\($0.variable.lowercased())-0123456789abcdef0123456789abcdef") },
                    uniquingKeysWith: { first, _ in first })
     }
 

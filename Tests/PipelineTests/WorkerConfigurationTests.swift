@@ -1,13 +1,17 @@
 import Testing
 import Foundation
 import Contract
+import Observability
 @testable import Pipeline
 
 @Suite("Worker configuration")
 struct WorkerConfigurationTests {
+    /// A pseudonym key of the shortest accepted length (32 bytes).
+    static let auditKey = "audit-key-for-tests-0123456789ab"
+
     static let secrets = [
         "DEMO_IMPRINT_API_KEY": "k1", "DEMO_DCS_API_KEY": "k2", "DEMO_DCS_API_SECRET": "s2",
-        "DEMO_GNOSIS_TOKEN": "k3", "DEMO_WORLDPAY_API_KEY": "k4", "PROVISIONER_AUDIT_KEY": "audit",
+        "DEMO_GNOSIS_TOKEN": "k3", "DEMO_WORLDPAY_API_KEY": "k4", "PROVISIONER_AUDIT_KEY": Self.auditKey,
     ]
 
     static let minimal = """
@@ -16,7 +20,7 @@ struct WorkerConfigurationTests {
     """
 
     func load(_ text: String, env: [String: String] = [:], strict: Bool = true) throws(ConfigurationError) -> (WorkerConfiguration, [ConfigurationIssue]) {
-        try WorkerConfiguration.load(json: text, environment: ["ACME_KEY": "x", "PROVISIONER_AUDIT_KEY": "a"].merging(env) { $1 },
+        try WorkerConfiguration.load(json: text, environment: ["ACME_KEY": "x", "PROVISIONER_AUDIT_KEY": Self.auditKey].merging(env) { $1 },
                                      workerID: "w1", strict: strict)
     }
 
@@ -75,7 +79,7 @@ struct WorkerConfigurationTests {
                       "d": {"issuer": "dcs", "base_url": "https://d", "api_key_env": "K"}}}
         """
         do {
-            _ = try WorkerConfiguration.load(json: text, environment: ["K": "v", "PROVISIONER_AUDIT_KEY": "a"], workerID: "w", strict: true)
+            _ = try WorkerConfiguration.load(json: text, environment: ["K": "v", "PROVISIONER_AUDIT_KEY": Self.auditKey], workerID: "w", strict: true)
             Issue.record("expected errors")
         } catch {
             let paths = Set(error.issues.map(\.keyPath))
@@ -86,7 +90,7 @@ struct WorkerConfigurationTests {
 
     @Test func missingSecretsAreReportedByVariableNameOnly() {
         do {
-            _ = try WorkerConfiguration.load(json: Self.minimal, environment: ["PROVISIONER_AUDIT_KEY": "a"], workerID: "w", strict: true)
+            _ = try WorkerConfiguration.load(json: Self.minimal, environment: ["PROVISIONER_AUDIT_KEY": Self.auditKey], workerID: "w", strict: true)
             Issue.record("expected a missing secret")
         } catch {
             #expect(error.issues.map(\.description) == ["error: programs.acme.api_key_env: names environment variable ACME_KEY, which is not set"])
@@ -126,5 +130,85 @@ struct WorkerConfigurationTests {
         #expect(configuration.scheduler.programLimits["acme"] == 10)
         #expect(configuration.scheduler.rateLimits["acme"] == .init(perSecond: 50, burst: 5))
         #expect(configuration.scheduler.endpointLimits["imprint https://i"] == 40)
+    }
+
+    // MARK: - Issue 15: pseudonym key length, http:// only to loopback
+
+    @Test("a pseudonym key shorter than 32 bytes is a configuration error naming audit.pseudonym_key_env, never the key")
+    func shortPseudonymKeyIsRefusedAtLoad() throws {
+        // Up to 31 bytes of UTF-8 ("é" is two), each distinctive enough to find in a message.
+        for short in ["Zq9", "Zq9-short-audit-key", "Zq9" + String(repeating: "k", count: 28), "éZq9" + String(repeating: "k", count: 26)] {
+            do {
+                _ = try load(Self.minimal, env: ["PROVISIONER_AUDIT_KEY": short])
+                Issue.record("a \(short.utf8.count)-byte pseudonym key was accepted")
+            } catch {
+                let issue = try #require(error.issues.first { $0.keyPath == "audit.pseudonym_key_env" }, "\(error.issues)")
+                #expect(issue.severity == .error)
+                #expect(issue.message.contains("PROVISIONER_AUDIT_KEY") && issue.message.contains("shorter than 32 bytes"), "\(issue)")
+                #expect(!error.description.contains(short) && !issue.description.contains(short), "the key was printed")
+            }
+        }
+        for accepted in [String(repeating: "k", count: 32), "é" + String(repeating: "k", count: 30), Self.auditKey] {
+            #expect(throws: Never.self) { try load(Self.minimal, env: ["PROVISIONER_AUDIT_KEY": accepted]) }
+        }
+        // A key variable the configuration renames is held to the same rule.
+        let renamed = Self.minimal.replacingOccurrences(of: "\"programs\"", with: "\"audit\": {\"pseudonym_key_env\": \"MY_KEY\"}, \"programs\"")
+        do {
+            _ = try load(renamed, env: ["MY_KEY": "short"])
+            Issue.record("a short MY_KEY was accepted")
+        } catch {
+            #expect(error.issues.contains { $0.keyPath == "audit.pseudonym_key_env" && $0.message.contains("MY_KEY") }, "\(error.issues)")
+        }
+    }
+
+    @Test("a worker refuses to start with a pseudonym key shorter than 32 bytes, whatever loaded its configuration")
+    func workerRefusesShortPseudonymKey() throws {
+        let (configuration, _) = try load(Self.minimal)
+        let short = "sixteen-byte-key"
+        do {
+            _ = try Worker(configuration: configuration, environment: ["ACME_KEY": "x", "PROVISIONER_AUDIT_KEY": short],
+                           logger: Logger(label: "short-key", minimumLevel: .error, handler: CapturingLogHandler()))
+            Issue.record("the worker started with a 16-byte pseudonym key")
+        } catch let error as ConfigurationError {
+            #expect(error.issues.map(\.keyPath) == ["audit.pseudonym_key_env"], "\(error.issues)")
+            #expect(!error.description.contains(short))
+        }
+    }
+
+    static func program(baseURL: String) -> String {
+        """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "\(baseURL)", "api_key_env": "ACME_KEY"}}}
+        """
+    }
+
+    @Test("http:// base URLs are accepted only for loopback hosts: 127.0.0.0/8, localhost, [::1]",
+          arguments: ["http://127.0.0.1:8081/imprint", "http://127.1.2.3", "http://localhost:9000/", "http://LOCALHOST",
+                      "http://[::1]:8081/dcs", "http://[::1]", "http://user:pass@127.0.0.1:80/x"])
+    func httpToLoopbackIsAccepted(_ url: String) throws {
+        let (configuration, issues) = try load(Self.program(baseURL: url))
+        #expect(issues.isEmpty, "\(issues)")
+        #expect(configuration.program("acme") != nil)
+    }
+
+    @Test("http:// to any other host is a configuration error at load",
+          arguments: ["http://api.imprint.example", "http://10.0.0.5:8080/imprint", "http://127.0.0.1.nip.io/", "http://localhost.evil.example",
+                      "http://127.0.0.1@evil.example/", "http://[::2]:80", "http://0.0.0.0:8081", "http://128.0.0.1",
+                      "http://127.0.0.256", "http://127.0.0", "http://"])
+    func httpToOtherHostsIsRefused(_ url: String) {
+        do {
+            _ = try load(Self.program(baseURL: url))
+            Issue.record("\(url) was accepted")
+        } catch {
+            #expect(error.issues.contains { $0.keyPath == "programs.acme.base_url" && $0.message.contains("not loopback") }, "\(error.issues)")
+        }
+    }
+
+    @Test("https:// base URLs are accepted for any host; other schemes are refused")
+    func httpsAnywhere() throws {
+        for url in ["https://api.imprint.example", "https://10.0.0.5:8443/x", "https://127.0.0.1:8443"] {
+            #expect(throws: Never.self) { try load(Self.program(baseURL: url)) }
+        }
+        #expect(throws: ConfigurationError.self) { try load(Self.program(baseURL: "ftp://127.0.0.1")) }
     }
 }

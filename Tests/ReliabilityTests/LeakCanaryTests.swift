@@ -28,7 +28,7 @@ extension ReliabilityTests {
         let dcsSecret = book.mint("DcsSecret", label: "env DEMO_DCS_API_SECRET")
         let gnosisToken = book.mint("GnosisToken", label: "env DEMO_GNOSIS_TOKEN")
         let worldpayKey = book.mint("WorldpayKey", label: "env DEMO_WORLDPAY_API_KEY")
-        let auditKey = book.mint("AuditKey", label: "env PROVISIONER_AUDIT_KEY")
+        let auditKey = book.mint("AuditKey", label: "env PROVISIONER_AUDIT_KEY", hexLength: 40)  // 52 bytes: keys under 32 are refused
         let signingSecret = book.mint("Signing", label: "env RELIABILITY_SIGNING_SECRET")
         let replaySigningSecret = book.mint("ReplaySigning", label: "env RELIABILITY_REPLAY_SIGNING_SECRET")
         let profile = SimulatorProfile(programs: [

@@ -44,6 +44,17 @@ public final class MetricsRegistry: Sendable {
         }
     }
 
+    /// A counter whose value is read at each scrape from a count kept elsewhere (evictions of a
+    /// bounded cache); `value` must never decrease.
+    public func computedCounter(_ name: String, help: String, labels: MetricLabels = .none, value: @escaping @Sendable () -> Double) {
+        families.withLock { families in
+            var family = families[name] ?? Family(kind: .counter, help: help)
+            precondition(family.kind == .counter, "metric \(name) registered as \(family.kind.rawValue), used as counter")
+            family.series[labels] = .computed(value)
+            families[name] = family
+        }
+    }
+
     /// The histogram `name` with `labels`, created on first use with `buckets`.
     public func histogram(_ name: String, help: String, labels: MetricLabels = .none,
                           buckets: [Double] = Histogram.latencyMillisecondBuckets) -> Histogram {

@@ -29,14 +29,30 @@ extension WorkerConfiguration {
         return (configuration, issues)
     }
 
-    /// Secrets named by the configuration but absent from the environment, by name only.
+    /// Secrets named by the configuration but absent from the environment, and a pseudonym key
+    /// shorter than `Pseudonymizer.minimumKeyBytes`: by variable name only, never a value.
     static func secretIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
         configuration.secretEnvironmentVariables.compactMap { entry in
             let value = environment[entry.variable] ?? ""
-            return value.isEmpty
-                ? ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set")
-                : nil
+            if value.isEmpty { return ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set") }
+            if entry.keyPath == Self.pseudonymKeyPath { return pseudonymKeyIssue(configuration, environment: environment) }
+            return nil
         }
+    }
+
+    /// The key path of the pseudonym key's variable.
+    static let pseudonymKeyPath = "audit.pseudonym_key_env"
+
+    /// The problem with the pseudonym key `environment` holds for `configuration`: unset, or
+    /// shorter than `Pseudonymizer.minimumKeyBytes` bytes (UTF-8). Names the variable, never the value.
+    static func pseudonymKeyIssue(_ configuration: WorkerConfiguration, environment: [String: String]) -> ConfigurationIssue? {
+        let variable = configuration.pseudonymKeyEnvironmentVariable
+        let value = environment[variable] ?? ""
+        if value.isEmpty { return ConfigurationIssue(.error, pseudonymKeyPath, "names environment variable \(variable), which is not set") }
+        guard value.utf8.count < Pseudonymizer.minimumKeyBytes else { return nil }
+        return ConfigurationIssue(.error, pseudonymKeyPath,
+                                  "names environment variable \(variable), whose value is shorter than \(Pseudonymizer.minimumKeyBytes) bytes; "
+                                      + "the pseudonym key must be at least \(Pseudonymizer.minimumKeyBytes) random bytes (e.g. 'openssl rand -hex 32')")
     }
 
     // swiftlint:disable:next function_body_length
@@ -216,8 +232,15 @@ extension WorkerConfiguration {
                 reader.issues.append(.init(.error, reader.keyPath("issuer"), "must be one of imprint, dcs, gnosis, worldpay; found '\(issuerName)'"))
             }
         }
-        if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
-            reader.issues.append(.init(.error, reader.keyPath("base_url"), "must start with https:// (or http:// for loopback tests)"))
+        if let baseURL {
+            if baseURL.hasPrefix("http://") {
+                if !isLoopback(host: host(ofHTTPURL: baseURL)) {
+                    reader.issues.append(.init(.error, reader.keyPath("base_url"),
+                                               "is http:// to a host that is not loopback ('\(host(ofHTTPURL: baseURL))'): issuers are reached over https://; plain http:// is only for tests on 127.0.0.0/8, localhost or [::1]"))
+                }
+            } else if !baseURL.hasPrefix("https://") {
+                reader.issues.append(.init(.error, reader.keyPath("base_url"), "must start with https:// (or http:// for loopback tests)"))
+            }
         }
         var program = ProgramConfiguration(name: name, issuer: issuer ?? .imprint,
                                            baseURL: (baseURL ?? "").trimmingSuffix("/"), apiKeyEnvironmentVariable: keyVariable ?? "")
@@ -256,6 +279,33 @@ extension WorkerConfiguration {
         reader.absorb(signing)
         guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }
         return program
+    }
+
+    /// The host of an `http://` URL: between the scheme and the first `/`, `?` or `#`, without
+    /// user info or port (`[::1]` keeps its brackets).
+    static func host(ofHTTPURL url: String) -> String {
+        var authority = Substring(url.dropFirst("http://".count))
+        if let end = authority.firstIndex(where: { "/?#".contains($0) }) { authority = authority[..<end] }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return String(authority) }
+            return String(authority[...close])
+        }
+        if let colon = authority.firstIndex(of: ":") { authority = authority[..<colon] }
+        return String(authority)
+    }
+
+    /// Whether `host` is a loopback name or address: `localhost`, an IPv4 address in
+    /// 127.0.0.0/8 (four decimal octets), or `[::1]`.
+    static func isLoopback(host: String) -> Bool {
+        let lowered = host.lowercased()
+        if lowered == "localhost" || lowered == "[::1]" { return true }
+        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets[0] == "127" else { return false }
+        return octets.allSatisfy { octet in
+            (1...3).contains(octet.utf8.count) && octet.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                && Int(octet)! <= 255
+        }
     }
 
     private static func properties(_ reader: inout ConfigurationReader, _ key: String, defaults: [String: String]) -> [String: String] {

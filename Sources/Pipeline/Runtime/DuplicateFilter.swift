@@ -10,6 +10,7 @@ final class DuplicateFilter: Sendable {
         var inFlight: Set<String> = []
         var completed: [String: Int64] = [:]
         var order = FIFOQueue<(id: String, expiresAtMs: Int64)>()
+        var evictedBeforeHorizon = 0
     }
 
     private let horizonMs: Int64
@@ -51,10 +52,17 @@ final class DuplicateFilter: Sendable {
     /// Entries held (metrics).
     var count: Int { state.withLock { $0.completed.count + $0.inFlight.count } }
 
+    /// Finished ids forgotten before their horizon because more than `maxEntries` were held
+    /// (metrics: a flood of fresh ids pushes real ones out, and their duplicates would pass).
+    var evictedBeforeHorizon: Int { state.withLock { $0.evictedBeforeHorizon } }
+
     private func evict(_ state: inout State, nowMs: Int64) {
         while let first = state.order.first, first.expiresAtMs <= nowMs || state.order.count > maxEntries {
             state.order.popFirst()
-            if state.completed[first.id] == first.expiresAtMs { state.completed[first.id] = nil }
+            if state.completed[first.id] == first.expiresAtMs {
+                state.completed[first.id] = nil
+                if first.expiresAtMs > nowMs { state.evictedBeforeHorizon += 1 }
+            }
         }
     }
 }

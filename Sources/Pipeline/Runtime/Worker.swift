@@ -30,10 +30,8 @@ public final class Worker: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         ResourceLimits.raiseOpenFileLimit()
-        guard let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable], !auditKey.isEmpty else {
-            throw ConfigurationError([.init(.error, "audit.pseudonym_key_env",
-                                            "names environment variable \(configuration.pseudonymKeyEnvironmentVariable), which is not set")])
-        }
+        if let problem = WorkerConfiguration.pseudonymKeyIssue(configuration, environment: environment) { throw ConfigurationError([problem]) }
+        let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable] ?? ""
         var endpoints: [String: IssuerEndpoint] = [:]
         var signing: [String: RequestAuthenticator.Signing] = [:]
         for (name, program) in configuration.programs {
@@ -75,7 +73,7 @@ public final class Worker: Sendable {
         producer = try KafkaProducer(configuration: producerProperties)
         http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath))
         let clock: @Sendable () -> Int64 = { Timestamps.nowMs() }
-        let workerMetrics = WorkerMetrics(registry: metrics)
+        let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"))
         context = WorkerContext(
@@ -88,6 +86,7 @@ public final class Worker: Sendable {
             duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
+        workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         flow = RequestFlow(context: context)
         requests = try RequestConsumer(context: context, flow: flow)
         reconciler = try ReconcileRunner(context: context)

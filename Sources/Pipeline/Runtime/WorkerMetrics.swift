@@ -1,9 +1,20 @@
 import Contract
 import Observability
+import Recovery
 
 /// The worker's metrics (Prometheus names under `provisioner_`). Labels are bounded words only:
 /// program, issuer, wallet, status, code, stage, reason — never an identifier.
+///
+/// Series are never freed, so every label value comes from configuration or from an enum of the
+/// code, never from a message: a program name not configured on this worker (an unknown program,
+/// or a rejected request naming anything) is counted as `unknown`, a dead-letter code the code does
+/// not define as `other`.
 struct WorkerMetrics: Sendable {
+    /// The label value of anything outside the bounded set.
+    static let unknownLabel = "unknown"
+    /// The label value of a dead-letter code the code does not define.
+    static let otherLabel = "other"
+
     let registry: MetricsRegistry
     let issuerLatency: Histogram
     let endToEnd: Histogram
@@ -12,9 +23,15 @@ struct WorkerMetrics: Sendable {
     let pausedPartitions: Gauge
     let publishRetries: Counter
     let auditFailures: Counter
+    /// Program names configured on this worker: the only values of the `program` label.
+    private let programs: Set<String>
+    /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
+    private let endpoints: Set<String>
 
-    init(registry: MetricsRegistry) {
+    init(registry: MetricsRegistry, programs: [ProgramConfiguration]) {
         self.registry = registry
+        self.programs = Set(programs.map(\.name))
+        self.endpoints = Set(programs.map(\.endpoint))
         issuerLatency = registry.histogram("provisioner_issuer_latency_ms", help: "Time spent in issuer HTTP calls per request, ms.")
         endToEnd = registry.histogram("provisioner_end_to_end_latency_ms", help: "From the request's window start to its result being acknowledged, ms.")
         overhead = registry.histogram("provisioner_overhead_ms", help: "Received-to-published time minus issuer time, ms.")
@@ -24,27 +41,36 @@ struct WorkerMetrics: Sendable {
         auditFailures = registry.counter("provisioner_audit_publish_failures_total", help: "Audit events dropped after every retry failed.")
     }
 
+    /// The `program` label of `name`: the name when it is configured here, else `unknown`.
+    func programLabel(_ name: String?) -> String {
+        guard let name, programs.contains(name) else { return Self.unknownLabel }
+        return name
+    }
+
     /// Counts a result by program, wallet and status.
     func countResult(_ result: ProvisioningResult) {
+        let program = programLabel(result.program)
         registry.counter("provisioner_requests_total", help: "Results published, by program, wallet and status.",
-                         labels: ["program": result.program ?? "unknown", "wallet": result.wallet?.rawValue ?? "unknown",
+                         labels: ["program": program, "wallet": result.wallet?.rawValue ?? Self.unknownLabel,
                                   "status": result.status.rawValue]).increment()
         if result.status == .expired {
             registry.counter("provisioner_expired_total", help: "Requests answered expired without an issuer call.",
-                             labels: ["program": result.program ?? "unknown"]).increment()
+                             labels: ["program": program]).increment()
         }
     }
 
     /// Counts a dead letter by code.
     func countDeadLetter(code: String, parked: Bool) {
         registry.counter("provisioner_dead_letters_total", help: "Messages dead-lettered, by code (parked: replays that failed again).",
-                         labels: ["code": code, "parked": parked ? "true" : "false"]).increment()
+                         labels: ["code": DeadLetterCode.defined.contains(DeadLetterCode(rawValue: code)) ? code : Self.otherLabel,
+                                  "parked": parked ? "true" : "false"]).increment()
     }
 
     /// Counts a refusal without an issuer call.
     func countRefusal(reason: String, program: String) {
         registry.counter("provisioner_refusals_total", help: "Requests refused without an issuer call, by reason.",
-                         labels: ["reason": reason, "program": program]).increment()
+                         labels: ["reason": SchedulerRefusal(rawValue: reason)?.rawValue ?? Self.unknownLabel,
+                                  "program": programLabel(program)]).increment()
     }
 
     /// Counts a duplicate delivery.
@@ -52,7 +78,7 @@ struct WorkerMetrics: Sendable {
         registry.counter("provisioner_duplicates_ignored_total", help: "Duplicate deliveries not sent to the issuer again.").increment()
     }
 
-    /// Counts a reconciliation outcome.
+    /// Counts a reconciliation outcome (a word of the runner's, never read from a record).
     func countReconcile(_ outcome: String) {
         registry.counter("provisioner_reconcile_total", help: "Reconciliation attempts by outcome.", labels: ["outcome": outcome]).increment()
     }
@@ -60,7 +86,21 @@ struct WorkerMetrics: Sendable {
     /// Counts a breaker transition.
     func countBreakerTransition(endpoint: String, to state: String) {
         registry.counter("provisioner_breaker_transitions_total", help: "Circuit breaker state changes.",
-                         labels: ["endpoint": endpoint, "state": state]).increment()
+                         labels: ["endpoint": endpoints.contains(endpoint) ? endpoint : Self.unknownLabel,
+                                  "state": CircuitBreaker.State(rawValue: state)?.rawValue ?? Self.unknownLabel]).increment()
+    }
+
+    /// Exports the evictions of the nonce guard and the duplicate filter caused by their size
+    /// bounds (not horizon expiry): a flood that pushes remembered entries out early shows here.
+    func exportEvictions(nonceGuard: NonceGuard, duplicates: DuplicateFilter) {
+        registry.computedCounter("provisioner_nonce_guard_evictions_total",
+                                 help: "Apple nonces forgotten before their horizon because the guard was full (nonce_guard: a flood, or a horizon too long).") {
+            Double(nonceGuard.evictedBeforeHorizon)
+        }
+        registry.computedCounter("provisioner_duplicate_filter_evictions_total",
+                                 help: "Finished request ids forgotten before the duplicate horizon because the filter was full.") {
+            Double(duplicates.evictedBeforeHorizon)
+        }
     }
 
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed

@@ -20,5 +20,10 @@ public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomString
     /// answer. Never replayable: only its producer can sign it again.
     public static let unauthenticated = DeadLetterCode(rawValue: "unauthenticated")
 
+    /// Every code the project defines (the decoder's causes and the statics above): the only
+    /// values the `code` label of `provisioner_dead_letters_total` takes. Add a new code here too.
+    public static let defined: Set<DeadLetterCode> = Set(DeadLetterCause.Code.allCases.map(DeadLetterCode.init))
+        .union([.publishFailed, .reconcileExhausted, .invalidReconcileJob, .unauthenticated])
+
     public var description: String { rawValue }
 }
