@@ -9,7 +9,7 @@ struct DocumentationTests {
     /// breaker keys it reads in a loop.
     private static func loaderKeys() throws -> Set<String> {
         let source = try Repository.text("Sources/Pipeline/Configuration/WorkerConfiguration+Loading.swift")
-        let pattern = try NSRegularExpression(pattern: #"\b(?:string|requiredString|int|integer|double|bool|object|raw)\("([a-z_]+)""#)
+        let pattern = try NSRegularExpression(pattern: #"\b(?:string|requiredString|int|integer|double|bool|object|raw)\("([a-z_0-9]+)""#)
         var keys = Set(pattern.matches(in: source, range: NSRange(source.startIndex..., in: source)).compactMap { match in
             Range(match.range(at: 1), in: source).map { String(source[$0]) }
         })
