@@ -264,11 +264,12 @@ final class RequestConsumer: Sendable {
             let generation = context.ledger.assign(partition, markerPosition: position)
             let ledger = context.ledger
             catchUp.read(partition: partition.partition, from: position,
-                         while: { ledger.isOwned(partition, generation: generation) }) { [self] states in
-                context.markerIndex.install(partition, states: states, readFrom: position ?? 0)
-                if !states.isEmpty {
+                         while: { ledger.isOwned(partition, generation: generation) }) { [self] found in
+                context.markerIndex.install(partition, states: found.states, readFrom: position ?? 0)
+                context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
+                if !found.states.isEmpty {
                     context.logger.info("marker catch-up found calls from a previous owner",
-                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(states.count)))])
+                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count)))])
                 }
                 _ = state.withLock { $0.readyToResume.insert(partition) }
             }
