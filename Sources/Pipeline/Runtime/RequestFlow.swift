@@ -451,6 +451,16 @@ final class RequestFlow: Sendable {
         }
     }
 
+    /// Neither the result nor the dead letter could be written (the producer failed for good):
+    /// the offset is given up, never completed, so the next owner or a restart redoes the request.
+    private func notAcknowledged(_ origin: RecordOrigin, requestID: String?, error: KafkaError?) {
+        context.logger.error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
+                             [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                              ("error", .string(error?.description ?? "unknown"))])
+        if let requestID { context.duplicates.release(requestID) }
+        context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+    }
+
     private static func reason(for code: DeadLetterCode) -> AuditReason {
         if let cause = DeadLetterCause.Code(rawValue: code.rawValue) { return AuditReason(cause) }
         switch code {
@@ -499,7 +509,8 @@ final class RequestFlow: Sendable {
         var headers = origin.propagatedHeaders + provenance.headers + truncation
         if let replayOf = origin.replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
         let message = KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: origin.key, value: body, headers: headers)
-        context.publisher.publish([message], attempts: .max) { [self] _ in
+        context.publisher.publish([message], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else { return notAcknowledged(origin, requestID: requestID, error: outcome.lastError) }
             context.metrics.countDeadLetter(code: code.rawValue, parked: parked)
             context.logger.warning(parked ? "replayed message failed again: parked" : "message dead-lettered",
                                    [("code", .string(code.rawValue)), ("partition", .integer(Int64(origin.partition.partition))),
