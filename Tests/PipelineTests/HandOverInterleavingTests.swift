@@ -1,5 +1,6 @@
 import Kafka
 @testable import Pipeline
+import Synchronization
 import Testing
 
 /// Issue 20: interleavings where a partition changing owner could lose a request or call an issuer
@@ -53,5 +54,38 @@ struct HandOverInterleavingTests {
         let later = try #require(ledger.commitCandidates([partition]).first)
         #expect(later.offset == 14)
         #expect(OffsetLedger.markerPosition(fromMetadata: later.metadata) == 102)
+    }
+
+    /// Item 2. Generation 1 of the partition began request R and is writing its `started`
+    /// marker when the partition is revoked and comes straight back (generation 2), which is
+    /// redelivered R. Its copy must not be dropped as a duplicate in flight: generation 1's marker
+    /// callback then finds the partition no longer held and gives R up ("the new owner redoes
+    /// the request"). The copy waits, and is admitted once the older attempt gives up.
+    @Test("redelivery to the same process while the revoked generation's attempt is pending is admitted when that attempt gives up")
+    func redeliveryToSameProcessWaitsForOlderGeneration() {
+        let filter = DuplicateFilter(horizonMs: 60_000)
+        let older = DuplicateFilter.Owner(partition: Self.partition, generation: 1)
+        let newer = DuplicateFilter.Owner(partition: Self.partition, generation: 2)
+        #expect(filter.begin("r", owner: older, nowMs: 0) == .fresh)
+        let woken = Mutex(0)
+        let verdict = filter.begin("r", owner: newer, nowMs: 1) { woken.withLock { $0 += 1 } }
+        #expect(verdict == .awaitingOlderAttempt, "the copy would be completed as a duplicate and R lost")
+        #expect(woken.withLock { $0 } == 0)
+        filter.release("r", owner: older)  // generation 1: partition no longer held, the issuer is not called
+        #expect(woken.withLock { $0 } == 1, "the waiting copy was not told the older attempt gave up")
+        #expect(filter.begin("r", owner: newer, nowMs: 2) == .fresh)
+        // A late release by the older generation never frees the newer attempt's claim.
+        filter.release("r", owner: older)
+        #expect(filter.begin("r", owner: DuplicateFilter.Owner(partition: Self.partition, generation: 3), nowMs: 3) == .awaitingOlderAttempt)
+        #expect(filter.begin("r", owner: newer, nowMs: 3) == .inFlight, "a second copy under the same delivery is a duplicate")
+
+        // An older attempt that answers makes the waiting copy a duplicate of a finished request.
+        let answered = DuplicateFilter(horizonMs: 60_000)
+        #expect(answered.begin("q", owner: older, nowMs: 0) == .fresh)
+        let told = Mutex(false)
+        #expect(answered.begin("q", owner: newer, nowMs: 1) { told.withLock { $0 = true } } == .awaitingOlderAttempt)
+        answered.finish("q", owner: older, nowMs: 2)
+        #expect(told.withLock { $0 })
+        #expect(answered.begin("q", owner: newer, nowMs: 3) == .completed)
     }
 }

@@ -316,7 +316,7 @@ final class RequestConsumer: Sendable {
     /// will be redelivered to the next owner.
     private func giveBack(_ partitions: [TopicPartition]) {
         for job in flow.scheduler.removeWaiting(partitions: Set(partitions)) {
-            context.duplicates.release(job.request.requestID)
+            context.duplicates.release(job.request.requestID, owner: .init(job.origin))
             context.ledger.abandon(job.origin.partition, offset: job.origin.offset, generation: job.origin.generation)
         }
     }

@@ -148,7 +148,12 @@ final class RequestFlow: Sendable {
             early(.unauthenticated, problem)
             return
         }
-        let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
+        // Held by another delivery (an older generation of this partition that may still give
+        // up): look again when that attempt ends.
+        let duplicate = context.duplicates.begin(request.requestID, owner: .init(origin), nowMs: now) { [self] in
+            queue(for: origin.partition).async { self.intake(value, origin: origin) }
+        }
+        if duplicate == .awaitingOlderAttempt { return }
         let marker = context.markerIndex.state(of: CallMarker.key(requestID: request.requestID, replayOf: origin.replayOf),
                                                in: origin.partition)
         // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
@@ -156,7 +161,7 @@ final class RequestFlow: Sendable {
         // dead letter too): the original's `completed` does not make it a duplicate, and its own
         // `started` makes a redelivery after a crash reconcile instead of calling again.
         if duplicate != .fresh || marker == .completed {
-            if duplicate == .fresh { context.duplicates.finish(request.requestID, nowMs: now) }
+            if duplicate == .fresh { context.duplicates.finish(request.requestID, owner: .init(origin), nowMs: now) }
             context.metrics.countDuplicate()
             context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
                                                        program: request.program, issuer: program.issuer, wallet: request.wallet,
@@ -234,7 +239,7 @@ final class RequestFlow: Sendable {
         let origin = job.origin
         guard context.ledger.isOwned(origin.partition, generation: origin.generation) else {
             scheduler.finish(ticketID: ticketID, success: nil)
-            context.duplicates.release(job.request.requestID)
+            context.duplicates.release(job.request.requestID, owner: .init(origin))
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
         }
@@ -250,7 +255,7 @@ final class RequestFlow: Sendable {
             // issuer itself. Only a partition still held (owned, or draining a clean revoke) may call.
             guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
                 scheduler.finish(ticketID: ticketID, success: nil)
-                context.duplicates.release(job.request.requestID)
+                context.duplicates.release(job.request.requestID, owner: .init(origin))
                 context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
                 context.logger.notice("partition lost while the call marker was written: the issuer is not called, the new owner redoes the request",
                                       [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
@@ -432,7 +437,7 @@ final class RequestFlow: Sendable {
                               release: Bool = false) {
         let complete: @Sendable () -> Void = { [self] in
             if let requestID {
-                if release { context.duplicates.release(requestID) } else { context.duplicates.finish(requestID, nowMs: context.clock()) }
+                if release { context.duplicates.release(requestID, owner: .init(origin)) } else { context.duplicates.finish(requestID, owner: .init(origin), nowMs: context.clock()) }
             }
             context.ledger.complete(origin.partition, offset: origin.offset, generation: origin.generation)
         }
@@ -457,7 +462,7 @@ final class RequestFlow: Sendable {
         context.logger.error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
                              [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
                               ("error", .string(error?.description ?? "unknown"))])
-        if let requestID { context.duplicates.release(requestID) }
+        if let requestID { context.duplicates.release(requestID, owner: .init(origin)) }
         context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
     }
 
