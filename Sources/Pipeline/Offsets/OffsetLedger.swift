@@ -94,7 +94,7 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// A `started` marker for `requestOffset` is being written.
+    /// A marker (`started`, or `completed`) for `requestOffset` is being written.
     func markerWriting(_ partition: TopicPartition, requestOffset: Int64, generation: UInt64) {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.generation == generation else { return }
@@ -117,7 +117,8 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// The `started` marker for `requestOffset` is acknowledged at `markerOffset` (nil: it failed).
+    /// The marker for `requestOffset` is acknowledged at `markerOffset` (nil: it failed); the
+    /// request's earliest marker counts in the commit metadata.
     func markerWritten(_ partition: TopicPartition, requestOffset: Int64, markerOffset: Int64?, generation: UInt64) {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.generation == generation else { return }

@@ -427,12 +427,15 @@ final class RequestFlow: Sendable {
                                                   issuer: result.issuer, wallet: result.wallet, status: result.status, code: result.code))
             }
             context.audit.publish(events, traceparent: origin.traceparent)
-            finishRecord(origin, requestID: result.requestID, completedMarker: startedMarker, outcome: recovered ? .recovered : .answered)
+            // Every published result leaves a `completed` marker, with or without a `started` one: a
+            // next owner redelivered the request before its commit ignores it instead of answering again.
+            finishRecord(origin, requestID: result.requestID, completedMarker: true, outcome: recovered ? .recovered : .answered)
         }
     }
 
-    /// Writes the `completed` marker (saying how the request was finished) when a `started` one
-    /// exists, then completes the offset.
+    /// Writes the `completed` marker (saying how the request was finished) when asked — for every
+    /// published result, and for a dead letter after a `started` one — then completes the offset.
+    /// The marker's offset counts in the commit metadata until the request is committed.
     private func finishRecord(_ origin: RecordOrigin, requestID: String?, completedMarker: Bool, outcome: CallMarker.Outcome,
                               release: Bool = false) {
         let complete: @Sendable () -> Void = { [self] in
@@ -447,7 +450,10 @@ final class RequestFlow: Sendable {
         }
         let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                 worker: context.configuration.workerID, outcome: outcome, replayOf: origin.replayOf)
+        context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
+            context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
+                                         markerOffset: outcome.reports.first??.offset, generation: origin.generation)
             if !outcome.allDelivered {
                 context.logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
                                        [("error", .string(outcome.lastError?.description ?? "unknown"))])
