@@ -361,11 +361,15 @@ final class RequestFlow: Sendable {
     private func reconcileJob(for job: ProvisioningJob, handOver: ReconcileJob.HandOver? = nil) -> ReconcileJob {
         let now = context.clock()
         let request = job.request
+        // A hand-over's first look waits until the previous owner, whose call may still be under
+        // way (its timeout, a Retry-After wait), can no longer answer: the request's publish-by.
+        let tierDueMs = context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now
+        let dueAtMs = handOver == nil ? tierDueMs : max(tierDueMs, job.window.publishByMs)
         return ReconcileJob(requestID: request.requestID, program: request.program, issuer: job.program.issuer, wallet: request.wallet,
                             kind: request.kind, cardID: request.card.id, deviceRef: ReconcileQuery.deviceRef(for: request),
                             transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,
                             windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
-                            dueAtMs: context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now,
+                            dueAtMs: dueAtMs,
                             firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver)
     }
 
