@@ -88,4 +88,23 @@ struct HandOverInterleavingTests {
         #expect(told.withLock { $0 })
         #expect(answered.begin("q", owner: newer, nowMs: 3) == .completed)
     }
+
+    /// Item 6. Partition p is assigned (generation 1) and its catch-up read starts; p is revoked
+    /// and re-assigned (generation 2) before that read ends. The stale read must neither install
+    /// its markers nor make p ready: generation 2's own read, from its own committed position,
+    /// is the one that counts (it may see markers the stale read did not).
+    @Test("stale catch-up of a previous assignment ends after the re-assignment: it does not make the partition ready")
+    func staleCatchUpAfterReassignment() {
+        let index = MarkerIndex()
+        let partition = Self.partition
+        index.expect(partition, generation: 1)
+        index.remove([partition])  // revoked
+        index.expect(partition, generation: 2)  // re-assigned
+        let stale = index.install(partition, generation: 1, states: [:], readFrom: 0)
+        #expect(!stale, "the stale read would resume the partition before its own catch-up")
+        #expect(index.readFrom(partition) == nil)
+        #expect(index.install(partition, generation: 2, states: ["r": .started], readFrom: 40))
+        #expect(index.state(of: "r", in: partition) == .started)
+        #expect(index.readFrom(partition) == 40)
+    }
 }

@@ -262,10 +262,12 @@ final class RequestConsumer: Sendable {
             let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
             let position = OffsetLedger.markerPosition(fromMetadata: metadata)
             let generation = context.ledger.assign(partition, markerPosition: position)
+            context.markerIndex.expect(partition, generation: generation)
             let ledger = context.ledger
             catchUp.read(partition: partition.partition, from: position,
                          while: { ledger.isOwned(partition, generation: generation) }) { [self] found in
-                context.markerIndex.install(partition, states: found.states, readFrom: position ?? 0)
+                // A read of an earlier assignment ending late must not make this one ready.
+                guard context.markerIndex.install(partition, generation: generation, states: found.states, readFrom: position ?? 0) else { return }
                 context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
                 if !found.states.isEmpty {
                     context.logger.info("marker catch-up found calls from a previous owner",
