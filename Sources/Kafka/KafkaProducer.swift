@@ -108,6 +108,17 @@ public final class KafkaProducer: @unchecked Sendable {
         return count
     }
 
+    /// Raises a fabricated fatal error (librdkafka's `rd_kafka_test_fatal_error`), for tests of
+    /// how an application handles one: later sends fail with a fatal error and the error handler
+    /// is told. False when a fatal error was raised already. Never call it in production code.
+    @discardableResult
+    public func raiseFatalErrorForTesting(reason: String) -> Bool {
+        let raised = try? gate.withCall(.short) { () throws(KafkaError) -> Bool in
+            rd_kafka_test_fatal_error(handle, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason) == RD_KAFKA_RESP_ERR_NO_ERROR
+        }
+        return raised ?? false
+    }
+
     /// The number of records sent whose delivery callback has not finished yet.
     public var outstandingCount: Int {
         inFlight.count

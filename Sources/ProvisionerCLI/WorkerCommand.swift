@@ -16,7 +16,9 @@ enum WorkerCommand: Command {
         the configuration names. Unknown keys are warnings here (errors in 'config check').
 
         SIGTERM or SIGINT: stop fetching, finish in-flight requests within shutdown.drain_timeout_ms,
-        commit, flush, leave the group, exit 0. Logs are JSON lines on stderr.
+        commit, flush, leave the group, exit 0. A fatal producer error stops fetching, fails /readyz
+        and exits 1 once drained (nothing unacknowledged is committed: restart the worker).
+        Logs are JSON lines on stderr.
         Serves /healthz, /readyz and /metrics on http.listen.
 
         options:
@@ -36,6 +38,7 @@ enum WorkerCommand: Command {
         let worker: Worker
         do {
             worker = try Worker(configuration: configuration, environment: environment, logger: logger)
+            worker.whenFailed { stop.trigger() }
             try worker.start()
         } catch let error as ConfigurationError {
             throw CommandFailure(error.description)
@@ -47,6 +50,10 @@ enum WorkerCommand: Command {
         worker.shutdown()
         worker.waitUntilStopped()
         stop.cancel()
+        if let failure = worker.fatalError {
+            logger.error("worker stopped after a fatal error; exiting 1 so it is restarted", [("error", .string(failure))])
+            return 1
+        }
         return 0
     }
 }

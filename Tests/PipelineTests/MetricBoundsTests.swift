@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Kafka
 import Observability
 @testable import Pipeline
 import Recovery
@@ -100,19 +101,20 @@ struct MetricBoundsTests {
         let duplicates = DuplicateFilter(horizonMs: 60_000, maxEntries: 100)
         metrics.exportEvictions(nonceGuard: NonceGuard(), duplicates: duplicates)
         let now: Int64 = 1_000_000
+        let owner = DuplicateFilter.Owner(partition: TopicPartition(topic: "requests", partition: 0), generation: 1)
         for index in 0..<250 {
-            #expect(duplicates.begin("id-\(index)", nowMs: now) == .fresh)
-            duplicates.finish("id-\(index)", nowMs: now)
+            #expect(duplicates.begin("id-\(index)", owner: owner, nowMs: now) == .fresh)
+            duplicates.finish("id-\(index)", owner: owner, nowMs: now)
         }
         #expect(duplicates.count == 100)
         #expect(registry.value("provisioner_duplicate_filter_evictions_total") == 150)
         #expect(registry.renderPrometheus().contains("# TYPE provisioner_duplicate_filter_evictions_total counter\nprovisioner_duplicate_filter_evictions_total 150\n"))
         // The evicted ids are really forgotten: a copy of the first would be processed again.
-        #expect(duplicates.begin("id-0", nowMs: now) == .fresh)
-        #expect(duplicates.begin("id-249", nowMs: now) == .completed)
+        #expect(duplicates.begin("id-0", owner: owner, nowMs: now) == .fresh)
+        #expect(duplicates.begin("id-249", owner: owner, nowMs: now) == .completed)
         // Past the horizon every entry expires: none of that is an eviction.
-        #expect(duplicates.begin("id-late", nowMs: now + 60_001) == .fresh)
-        duplicates.finish("id-late", nowMs: now + 60_001)
+        #expect(duplicates.begin("id-late", owner: owner, nowMs: now + 60_001) == .fresh)
+        duplicates.finish("id-late", owner: owner, nowMs: now + 60_001)
         #expect(duplicates.count == 2, "id-0 in flight and id-late")
         #expect(registry.value("provisioner_duplicate_filter_evictions_total") == 150)
     }

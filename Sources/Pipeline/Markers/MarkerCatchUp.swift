@@ -26,7 +26,8 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
-    /// calls `completion` with the latest state per marker key (`CallMarker.key`).
+    /// calls `completion` with what it found: the latest state per marker key (`CallMarker.key`)
+    /// and where each request's markers are.
     ///
     /// A read that fails (watermarks, assignment, or not reaching the end in time, as when a broker
     /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
@@ -34,7 +35,7 @@ final class MarkerCatchUp: Sendable {
     /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
     /// closed, it gives up without calling `completion`.
     func read(partition: Int32, from position: Int64?, while stillWanted: @escaping @Sendable () -> Bool,
-              completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
+              completion: @escaping @Sendable (InheritedMarkers) -> Void) {
         queue.async { [self] in
             attempt(partition: partition, from: position, number: 1, while: stillWanted, completion: completion)
         }
@@ -42,7 +43,7 @@ final class MarkerCatchUp: Sendable {
 
     /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
     private func attempt(partition: Int32, from position: Int64?, number: Int, while stillWanted: @escaping @Sendable () -> Bool,
-                         completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
+                         completion: @escaping @Sendable (InheritedMarkers) -> Void) {
         guard !closed.withLock({ $0 }), stillWanted() else { return }
         if let states = readNow(partition: partition, from: position) {
             if number > 1 {
@@ -65,13 +66,13 @@ final class MarkerCatchUp: Sendable {
         }
     }
 
-    /// The states read from `position` to the end, or nil when the end could not be reached.
-    private func readNow(partition: Int32, from position: Int64?) -> [String: CallMarker.State]? {
-        var states: [String: CallMarker.State] = [:]
-        let reached = scan(partition: partition, from: position) { marker in
-            if states[marker.key] != .completed { states[marker.key] = marker.state }
+    /// The markers read from `position` to the end, or nil when the end could not be reached.
+    private func readNow(partition: Int32, from position: Int64?) -> InheritedMarkers? {
+        var found = InheritedMarkers()
+        let reached = scan(partition: partition, from: position) { marker, offset in
+            found.add(marker, at: offset)
         }
-        return reached ? states : nil
+        return reached ? found : nil
     }
 
     /// What a previous owner's `completed` marker says about a request.
@@ -93,7 +94,7 @@ final class MarkerCatchUp: Sendable {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return }
             var found = Completion.notFound
-            _ = scan(partition: partition, from: position) { marker in
+            _ = scan(partition: partition, from: position) { marker, _ in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
             }
@@ -102,8 +103,8 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
-    /// handing each marker to `visit`; false when the end could not be reached.
-    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker) -> Void) -> Bool {
+    /// handing each marker and its offset to `visit`; false when the end could not be reached.
+    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker, Int64) -> Void) -> Bool {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
@@ -128,7 +129,7 @@ final class MarkerCatchUp: Sendable {
             for result in consumer.poll(maxMessages: 1_000, timeoutMs: 50) {
                 guard case .success(let message) = result else { continue }
                 next = max(next, message.offset + 1)
-                if let marker = CallMarker.decode(message.value) { visit(marker) }
+                if let marker = CallMarker.decode(message.value) { visit(marker, message.offset) }
             }
         }
         if next < marks.high {

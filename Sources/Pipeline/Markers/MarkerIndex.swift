@@ -11,17 +11,35 @@ final class MarkerIndex: Sendable {
     }
 
     private let entries = Mutex<[TopicPartition: Entry]>([:])
+    /// The ledger generation of each partition's current assignment: the only catch-up accepted.
+    private let awaited = Mutex<[TopicPartition: UInt64]>([:])
+
+    /// `partition` was assigned as ledger generation `generation`: only its own catch-up counts.
+    func expect(_ partition: TopicPartition, generation: UInt64) {
+        awaited.withLock { $0[partition] = generation }
+    }
 
     /// Installs what catch-up found for `partition` (the requests partition), read from markers
-    /// offset `readFrom` (0: the partition's start).
-    func install(_ partition: TopicPartition, states: [String: CallMarker.State], readFrom: Int64) {
-        entries.withLock { $0[partition] = Entry(states: states, readFrom: readFrom) }
+    /// offset `readFrom` (0: the partition's start), when it belongs to the current assignment;
+    /// false (nothing installed) for a stale read of an earlier assignment: the partition must
+    /// stay paused until its own read ends.
+    func install(_ partition: TopicPartition, generation: UInt64, states: [String: CallMarker.State], readFrom: Int64) -> Bool {
+        awaited.withLock { awaited in
+            guard awaited[partition] == generation else { return false }
+            entries.withLock { $0[partition] = Entry(states: states, readFrom: readFrom) }
+            return true
+        }
     }
 
     /// Forgets a partition.
     func remove(_ partitions: [TopicPartition]) {
-        entries.withLock { entries in
-            for partition in partitions { entries[partition] = nil }
+        awaited.withLock { awaited in
+            entries.withLock { entries in
+                for partition in partitions {
+                    entries[partition] = nil
+                    awaited[partition] = nil
+                }
+            }
         }
     }
 

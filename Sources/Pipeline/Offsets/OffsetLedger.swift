@@ -13,7 +13,8 @@ final class OffsetLedger: Sendable {
         var tracker = PartitionOffsetTracker()
         var abandoned = 0
         var lastCommitted: Int64?
-        /// Request offset → offset of its `started` marker, for requests not yet committed.
+        /// Request offset → offset of its earliest marker, for requests not yet committed: this
+        /// generation's own markers and those a previous owner left (read by catch-up).
         var markerOffsets: [Int64: Int64] = [:]
         /// Request offsets whose `started` marker is written but not yet acknowledged.
         var pendingMarkers: Set<Int64> = []
@@ -93,7 +94,7 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// A `started` marker for `requestOffset` is being written.
+    /// A marker (`started`, or `completed`) for `requestOffset` is being written.
     func markerWriting(_ partition: TopicPartition, requestOffset: Int64, generation: UInt64) {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.generation == generation else { return }
@@ -102,13 +103,28 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// The `started` marker for `requestOffset` is acknowledged at `markerOffset` (nil: it failed).
+    /// Markers a previous owner left in this partition (request offset → earliest marker offset),
+    /// as catch-up read them: until their requests are committed, the commit metadata keeps
+    /// pointing at them, so a third owner still finds them.
+    func inherit(_ partition: TopicPartition, markerOffsets: [Int64: Int64], generation: UInt64) {
+        state.withLock { state in
+            guard var entry = state.partitions[partition], entry.generation == generation else { return }
+            let committed = entry.lastCommitted ?? .min
+            for (requestOffset, markerOffset) in markerOffsets where requestOffset >= committed {
+                entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
+            }
+            state.partitions[partition] = entry
+        }
+    }
+
+    /// The marker for `requestOffset` is acknowledged at `markerOffset` (nil: it failed); the
+    /// request's earliest marker counts in the commit metadata.
     func markerWritten(_ partition: TopicPartition, requestOffset: Int64, markerOffset: Int64?, generation: UInt64) {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.generation == generation else { return }
             entry.pendingMarkers.remove(requestOffset)
             if let markerOffset {
-                entry.markerOffsets[requestOffset] = markerOffset
+                entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
                 entry.lastAckedMarkerOffset = max(entry.lastAckedMarkerOffset ?? markerOffset, markerOffset)
             }
             state.partitions[partition] = entry
@@ -167,7 +183,7 @@ final class OffsetLedger: Sendable {
     }
 
     /// The earliest marker offset a new owner must read to see every marker of a request at or
-    /// after `committing`.
+    /// after `committing`, this generation's own and those inherited from a previous owner.
     private static func markerPosition(_ entry: Partition, committing: Int64) -> Int64? {
         var candidates = entry.markerOffsets.filter { $0.key >= committing }.map(\.value)
         if entry.pendingMarkers.contains(where: { $0 >= committing }), let last = entry.lastAckedMarkerOffset {

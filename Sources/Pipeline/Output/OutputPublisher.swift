@@ -5,7 +5,8 @@ import Observability
 import Synchronization
 
 /// Produces the worker's outputs with retries: results, markers, jobs and dead letters gate the
-/// request's offset; audit events are retried too but never hold an offset back.
+/// request's offset; audit events are retried too but never hold an offset back. A fatal producer
+/// error is recorded in `fault` and fails every later message at once (no retry can succeed).
 final class OutputPublisher: Sendable {
     /// What happened to a batch.
     struct Outcome: Sendable {
@@ -22,9 +23,12 @@ final class OutputPublisher: Sendable {
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let retryQueue = DispatchQueue(label: "provisioner.publish-retry")
+    /// Set once the producer raised a fatal error.
+    let fault: ProducerFault
 
-    init(producer: KafkaProducer, maxAttempts: Int, metrics: WorkerMetrics, logger: Logger) {
+    init(producer: KafkaProducer, maxAttempts: Int, metrics: WorkerMetrics, logger: Logger, fault: ProducerFault = ProducerFault()) {
         self.producer = producer
+        self.fault = fault
         self.maxAttempts = maxAttempts
         self.metrics = metrics
         self.logger = logger
@@ -66,6 +70,10 @@ final class OutputPublisher: Sendable {
     var outstanding: Int { producer.outstandingCount }
 
     private func send(_ message: KafkaOutgoingMessage, index: Int, attempt: Int, limit: Int, batch: Batch) {
+        if let fatal = fault.error {
+            batch.finish(index, report: nil, error: fatal)
+            return
+        }
         do {
             try producer.send(message) { [self] result in
                 switch result {
@@ -83,6 +91,7 @@ final class OutputPublisher: Sendable {
 
     private func retry(_ message: KafkaOutgoingMessage, index: Int, attempt: Int, limit: Int, batch: Batch,
                        error: KafkaError, delayMs: Int? = nil) {
+        fault.record(error)
         guard attempt < limit, !error.isFatal else {
             batch.finish(index, report: nil, error: error)
             return

@@ -353,7 +353,8 @@ final class ReconcileRunner: Sendable {
                                  value: retry.encodedJSON(), headers: resultHeaders(held) + provenance.headers),
         ]
         context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: parked)
-        context.publisher.publish(messages, attempts: .max) { [self] _ in
+        context.publisher.publish(messages, attempts: .max) { [self] delivery in
+            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.deadLettered, held, status: .indeterminate, attempt: job.attempt,
                                               reason: AuditReason("reconcile_exhausted"))], traceparent: job.traceparent)
@@ -366,7 +367,8 @@ final class ReconcileRunner: Sendable {
         let result = makeResult(job, outcome: outcome, payment: payment)
         let message = KafkaOutgoingMessage(topic: context.configuration.topics.results, key: Array(job.requestID.utf8),
                                            value: result.encodedJSON(), headers: resultHeaders(held))
-        context.publisher.publish([message], attempts: .max) { [self] _ in
+        context.publisher.publish([message], attempts: .max) { [self] delivery in
+            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
                                               reason: AuditReason(outcome))], traceparent: job.traceparent)
@@ -415,10 +417,19 @@ final class ReconcileRunner: Sendable {
             replayableReason: "the message itself is malformed: fix the producer and send a new request")
         let dead = KafkaOutgoingMessage(topic: context.configuration.topics.deadLetters, key: message.key, value: message.value,
                                         headers: provenance.headers)
-        context.publisher.publish([dead], attempts: .max) { [self] _ in
+        context.publisher.publish([dead], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else { return }  // the producer failed for good: left uncommitted
             context.metrics.countDeadLetter(code: DeadLetterCode.invalidReconcileJob.rawValue, parked: false)
             complete(partition, offset: message.offset, generation: generation)
         }
+    }
+
+    /// The job's outputs could not be written (the producer failed for good): it stays
+    /// uncommitted, so it runs again after a restart.
+    private func notAcknowledged(_ held: Held, error: KafkaError?) {
+        context.logger.error("reconciliation outputs not acknowledged: the job stays uncommitted",
+                             [("error", .string(error?.description ?? "unknown"))])
+        state.withLock { $0.running -= 1 }
     }
 
     private func done(_ held: Held) {

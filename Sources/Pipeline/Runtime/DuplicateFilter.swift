@@ -1,13 +1,33 @@
+import Kafka
 import Synchronization
 
 /// Remembers request ids in flight on this worker and those finished within a horizon, so a
 /// duplicate delivery is not sent to the issuer again (audit `duplicate_ignored`).
+///
+/// An id in flight is held by one delivery: its partition and that partition's ledger generation
+/// (`Owner`). A copy delivered under another owner — typically the same partition redelivered to
+/// this process after a revoke and re-assignment, while the older generation's attempt has not
+/// yet given up — is not a duplicate to drop: that attempt may still give up ("the new owner
+/// redoes the request"). The copy waits (`awaitingOlderAttempt`) and is looked at again when the
+/// holder ends: a duplicate if it finished, admitted if it gave up.
 final class DuplicateFilter: Sendable {
     /// What the filter knows of a request id.
-    enum Verdict: Sendable, Equatable { case fresh, inFlight, completed }
+    enum Verdict: Sendable, Equatable {
+        case fresh, inFlight, completed
+        /// Held in flight by another delivery (another generation or partition): `whenSettled`
+        /// runs once that attempt finishes or gives up; ask again then.
+        case awaitingOlderAttempt
+    }
+
+    /// The delivery holding a request id in flight.
+    struct Owner: Sendable, Hashable {
+        var partition: TopicPartition
+        var generation: UInt64
+    }
 
     private struct State {
-        var inFlight: Set<String> = []
+        var inFlight: [String: Owner] = [:]
+        var waiters: [String: [@Sendable () -> Void]] = [:]
         var completed: [String: Int64] = [:]
         var order = FIFOQueue<(id: String, expiresAtMs: Int64)>()
         var evictedBeforeHorizon = 0
@@ -22,31 +42,39 @@ final class DuplicateFilter: Sendable {
         self.maxEntries = maxEntries
     }
 
-    /// Claims `requestID` for processing unless it is in flight or recently completed.
-    func begin(_ requestID: String, nowMs: Int64) -> Verdict {
+    /// Claims `requestID` for `owner` unless it is in flight or recently completed; when another
+    /// owner holds it, `whenSettled` runs (once, outside the lock) as that owner finishes or gives up.
+    func begin(_ requestID: String, owner: Owner, nowMs: Int64, whenSettled: @escaping @Sendable () -> Void = {}) -> Verdict {
         state.withLock { state in
             evict(&state, nowMs: nowMs)
-            if state.inFlight.contains(requestID) { return .inFlight }
+            if let holder = state.inFlight[requestID] {
+                if holder == owner { return .inFlight }
+                state.waiters[requestID, default: []].append(whenSettled)
+                return .awaitingOlderAttempt
+            }
             if let expiry = state.completed[requestID], expiry > nowMs { return .completed }
-            state.inFlight.insert(requestID)
+            state.inFlight[requestID] = owner
             return .fresh
         }
     }
 
     /// The request reached its final handling here: later copies are duplicates.
-    func finish(_ requestID: String, nowMs: Int64) {
-        state.withLock { state in
-            state.inFlight.remove(requestID)
+    func finish(_ requestID: String, owner: Owner, nowMs: Int64) {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
             let expiry = nowMs + horizonMs
             state.completed[requestID] = expiry
             state.order.append((requestID, expiry))
             evict(&state, nowMs: nowMs)
+            return Self.end(&state, requestID, owner: owner)
         }
+        waiters.forEach { $0() }
     }
 
-    /// The request was given up without an answer (revoked, dead-lettered): a later copy is new work.
-    func release(_ requestID: String) {
-        _ = state.withLock { $0.inFlight.remove(requestID) }
+    /// `owner` gave the request up without an answer (revoked, not written): a later copy is new
+    /// work. A release by an owner that no longer holds the id changes nothing.
+    func release(_ requestID: String, owner: Owner) {
+        let waiters = state.withLock { Self.end(&$0, requestID, owner: owner) }
+        waiters.forEach { $0() }
     }
 
     /// Entries held (metrics).
@@ -56,6 +84,12 @@ final class DuplicateFilter: Sendable {
     /// (metrics: a flood of fresh ids pushes real ones out, and their duplicates would pass).
     var evictedBeforeHorizon: Int { state.withLock { $0.evictedBeforeHorizon } }
 
+    private static func end(_ state: inout State, _ requestID: String, owner: Owner) -> [@Sendable () -> Void] {
+        guard state.inFlight[requestID] == owner else { return [] }
+        state.inFlight[requestID] = nil
+        return state.waiters.removeValue(forKey: requestID) ?? []
+    }
+
     private func evict(_ state: inout State, nowMs: Int64) {
         while let first = state.order.first, first.expiresAtMs <= nowMs || state.order.count > maxEntries {
             state.order.popFirst()
@@ -64,5 +98,12 @@ final class DuplicateFilter: Sendable {
                 if first.expiresAtMs > nowMs { state.evictedBeforeHorizon += 1 }
             }
         }
+    }
+}
+
+extension DuplicateFilter.Owner {
+    /// The delivery `origin` describes.
+    init(_ origin: RecordOrigin) {
+        self.init(partition: origin.partition, generation: origin.generation)
     }
 }

@@ -262,13 +262,16 @@ final class RequestConsumer: Sendable {
             let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
             let position = OffsetLedger.markerPosition(fromMetadata: metadata)
             let generation = context.ledger.assign(partition, markerPosition: position)
+            context.markerIndex.expect(partition, generation: generation)
             let ledger = context.ledger
             catchUp.read(partition: partition.partition, from: position,
-                         while: { ledger.isOwned(partition, generation: generation) }) { [self] states in
-                context.markerIndex.install(partition, states: states, readFrom: position ?? 0)
-                if !states.isEmpty {
+                         while: { ledger.isOwned(partition, generation: generation) }) { [self] found in
+                // A read of an earlier assignment ending late must not make this one ready.
+                guard context.markerIndex.install(partition, generation: generation, states: found.states, readFrom: position ?? 0) else { return }
+                context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
+                if !found.states.isEmpty {
                     context.logger.info("marker catch-up found calls from a previous owner",
-                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(states.count)))])
+                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count)))])
                 }
                 _ = state.withLock { $0.readyToResume.insert(partition) }
             }
@@ -315,7 +318,7 @@ final class RequestConsumer: Sendable {
     /// will be redelivered to the next owner.
     private func giveBack(_ partitions: [TopicPartition]) {
         for job in flow.scheduler.removeWaiting(partitions: Set(partitions)) {
-            context.duplicates.release(job.request.requestID)
+            context.duplicates.release(job.request.requestID, owner: .init(job.origin))
             context.ledger.abandon(job.origin.partition, offset: job.origin.offset, generation: job.origin.generation)
         }
     }

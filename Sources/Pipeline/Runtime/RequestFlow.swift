@@ -183,7 +183,12 @@ final class RequestFlow: Sendable {
             early(.invalidRequest, "started_at is required: program '\(request.program)' signs its requests")
             return
         }
-        let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
+        // Held by another delivery (an older generation of this partition that may still give
+        // up): look again when that attempt ends.
+        let duplicate = context.duplicates.begin(request.requestID, owner: .init(origin), nowMs: now) { [self] in
+            queue(for: origin.partition).async { self.intake(value, origin: origin) }
+        }
+        if duplicate == .awaitingOlderAttempt { return }
         let marker = context.markerIndex.state(of: CallMarker.key(requestID: request.requestID, replayOf: origin.replayOf),
                                                in: origin.partition)
         // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
@@ -191,7 +196,7 @@ final class RequestFlow: Sendable {
         // dead letter too): the original's `completed` does not make it a duplicate, and its own
         // `started` makes a redelivery after a crash reconcile instead of calling again.
         if duplicate != .fresh || marker == .completed {
-            if duplicate == .fresh { context.duplicates.finish(request.requestID, nowMs: now) }
+            if duplicate == .fresh { context.duplicates.finish(request.requestID, owner: .init(origin), nowMs: now) }
             context.metrics.countDuplicate()
             context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
                                                        program: request.program, issuer: program.issuer, wallet: request.wallet,
@@ -269,7 +274,7 @@ final class RequestFlow: Sendable {
         let origin = job.origin
         guard context.ledger.isOwned(origin.partition, generation: origin.generation) else {
             scheduler.finish(ticketID: ticketID, success: nil)
-            context.duplicates.release(job.request.requestID)
+            context.duplicates.release(job.request.requestID, owner: .init(origin))
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
         }
@@ -285,7 +290,7 @@ final class RequestFlow: Sendable {
             // issuer itself. Only a partition still held (owned, or draining a clean revoke) may call.
             guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
                 scheduler.finish(ticketID: ticketID, success: nil)
-                context.duplicates.release(job.request.requestID)
+                context.duplicates.release(job.request.requestID, owner: .init(origin))
                 context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
                 context.logger.notice("partition lost while the call marker was written: the issuer is not called, the new owner redoes the request",
                                       [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
@@ -391,11 +396,15 @@ final class RequestFlow: Sendable {
     private func reconcileJob(for job: ProvisioningJob, handOver: ReconcileJob.HandOver? = nil) -> ReconcileJob {
         let now = context.clock()
         let request = job.request
+        // A hand-over's first look waits until the previous owner, whose call may still be under
+        // way (its timeout, a Retry-After wait), can no longer answer: the request's publish-by.
+        let tierDueMs = context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now
+        let dueAtMs = handOver == nil ? tierDueMs : max(tierDueMs, job.window.publishByMs)
         return ReconcileJob(requestID: request.requestID, program: request.program, issuer: job.program.issuer, wallet: request.wallet,
                             kind: request.kind, cardID: request.card.id, deviceRef: ReconcileQuery.deviceRef(for: request),
                             transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,
                             windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
-                            dueAtMs: context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now,
+                            dueAtMs: dueAtMs,
                             firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver)
     }
 
@@ -457,17 +466,20 @@ final class RequestFlow: Sendable {
                                                   issuer: result.issuer, wallet: result.wallet, status: result.status, code: result.code))
             }
             context.audit.publish(events, traceparent: origin.traceparent)
-            finishRecord(origin, requestID: result.requestID, completedMarker: startedMarker, outcome: recovered ? .recovered : .answered)
+            // Every published result leaves a `completed` marker, with or without a `started` one: a
+            // next owner redelivered the request before its commit ignores it instead of answering again.
+            finishRecord(origin, requestID: result.requestID, completedMarker: true, outcome: recovered ? .recovered : .answered)
         }
     }
 
-    /// Writes the `completed` marker (saying how the request was finished) when a `started` one
-    /// exists, then completes the offset.
+    /// Writes the `completed` marker (saying how the request was finished) when asked — for every
+    /// published result, and for a dead letter after a `started` one — then completes the offset.
+    /// The marker's offset counts in the commit metadata until the request is committed.
     private func finishRecord(_ origin: RecordOrigin, requestID: String?, completedMarker: Bool, outcome: CallMarker.Outcome,
                               release: Bool = false) {
         let complete: @Sendable () -> Void = { [self] in
             if let requestID {
-                if release { context.duplicates.release(requestID) } else { context.duplicates.finish(requestID, nowMs: context.clock()) }
+                if release { context.duplicates.release(requestID, owner: .init(origin)) } else { context.duplicates.finish(requestID, owner: .init(origin), nowMs: context.clock()) }
             }
             context.ledger.complete(origin.partition, offset: origin.offset, generation: origin.generation)
         }
@@ -477,13 +489,26 @@ final class RequestFlow: Sendable {
         }
         let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                 worker: context.configuration.workerID, outcome: outcome, replayOf: origin.replayOf)
+        context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
+            context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
+                                         markerOffset: outcome.reports.first??.offset, generation: origin.generation)
             if !outcome.allDelivered {
                 context.logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
                                        [("error", .string(outcome.lastError?.description ?? "unknown"))])
             }
             complete()
         }
+    }
+
+    /// Neither the result nor the dead letter could be written (the producer failed for good):
+    /// the offset is given up, never completed, so the next owner or a restart redoes the request.
+    private func notAcknowledged(_ origin: RecordOrigin, requestID: String?, error: KafkaError?) {
+        context.logger.error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
+                             [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                              ("error", .string(error?.description ?? "unknown"))])
+        if let requestID { context.duplicates.release(requestID, owner: .init(origin)) }
+        context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
     }
 
     private static func reason(for code: DeadLetterCode) -> AuditReason {
@@ -534,7 +559,8 @@ final class RequestFlow: Sendable {
         var headers = origin.propagatedHeaders + provenance.headers + truncation
         if let replayOf = origin.replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
         let message = KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: origin.key, value: body, headers: headers)
-        context.publisher.publish([message], attempts: .max) { [self] _ in
+        context.publisher.publish([message], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else { return notAcknowledged(origin, requestID: requestID, error: outcome.lastError) }
             context.metrics.countDeadLetter(code: code.rawValue, parked: parked)
             context.logger.warning(parked ? "replayed message failed again: parked" : "message dead-lettered",
                                    [("code", .string(code.rawValue)), ("partition", .integer(Int64(origin.partition.partition))),

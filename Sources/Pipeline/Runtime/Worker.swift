@@ -11,6 +11,8 @@ import Recovery
 ///
 /// `start()` connects and begins consuming; `shutdown()` stops fetching, drains in-flight work
 /// within `shutdown.drain_timeout_ms`, commits, flushes the producer and leaves the group.
+/// A fatal producer error stops fetching at once and fails `/readyz`; `fatalError` says why, and
+/// the process should then shut down and exit non-zero (`whenFailed`), to be restarted.
 public final class Worker: Sendable {
     /// The configuration in force.
     public let configuration: WorkerConfiguration
@@ -23,6 +25,7 @@ public final class Worker: Sendable {
     private let producer: KafkaProducer
     private let http: HTTPClient
     private let observability: ObservabilityServer?
+    private let fault = ProducerFault()
 
     /// Builds a worker; throws a `ConfigurationError` naming what is missing (a secret, a topic).
     public init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
@@ -70,12 +73,13 @@ public final class Worker: Sendable {
         }
         var producerProperties = configuration.producerProperties
         producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
-        producer = try KafkaProducer(configuration: producerProperties)
+        let fault = self.fault
+        producer = try KafkaProducer(configuration: producerProperties) { error in fault.record(error) }
         http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath))
         let clock: @Sendable () -> Int64 = { Timestamps.nowMs() }
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
-                                        logger: logger.child("publish"))
+                                        logger: logger.child("publish"), fault: fault)
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
@@ -93,12 +97,21 @@ public final class Worker: Sendable {
         if let listen = configuration.httpListen, let address = HostPort(listen) {
             let requests = self.requests
             observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
-                requests.isReady ? nil : "not yet assigned partitions, or the brokers are unreachable"
+                if let error = fault.error { return "the producer failed for good (\(error.code.rawValue)); the worker is stopping to be restarted" }
+                return requests.isReady ? nil : "not yet assigned partitions, or the brokers are unreachable"
             }
         } else {
             observability = nil
         }
         registerGauges()
+        // Nothing can be acknowledged any more: stop taking work; what is held is redelivered.
+        let (requests, reconciler, drainMs) = (self.requests, self.reconciler, configuration.shutdownDrainMs)
+        fault.whenFailed { error in
+            logger.error("fatal producer error: fetching stopped, nothing more is committed; restart the worker",
+                            [("error", .string(error.description))])
+            requests.requestStop(drainMs: drainMs)
+            reconciler.requestStop(drainMs: min(drainMs, 5_000))
+        }
     }
 
     /// Checks the topics exist with compatible partition counts, then starts consuming.
@@ -136,7 +149,21 @@ public final class Worker: Sendable {
     }
 
     /// Whether the worker is ready for work (what `/readyz` reports).
-    public var isReady: Bool { requests.isReady }
+    public var isReady: Bool { requests.isReady && !fault.hasFailed }
+
+    /// Why the worker failed for good (a fatal producer error), or nil: once set it has stopped
+    /// fetching, and the process should shut it down and exit non-zero.
+    public var fatalError: String? { fault.error?.description }
+
+    /// Runs `handler` once when the worker fails for good (at once if it already has).
+    public func whenFailed(_ handler: @escaping @Sendable () -> Void) {
+        fault.whenFailed { _ in handler() }
+    }
+
+    /// Raises a fabricated fatal error in the worker's producer (tests only).
+    func raiseFatalProducerErrorForTesting() {
+        producer.raiseFatalErrorForTesting(reason: "injected by a test")
+    }
 
     /// Requests partitions currently assigned to this worker.
     public var assignedPartitionCount: Int { requests.assignedPartitions.count }

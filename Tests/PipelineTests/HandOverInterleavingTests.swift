@@ -1,0 +1,110 @@
+import Kafka
+@testable import Pipeline
+import Synchronization
+import Testing
+
+/// Issue 20: interleavings where a partition changing owner could lose a request or call an issuer
+/// twice, forced step by step on the value-type state the worker keeps (ledger, markers, duplicate
+/// filter). Each test is named after its interleaving.
+@Suite("Hand-over interleavings on the ledger and marker state")
+struct HandOverInterleavingTests {
+    static let partition = TopicPartition(topic: "provisioning.requests", partition: 0)
+
+    static func marker(_ requestID: String, _ state: CallMarker.State, requestOffset: Int64) -> CallMarker {
+        CallMarker(requestID: requestID, state: state, requestOffset: requestOffset, atMs: 0, worker: "w1",
+                   outcome: state == .completed ? .answered : nil)
+    }
+
+    /// Item 1. W1 committed offset 10 with `markers=50` and held 10–13: 12 started at marker 60,
+    /// 13 answered (markers 61, 62); W1 dies. W2 reads from 50, finishes 10 (own marker 100),
+    /// starts 11 (marker 101) and commits offset 11. Its metadata must still point at 60, or W3
+    /// (reading from there after W2 dies) sees nothing for 12 and 13 and calls the issuer again.
+    @Test("third owner after a hand-over still finds the first owner's markers (commit metadata keeps inherited markers)")
+    func thirdOwnerFindsInheritedMarkers() throws {
+        var found = InheritedMarkers()
+        found.add(Self.marker("r12", .started, requestOffset: 12), at: 60)
+        found.add(Self.marker("r13", .started, requestOffset: 13), at: 61)
+        found.add(Self.marker("r13", .completed, requestOffset: 13), at: 62)
+        #expect(found.states == ["r12": .started, "r13": .completed])
+        #expect(found.markerOffsets == [12: 60, 13: 61])
+
+        let ledger = OffsetLedger()
+        let partition = Self.partition
+        let generation = ledger.assign(partition, markerPosition: 50)
+        ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
+        for offset: Int64 in 10...13 { _ = ledger.track(partition, offset: offset) }
+        // 10: W2's own call (started marker 100), answered.
+        ledger.markerWriting(partition, requestOffset: 10, generation: generation)
+        ledger.markerWritten(partition, requestOffset: 10, markerOffset: 100, generation: generation)
+        ledger.complete(partition, offset: 10, generation: generation)
+        // 11: W2's call under way (started marker 101) when it commits.
+        ledger.markerWriting(partition, requestOffset: 11, generation: generation)
+        ledger.markerWritten(partition, requestOffset: 11, markerOffset: 101, generation: generation)
+        // 12 (reconciled) and 13 (duplicate) are still queued behind 11 on the partition.
+
+        let candidates = ledger.commitCandidates([partition])
+        let commit = try #require(candidates.first)
+        #expect(commit.offset == 11)
+        let position = try #require(OffsetLedger.markerPosition(fromMetadata: commit.metadata))
+        #expect(position <= 60, "W3 would read markers from \(position) and miss 12's started marker (60) and 13's (61, 62)")
+
+        // Once 11, 12 and 13 are committed, the inherited markers no longer hold the position back.
+        ledger.committed(candidates)
+        for offset: Int64 in 11...13 { ledger.complete(partition, offset: offset, generation: generation) }
+        let later = try #require(ledger.commitCandidates([partition]).first)
+        #expect(later.offset == 14)
+        #expect(OffsetLedger.markerPosition(fromMetadata: later.metadata) == 102)
+    }
+
+    /// Item 2. Generation 1 of the partition began request R and is writing its `started`
+    /// marker when the partition is revoked and comes straight back (generation 2), which is
+    /// redelivered R. Its copy must not be dropped as a duplicate in flight: generation 1's marker
+    /// callback then finds the partition no longer held and gives R up ("the new owner redoes
+    /// the request"). The copy waits, and is admitted once the older attempt gives up.
+    @Test("redelivery to the same process while the revoked generation's attempt is pending is admitted when that attempt gives up")
+    func redeliveryToSameProcessWaitsForOlderGeneration() {
+        let filter = DuplicateFilter(horizonMs: 60_000)
+        let older = DuplicateFilter.Owner(partition: Self.partition, generation: 1)
+        let newer = DuplicateFilter.Owner(partition: Self.partition, generation: 2)
+        #expect(filter.begin("r", owner: older, nowMs: 0) == .fresh)
+        let woken = Mutex(0)
+        let verdict = filter.begin("r", owner: newer, nowMs: 1) { woken.withLock { $0 += 1 } }
+        #expect(verdict == .awaitingOlderAttempt, "the copy would be completed as a duplicate and R lost")
+        #expect(woken.withLock { $0 } == 0)
+        filter.release("r", owner: older)  // generation 1: partition no longer held, the issuer is not called
+        #expect(woken.withLock { $0 } == 1, "the waiting copy was not told the older attempt gave up")
+        #expect(filter.begin("r", owner: newer, nowMs: 2) == .fresh)
+        // A late release by the older generation never frees the newer attempt's claim.
+        filter.release("r", owner: older)
+        #expect(filter.begin("r", owner: DuplicateFilter.Owner(partition: Self.partition, generation: 3), nowMs: 3) == .awaitingOlderAttempt)
+        #expect(filter.begin("r", owner: newer, nowMs: 3) == .inFlight, "a second copy under the same delivery is a duplicate")
+
+        // An older attempt that answers makes the waiting copy a duplicate of a finished request.
+        let answered = DuplicateFilter(horizonMs: 60_000)
+        #expect(answered.begin("q", owner: older, nowMs: 0) == .fresh)
+        let told = Mutex(false)
+        #expect(answered.begin("q", owner: newer, nowMs: 1) { told.withLock { $0 = true } } == .awaitingOlderAttempt)
+        answered.finish("q", owner: older, nowMs: 2)
+        #expect(told.withLock { $0 })
+        #expect(answered.begin("q", owner: newer, nowMs: 3) == .completed)
+    }
+
+    /// Item 6. Partition p is assigned (generation 1) and its catch-up read starts; p is revoked
+    /// and re-assigned (generation 2) before that read ends. The stale read must neither install
+    /// its markers nor make p ready: generation 2's own read, from its own committed position,
+    /// is the one that counts (it may see markers the stale read did not).
+    @Test("stale catch-up of a previous assignment ends after the re-assignment: it does not make the partition ready")
+    func staleCatchUpAfterReassignment() {
+        let index = MarkerIndex()
+        let partition = Self.partition
+        index.expect(partition, generation: 1)
+        index.remove([partition])  // revoked
+        index.expect(partition, generation: 2)  // re-assigned
+        let stale = index.install(partition, generation: 1, states: [:], readFrom: 0)
+        #expect(!stale, "the stale read would resume the partition before its own catch-up")
+        #expect(index.readFrom(partition) == nil)
+        #expect(index.install(partition, generation: 2, states: ["r": .started], readFrom: 40))
+        #expect(index.state(of: "r", in: partition) == .started)
+        #expect(index.readFrom(partition) == 40)
+    }
+}
