@@ -61,6 +61,7 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DeployTests", dependencies: ["ProvisionerCLI", "Pipeline", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DeployTests", dependencies: ["ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
+                                                    "Observability", "Recovery", "Simulator"], swiftSettings: strict),
     ]
 )

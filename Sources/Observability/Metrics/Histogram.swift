@@ -57,7 +57,11 @@ public final class Histogram: Sendable {
         return .infinity
     }
 
-    /// Default buckets for latencies in milliseconds, 1 ms to 30 s.
+    /// Buckets for latencies in seconds (the Prometheus base unit), 1 ms to 30 s: the millisecond
+    /// buckets divided by 1000, so both renderings of one latency fall in the same bucket.
+    public static let latencySecondBuckets: [Double] = latencyMillisecondBuckets.map { $0 / 1_000 }
+
+    /// Default buckets for latencies in milliseconds, 1 ms to 30 s (deprecated metric names only).
     public static let latencyMillisecondBuckets: [Double] = [
         1, 2, 5, 10, 20, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 10_000, 15_000, 19_000, 20_000, 30_000,
     ]

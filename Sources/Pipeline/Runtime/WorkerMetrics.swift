@@ -16,9 +16,9 @@ struct WorkerMetrics: Sendable {
     static let otherLabel = "other"
 
     let registry: MetricsRegistry
-    let issuerLatency: Histogram
-    let endToEnd: Histogram
-    let overhead: Histogram
+    let issuerLatency: LatencyHistogram
+    let endToEnd: LatencyHistogram
+    let overhead: LatencyHistogram
     let deadlineMisses: Counter
     let pausedPartitions: Gauge
     let publishRetries: Counter
@@ -32,9 +32,15 @@ struct WorkerMetrics: Sendable {
         self.registry = registry
         self.programs = Set(programs.map(\.name))
         self.endpoints = Set(programs.map(\.endpoint))
-        issuerLatency = registry.histogram("provisioner_issuer_latency_ms", help: "Time spent in issuer HTTP calls per request, ms.")
-        endToEnd = registry.histogram("provisioner_end_to_end_latency_ms", help: "From the request's window start to its result being acknowledged, ms.")
-        overhead = registry.histogram("provisioner_overhead_ms", help: "Received-to-published time minus issuer time, ms.")
+        issuerLatency = LatencyHistogram(
+            registry, "provisioner_issuer_latency_seconds", help: "Time spent in issuer HTTP calls per request, seconds.",
+            deprecated: "provisioner_issuer_latency_ms")
+        endToEnd = LatencyHistogram(
+            registry, "provisioner_end_to_end_latency_seconds", help: "From the request's window start to its result being acknowledged, seconds.",
+            deprecated: "provisioner_end_to_end_latency_ms")
+        overhead = LatencyHistogram(
+            registry, "provisioner_overhead_seconds", help: "Received-to-published time minus issuer time, seconds.",
+            deprecated: "provisioner_overhead_ms")
         deadlineMisses = registry.counter("provisioner_deadline_misses_total", help: "Results acknowledged after deadline minus reply margin.")
         pausedPartitions = registry.gauge("provisioner_paused_partitions", help: "Request partitions paused for backpressure or marker catch-up.")
         publishRetries = registry.counter("provisioner_publish_retries_total", help: "Re-sends of results, markers, jobs and dead letters after a failed delivery.")
@@ -108,5 +114,27 @@ struct WorkerMetrics: Sendable {
     func countUnauthenticated(replay: Bool) {
         registry.counter("provisioner_unauthenticated_total", help: "Messages that failed the signature check: audited and dead-lettered, never answered.",
                          labels: ["replay": replay ? "true" : "false"]).increment()
+    }
+}
+
+/// A latency measured in milliseconds, exported in seconds (`…_seconds`, the Prometheus base unit)
+/// and, for one release, also under its deprecated millisecond name (`…_ms`, same buckets × 1000)
+/// that earlier releases documented. Remove `deprecated` in the release after.
+struct LatencyHistogram: Sendable {
+    /// Observations in seconds.
+    let seconds: Histogram
+    /// The same observations in milliseconds, under the deprecated name.
+    let deprecated: Histogram
+
+    init(_ registry: MetricsRegistry, _ name: String, help: String, deprecated deprecatedName: String) {
+        seconds = registry.histogram(name, help: help, buckets: Histogram.latencySecondBuckets)
+        deprecated = registry.histogram(deprecatedName, help: "Deprecated, removed in the next release: \(name) in milliseconds.",
+                                        buckets: Histogram.latencyMillisecondBuckets)
+    }
+
+    /// Records one latency of `milliseconds`.
+    func observe(_ milliseconds: Double) {
+        seconds.observe(milliseconds / 1_000)
+        deprecated.observe(milliseconds)
     }
 }
