@@ -4,7 +4,7 @@ import Testing
 
 /// Replays the committed fuzz seed corpus (and any crash reproducers added to it) through decode
 /// and validate: none may crash, and the well-formed seeds must decode.
-@Suite("Fuzz corpus regressions")
+@Suite("Fuzz corpus regressions", .timeLimit(.minutes(5)))
 struct FuzzCorpusTests {
     static var files: [URL] {
         ((try? FileManager.default.contentsOfDirectory(at: Fixtures.corpusDirectory, includingPropertiesForKeys: nil)) ?? [])

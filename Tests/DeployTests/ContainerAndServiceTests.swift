@@ -5,7 +5,7 @@ import TestSupport
 
 /// `Deploy/Dockerfile` and `Deploy/systemd/provisioner.service`, read as text and held against the
 /// package manifest, the Kubernetes Deployment and the drain bound.
-@Suite("Deploy/Dockerfile and Deploy/systemd")
+@Suite("Deploy/Dockerfile and Deploy/systemd", .timeLimit(.minutes(5)))
 struct ContainerAndServiceTests {
     /// Dockerfile instructions with continuation lines joined and comments dropped.
     private static func instructions() throws -> [String] {

@@ -7,7 +7,7 @@ import Testing
 
 extension HTTPTests {
     /// Each transport failure gets the right kind and the right `requestMayHaveBeenSent`.
-    @Suite struct ClientFailures {
+    @Suite(.timeLimit(.minutes(5))) struct ClientFailures {
         private static func failure(_ result: Result<HTTPClientResponse, HTTPTransportError>,
                                     sourceLocation: SourceLocation = #_sourceLocation) -> HTTPTransportError? {
             switch result {

@@ -4,7 +4,7 @@ import Testing
 
 extension HTTPTests {
     /// `HTTPClient.shutdown` fails everything pending, promptly.
-    @Suite struct ClientShutdown {
+    @Suite(.timeLimit(.minutes(5))) struct ClientShutdown {
         @Test func shutdownFailsPendingRequestsPromptly() async throws {
             let received = Atomic<Int>(0)
             let server = try HTTPServer(host: "127.0.0.1", port: 0) { _, _ in received.add(1, ordering: .relaxed) }

@@ -5,7 +5,7 @@ import Testing
 
 extension HTTPTests {
     /// Answers given later, from other threads, without a thread per waiting request.
-    @Suite struct DelayedAnswers {
+    @Suite(.timeLimit(.minutes(5))) struct DelayedAnswers {
         @Test func delayedAnswerDoesNotBlockImmediateOnes() async throws {
             let timers = DispatchQueue(label: "delays")
             let server = try HTTPServer(host: "127.0.0.1", port: 0) { request, responder in

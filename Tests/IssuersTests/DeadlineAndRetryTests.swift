@@ -6,7 +6,7 @@ import Testing
 
 /// Per-attempt timeouts from the deadline budget, the one retry and when it must not happen,
 /// against the simulator and against sockets that refuse or drop connects.
-@Suite struct DeadlineAndRetryTests {
+@Suite(.timeLimit(.minutes(5))) struct DeadlineAndRetryTests {
     let fixture: SimulatorFixture
 
     init() throws {

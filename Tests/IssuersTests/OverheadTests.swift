@@ -5,7 +5,7 @@ import Simulator
 import Testing
 
 /// What the adapters and the client add to an issuer call, measured against the simulator.
-@Suite(.serialized) struct OverheadTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct OverheadTests {
     @Test func clientAddsLittleToARawHTTPExchange() async throws {
         let fixture = try SimulatorFixture()
         let endpoint = fixture.endpoint(.imprint)

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("Consumer flow control and lifecycle")
+@Suite("Consumer flow control and lifecycle", .timeLimit(.minutes(5)))
 struct KafkaConsumerFlowTests {
     @Test("pause stops delivery of a partition and resume restarts it where it stopped")
     func pauseAndResume() async throws {

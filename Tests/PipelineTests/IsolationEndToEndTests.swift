@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 11 end to end: bulkheads, circuit breakers and upstream rate limits on the embedded
 /// broker and simulator with two programs on two issuers.
-@Suite("Isolation between programs and issuers", .serialized)
+@Suite("Isolation between programs and issuers", .serialized, .timeLimit(.minutes(10)))
 struct IsolationEndToEndTests {
     /// A stack with one worker whose configuration `adjust` edits, a collector and a producer.
     struct Rig {

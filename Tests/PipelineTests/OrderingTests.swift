@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 5, deliverable 2: calls for one card never overlap and follow produce order, while
 /// different cards of one partition are called in parallel.
-@Suite("End to end: per-card ordering and parallelism", .serialized)
+@Suite("End to end: per-card ordering and parallelism", .serialized, .timeLimit(.minutes(10)))
 struct OrderingTests {
     /// Start and end of each request's issuer call, from its audit events.
     private static func callWindows(_ ids: [String], audit: [AuditEvent]) -> [String: (started: Int64, responded: Int64)] {

@@ -3,7 +3,7 @@ import Foundation
 import Contract
 @testable import Pipeline
 
-@Suite("Worker configuration")
+@Suite("Worker configuration", .timeLimit(.minutes(10)))
 struct WorkerConfigurationTests {
     static let secrets = [
         "DEMO_IMPRINT_API_KEY": "k1", "DEMO_DCS_API_KEY": "k2", "DEMO_DCS_API_SECRET": "s2",

@@ -12,7 +12,7 @@ import Glibc
 
 /// Issue 5, deliverables 3 and 4: workers share the load, and a worker leaving (gracefully, or
 /// on SIGTERM as a separate process) loses nothing and doubles nothing.
-@Suite("End to end: workers joining and leaving", .serialized)
+@Suite("End to end: workers joining and leaving", .serialized, .timeLimit(.minutes(10)))
 struct WorkerGroupTests {
     /// Requests of a steady stream: mostly quick, every third slow enough to be in flight when a
     /// worker stops.

@@ -10,7 +10,7 @@ import Testing
 
 /// Reconciliation and dead letters end to end: the embedded broker, the issuer simulator over
 /// real HTTP, real workers, and the built `provisioner dlq` tool as a child process.
-@Suite("Recovery end to end: reconciliation, dead letters, the dlq operator loop", .serialized)
+@Suite("Recovery end to end: reconciliation, dead letters, the dlq operator loop", .serialized, .timeLimit(.minutes(10)))
 struct RecoveryTests {
     /// A card id unique to this run, ending in `suffix` (a simulator magic suffix).
     static func card(_ suffix: String = "") -> String {

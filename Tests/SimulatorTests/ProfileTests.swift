@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Profiles {
+    @Suite(.timeLimit(.minutes(5))) struct Profiles {
         static var configDirectory: String {
             var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
             parts.removeLast(3)  // Tests/SimulatorTests/ProfileTests.swift

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 extension SimulatorTests {
-    @Suite struct Timing {
+    @Suite(.timeLimit(.minutes(5))) struct Timing {
         static func nowMs() -> Double {
             var spec = timespec()
             clock_gettime(CLOCK_MONOTONIC, &spec)
