@@ -20,7 +20,8 @@ extension HTTPTests {
             let started = Waiting.now()
             client.shutdown()
             let took = Waiting.now() - started
-            #expect(took < 100, "shutdown took \(took) ms")
+            // Promptly: far below the requests' own 10 s timeouts, with room for a busy machine.
+            #expect(took < 2_000, "shutdown took \(took) ms")
             let errors = failures.withLock { $0 }
             #expect(errors.count == 10)
             #expect(errors.allSatisfy { $0.kind == .other && $0.requestMayHaveBeenSent })
