@@ -136,6 +136,13 @@ struct WorkerGroupTests {
         #expect(rig.waitForFinals(ids, timeoutMs: 120_000), "no final result for \(rig.missingFinals(ids))")
         try rig.expectQuiet(second.standardErrorLines.suffix(15).joined(separator: "\n"))
 
+        // The audit of a request is written after its result is acknowledged: wait for every
+        // request's result_published event before reading who received and answered what.
+        let audited = rig.collector.wait(timeoutMs: 60_000) { snapshot in
+            let published = Set(snapshot.audit.filter { $0.stage == .resultPublished }.compactMap(\.requestID))
+            return ids.allSatisfy(published.contains)
+        }
+        #expect(audited, "result_published audit events missing")
         let snapshot = rig.collector.snapshot
         Self.expectExactlyOneProvisionedResult(ids, snapshot)
         // Draining: whatever the first process received, it answered itself.
