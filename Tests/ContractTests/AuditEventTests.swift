@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Audit events and pseudonyms")
+@Suite("Audit events and pseudonyms", .timeLimit(.minutes(5)))
 struct AuditEventTests {
     let pseudonymizer = Pseudonymizer(key: Array("audit-key-for-tests-0123456789".utf8))
 

@@ -4,7 +4,7 @@ import Testing
 /// Secret fields carry unique markers; they go through every path the worker has (decode,
 /// validate, rejection, results, audit, error messages, printing and dumping). No marker may show
 /// up anywhere but inside the JWE, which must carry the payload markers.
-@Suite("Canary: secrets never leak")
+@Suite("Canary: secrets never leak", .timeLimit(.minutes(5)))
 struct CanaryTests {
     static let markers = (
         card: "pmCANARYcard01", user: "CANARYuser02", wallet: "CANARYwallet03", device: "CANARYdevice04",

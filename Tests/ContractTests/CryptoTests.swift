@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Crypto helpers")
+@Suite("Crypto helpers", .timeLimit(.minutes(5)))
 struct CryptoTests {
     private func hex(_ text: String) -> [UInt8] { Crypto.bytes(fromHex: text) ?? [] }
 

@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Deadlines")
+@Suite("Deadlines", .timeLimit(.minutes(5)))
 struct DeadlinePolicyTests {
     let policy = DeadlinePolicy()
     let t0: Int64 = 1_795_946_400_000

@@ -1,10 +1,11 @@
 import Contract
 import Foundation
 import Testing
+import TestSupport
 
 /// Replays the committed fuzz seed corpus (and any crash reproducers added to it) through decode
 /// and validate: none may crash, and the well-formed seeds must decode.
-@Suite("Fuzz corpus regressions")
+@Suite("Fuzz corpus regressions", .timeLimit(.minutes(5)))
 struct FuzzCorpusTests {
     static var files: [URL] {
         ((try? FileManager.default.contentsOfDirectory(at: Fixtures.corpusDirectory, includingPropertiesForKeys: nil)) ?? [])
@@ -24,6 +25,27 @@ struct FuzzCorpusTests {
             }
         }
         #expect(decoded >= 6)
+    }
+
+    /// The corpus through the fuzz harness itself (the `ContractFuzz` replay build): besides
+    /// decode and validate, its invariants — the JSON writer round-trips what the parser accepts,
+    /// a request stripped of its Apple handshake no longer has one, a rejection's result decodes
+    /// back to itself, a decoded request re-encodes stably. A broken invariant traps the process.
+    @Test func corpusHoldsTheFuzzHarnessInvariants() throws {
+        let files = Self.files
+        try #require(files.count >= 10)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try BuiltProducts.path(of: "ContractFuzz"))
+        process.arguments = files.map(\.path)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0,
+                "ContractFuzz ended with \(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus): \(text)")
+        #expect(text.contains("replayed \(files.count) input(s) without a crash"), "\(text)")
     }
 
     @Test func seedRequestsAreValidForTheirIssuers() throws {

@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("JSON parser")
+@Suite("JSON parser", .timeLimit(.minutes(5)))
 struct JSONParserTests {
     let parser = JSONParser()
 

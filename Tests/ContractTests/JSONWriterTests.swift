@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("JSON writer")
+@Suite("JSON writer", .timeLimit(.minutes(5)))
 struct JSONWriterTests {
     @Test func escapesStringsPerRFC8259() {
         var writer = JSONWriter()

@@ -2,7 +2,7 @@ import Contract
 import Foundation
 import Testing
 
-@Suite("JWE ECDH-ES + A256GCM")
+@Suite("JWE ECDH-ES + A256GCM", .timeLimit(.minutes(5)))
 struct JWETests {
     @Test func encryptsAndDecrypts() throws {
         let key = try ECPrivateKey.generate()

@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Nonce guard")
+@Suite("Nonce guard", .timeLimit(.minutes(5)))
 struct NonceGuardTests {
     @Test func freshThenReusedThenExpired() {
         let guardian = NonceGuard(horizonMs: 1_000, maxEntries: 100)

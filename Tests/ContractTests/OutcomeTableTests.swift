@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Outcome table")
+@Suite("Outcome table", .timeLimit(.minutes(5)))
 struct OutcomeTableTests {
     private func outcome(_ answer: IssuerAnswer, _ issuer: IssuerKind, _ wallet: Wallet = .applePay,
                          _ kind: RequestKind = .provision) -> Outcome {

@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Provisioning payloads")
+@Suite("Provisioning payloads", .timeLimit(.minutes(5)))
 struct ProvisioningPayloadTests {
     private func text(_ payload: ProvisioningPayload) -> String {
         String(decoding: payload.plaintextJSON(), as: UTF8.self)

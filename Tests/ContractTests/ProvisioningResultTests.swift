@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Results")
+@Suite("Results", .timeLimit(.minutes(5)))
 struct ProvisioningResultTests {
     let t0: Int64 = 1_795_946_400_000
 

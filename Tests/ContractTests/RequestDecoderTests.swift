@@ -1,7 +1,7 @@
 import Contract
 import Testing
 
-@Suite("Request decoding")
+@Suite("Request decoding", .timeLimit(.minutes(5)))
 struct RequestDecoderTests {
     // MARK: Decoded
 

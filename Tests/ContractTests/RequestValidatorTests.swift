@@ -2,7 +2,7 @@ import Contract
 import Testing
 
 /// CONTRACT section 9, row by row: every rule has a passing and a failing case.
-@Suite("Request validation (CONTRACT section 9)")
+@Suite("Request validation (CONTRACT section 9)", .timeLimit(.minutes(5)))
 struct RequestValidatorTests {
     let validator = RequestValidator()
 

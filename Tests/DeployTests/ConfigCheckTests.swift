@@ -6,7 +6,7 @@ import Testing
 
 /// Every worker configuration shipped in `Config/` (and the one in the Kubernetes ConfigMap) passes
 /// `provisioner config check`, run as the real binary with the variables it names set.
-@Suite("Config/: worker configurations pass config check")
+@Suite("Config/: worker configurations pass config check", .timeLimit(.minutes(5)))
 struct ConfigCheckTests {
     @Test("Config/ holds the production and demo worker configurations")
     func inventory() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `docs/CONFIGURATION.md` and `Deploy/README.md` against the code they describe.
-@Suite("docs: configuration keys and metric names come from the code")
+@Suite("docs: configuration keys and metric names come from the code", .timeLimit(.minutes(5)))
 struct DocumentationTests {
     /// Key names the loader reads: the quoted first argument of every reader call in
     /// WorkerConfiguration+Loading.swift (`string("group_id", …)`, `object("topics")`, …), and the

@@ -6,7 +6,7 @@ import Testing
 
 /// `Deploy/kubernetes/`: parsed as YAML by PyYAML, then held against the code and the configuration
 /// it deploys (probe paths and port, drain bound, topic and group names, topic layout).
-@Suite("Deploy/kubernetes: manifests agree with the code and the config")
+@Suite("Deploy/kubernetes: manifests agree with the code and the config", .timeLimit(.minutes(5)))
 struct KubernetesManifestTests {
     private static let podLabels: JSONValue = .object([
         "app.kubernetes.io/name": .string("provisioner"), "app.kubernetes.io/component": .string("worker"),

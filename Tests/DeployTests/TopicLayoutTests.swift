@@ -3,7 +3,7 @@ import Pipeline
 import Testing
 
 /// `Config/topics.json`: the production topic layout, equal to the built-in one.
-@Suite("Config/topics.json: the topic layout")
+@Suite("Config/topics.json: the topic layout", .timeLimit(.minutes(5)))
 struct TopicLayoutTests {
     private static let day: Int64 = 86_400_000
 

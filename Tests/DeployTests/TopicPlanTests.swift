@@ -3,7 +3,7 @@ import Pipeline
 import Testing
 
 /// The plan `topics apply` computes from a cluster's state, checked without a cluster.
-@Suite("topics apply: the plan")
+@Suite("topics apply: the plan", .timeLimit(.minutes(5)))
 struct TopicPlanTests {
     private let layout = TopicLayout.production
     private let names = TopicNames()

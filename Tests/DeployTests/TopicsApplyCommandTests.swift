@@ -8,7 +8,7 @@ import TestSupport
 /// `provisioner topics apply` against `provisioner broker` (librdkafka's mock cluster), as child
 /// processes. The mock serves Metadata, so the plan is checked; it answers no admin request, so the
 /// apply path must say so and change nothing.
-@Suite("provisioner topics apply against provisioner broker", .serialized)
+@Suite("provisioner topics apply against provisioner broker", .serialized, .timeLimit(.minutes(5)))
 struct TopicsApplyCommandTests {
     /// Short, so the unanswered DescribeConfigs / CreateTopics give up quickly.
     private static let timeout = "1000"

@@ -4,7 +4,7 @@ import Testing
 
 extension HTTPTests {
     /// `HTTPClient.shutdown` fails everything pending, promptly.
-    @Suite struct ClientShutdown {
+    @Suite(.timeLimit(.minutes(5))) struct ClientShutdown {
         @Test func shutdownFailsPendingRequestsPromptly() async throws {
             let received = Atomic<Int>(0)
             let server = try HTTPServer(host: "127.0.0.1", port: 0) { _, _ in received.add(1, ordering: .relaxed) }
@@ -20,7 +20,8 @@ extension HTTPTests {
             let started = Waiting.now()
             client.shutdown()
             let took = Waiting.now() - started
-            #expect(took < 100, "shutdown took \(took) ms")
+            // Promptly: far below the requests' own 10 s timeouts, with room for a busy machine.
+            #expect(took < 2_000, "shutdown took \(took) ms")
             let errors = failures.withLock { $0 }
             #expect(errors.count == 10)
             #expect(errors.allSatisfy { $0.kind == .other && $0.requestMayHaveBeenSent })

@@ -4,7 +4,7 @@ import Testing
 
 extension HTTPTests {
     /// libcurl result codes → kind and `requestMayHaveBeenSent`.
-    @Suite struct ErrorClassification {
+    @Suite(.timeLimit(.minutes(5))) struct ErrorClassification {
         private static func classify(_ code: CURLcode, attempts: Int, pretransfer: Int64 = 0, elapsedMs: Double = 10,
                                      timeoutMs: Int = 1_000, exceeded: Bool = false) -> HTTPTransportError {
             CurlErrorClassifier.error(for: .init(

@@ -3,7 +3,7 @@ import Testing
 
 extension HTTPTests {
     /// The suspend/resume race, one interleaving at a time.
-    @Suite struct ExchangeStateMachine {
+    @Suite(.timeLimit(.minutes(5))) struct ExchangeStateMachine {
         private let first = HTTPServerResponse.text(200, "first")
         private let second = HTTPServerResponse.text(500, "second")
 

@@ -5,7 +5,7 @@ import Testing
 
 extension HTTPTests {
     /// Requests and answers travel intact in both directions.
-    @Suite struct RoundTrip {
+    @Suite(.timeLimit(.minutes(5))) struct RoundTrip {
         /// Echoes what it received: method, path, query, one header and the body.
         private static func echoServer() throws -> HTTPServer {
             try HTTPServer(host: "127.0.0.1", port: 0) { request, responder in

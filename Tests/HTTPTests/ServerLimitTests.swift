@@ -4,7 +4,7 @@ import Testing
 
 extension HTTPTests {
     /// Server-side limits, binding and counters.
-    @Suite struct ServerLimits {
+    @Suite(.timeLimit(.minutes(5))) struct ServerLimits {
         @Test func oversizeBodyGets413WithoutCallingTheHandler() async throws {
             let calls = Atomic<Int>(0)
             let server = try HTTPServer(host: "127.0.0.1", port: 0, maxBodyBytes: 1_024) { request, responder in

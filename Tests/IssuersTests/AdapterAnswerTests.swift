@@ -5,7 +5,7 @@ import Testing
 
 /// How each adapter reads answers, including the CONTRACT section 9 checks on success bodies.
 /// (The same rows run over real HTTP against the simulator in `SimulatorErrorRowTests`.)
-@Suite struct AdapterAnswerTests {
+@Suite(.timeLimit(.minutes(5))) struct AdapterAnswerTests {
     private func outcome(_ answer: IssuerAnswer, _ issuer: IssuerKind, _ request: ProvisioningRequest) -> Outcome {
         OutcomeTable.outcome(for: answer, issuer: issuer, wallet: request.wallet, kind: request.kind)
     }

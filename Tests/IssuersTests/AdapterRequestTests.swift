@@ -4,7 +4,7 @@ import Issuers
 import Testing
 
 /// What each adapter puts on the wire: path, headers and the exact body, field by field.
-@Suite struct AdapterRequestTests {
+@Suite(.timeLimit(.minutes(5))) struct AdapterRequestTests {
     private func header(_ request: HTTPClientRequest, _ name: String) -> String? {
         HTTPClientResponse(status: 0, headers: request.headers, body: [], elapsedMs: 0).header(name)
     }

@@ -4,7 +4,7 @@ import HTTP
 import Testing
 
 /// The client's small rules that need no server: transport mapping, Retry-After, origins.
-@Suite struct ClientRuleTests {
+@Suite(.timeLimit(.minutes(5))) struct ClientRuleTests {
     private func error(_ kind: HTTPTransportError.Kind, sent: Bool) -> HTTPTransportError {
         HTTPTransportError(kind: kind, requestMayHaveBeenSent: sent, message: "m", elapsedMs: 1)
     }

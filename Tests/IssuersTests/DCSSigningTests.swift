@@ -5,7 +5,7 @@ import Testing
 
 /// DCS `X-DAPI-SIGN` against a vector computed outside Swift:
 /// `printf '%s' "$key$ts$nonce$body" | openssl dgst -sha256 -hmac "$secret"`.
-@Suite struct DCSSigningTests {
+@Suite(.timeLimit(.minutes(5))) struct DCSSigningTests {
     static let key = "dcs_test_key_01"
     static let secret = "dcs-test-secret-Ω-2026"
     static let timestamp: Int64 = 1_764_460_800_123

@@ -5,7 +5,7 @@ import Simulator
 import Testing
 
 /// Reconciliation after indeterminate calls, and Worldpay follow-ups through action links.
-@Suite struct ReconciliationTests {
+@Suite(.timeLimit(.minutes(5))) struct ReconciliationTests {
     let fixture: SimulatorFixture
 
     init() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Every error row of every issuer, over real HTTP against the simulator, mapped to the result's
 /// status, code, next action and finality.
-@Suite struct SimulatorErrorRowTests {
+@Suite(.timeLimit(.minutes(5))) struct SimulatorErrorRowTests {
     let fixture: SimulatorFixture
 
     init() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Success for every issuer × supported wallet over real HTTP, through a recording proxy, so the
 /// payload in the report can be compared byte for byte with what the simulator put on the wire.
-@Suite struct SimulatorSuccessTests {
+@Suite(.timeLimit(.minutes(5))) struct SimulatorSuccessTests {
     let fixture: SimulatorFixture
     let proxy: RecordingProxy
 

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 /// `provisioner broker`, run as a child process.
-@Suite("provisioner broker")
+@Suite("provisioner broker", .timeLimit(.minutes(5)))
 struct BrokerCommandTests {
     @Test("prints bootstrap.servers first, writes the bootstrap file, creates the pipeline topics, exits 0 on SIGINT")
     func runsAndStops() async throws {

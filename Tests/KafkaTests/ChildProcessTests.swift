@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The shared test helpers: processes must be observable, controllable, and never leak.
-@Suite("ChildProcess and BuiltProducts")
+@Suite("ChildProcess and BuiltProducts", .timeLimit(.minutes(5)))
 struct ChildProcessTests {
     @Test("output arrives line by line per stream, with the exit status")
     func outputAndStatus() async throws {

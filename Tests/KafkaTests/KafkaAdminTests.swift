@@ -2,7 +2,7 @@ import Kafka
 import Testing
 import TestSupport
 
-@Suite("Admin client against the mock cluster")
+@Suite("Admin client against the mock cluster", .timeLimit(.minutes(5)))
 struct KafkaAdminTests {
     @Test("listTopics reports the topics, partition counts and replication factors from metadata")
     func listTopics() throws {

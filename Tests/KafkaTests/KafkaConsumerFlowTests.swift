@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("Consumer flow control and lifecycle")
+@Suite("Consumer flow control and lifecycle", .timeLimit(.minutes(5)))
 struct KafkaConsumerFlowTests {
     @Test("pause stops delivery of a partition and resume restarts it where it stopped")
     func pauseAndResume() async throws {
@@ -43,25 +43,44 @@ struct KafkaConsumerFlowTests {
     func closeDuringPoll() async throws {
         let cluster = try TestCluster()
         let topic = try cluster.makeTopic(partitions: 1)
-        let consumer = try cluster.consumer(group: UniqueName.make("group"))
-        try consumer.assign([TopicPartitionOffset(topic: topic, partition: 0, offset: TopicPartitionOffset.end)])
+        // The flag is set just before the poll is called, so on a busy machine the close can still
+        // come first; that run proves nothing (the poll is refused with `destroyed` at once) and is
+        // done again. A run where the poll was under way shows it two ways: the poll returned its
+        // empty batch rather than a refusal, and close returned only after the poll had.
+        var overlapped = false
+        for _ in 0..<5 where !overlapped {
+            let consumer = try cluster.consumer(group: UniqueName.make("group"))
+            try consumer.assign([TopicPartitionOffset(topic: topic, partition: 0, offset: TopicPartitionOffset.end)])
+            let polling = Atomic<Bool>(false)
+            let pollReturnedAt = Atomic<UInt64>(0)
+            async let longPoll = DedicatedThread.run(name: "long-poll") { () -> (count: Int, refused: Bool) in
+                polling.store(true, ordering: .releasing)
+                let batch = consumer.poll(maxMessages: 10, timeoutMs: 1_000)
+                pollReturnedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
+                let refused = batch.count == 1 && { if case .failure(let error) = batch[0] { error.code == .destroyed } else { false } }()
+                return (batch.count, refused)
+            }
+            #expect(try await Polling.wait { polling.load(ordering: .acquiring) })
+            let closeReturnedAt = await DedicatedThread.run(name: "closer") { () -> UInt64 in
+                consumer.close()
+                return DispatchTime.now().uptimeNanoseconds
+            }
+            let polled = await longPoll
+            if polled.refused { continue }
+            overlapped = true
+            #expect(polled.count == 0, "the poll during close returned \(polled.count) item(s)")
+            let pollReturned = pollReturnedAt.load(ordering: .acquiring)
+            #expect(closeReturnedAt >= pollReturned, "close returned before the poll it must wait for")
 
-        let polling = Atomic<Bool>(false)
-        async let longPoll = DedicatedThread.run(name: "long-poll") { () -> Int in
-            polling.store(true, ordering: .releasing)
-            return consumer.poll(maxMessages: 10, timeoutMs: 500).count
+            let afterClose = consumer.poll(maxMessages: 1, timeoutMs: 0)
+            #expect(afterClose.count == 1)
+            if case .failure(let error) = afterClose.first { #expect(error.code == .destroyed) } else { Issue.record("expected a failure") }
+            #expect(throws: KafkaError.self) { try consumer.subscribe([topic]) }
+            #expect(consumer.assignment().isEmpty)
+            #expect(consumer.rebalanceProtocol == "NONE")
+            consumer.close()
         }
-        #expect(try await Polling.wait { polling.load(ordering: .acquiring) })
-        await DedicatedThread.run(name: "closer") { consumer.close() }
-        #expect(await longPoll == 0)
-
-        let afterClose = consumer.poll(maxMessages: 1, timeoutMs: 0)
-        #expect(afterClose.count == 1)
-        if case .failure(let error) = afterClose.first { #expect(error.code == .destroyed) } else { Issue.record("expected a failure") }
-        #expect(throws: KafkaError.self) { try consumer.subscribe([topic]) }
-        #expect(consumer.assignment().isEmpty)
-        #expect(consumer.rebalanceProtocol == "NONE")
-        consumer.close()
+        #expect(overlapped, "in five tries the close never came while the poll was under way")
     }
 
     @Test("consumer errors come out of poll as failures: an offset out of range with auto.offset.reset=error")

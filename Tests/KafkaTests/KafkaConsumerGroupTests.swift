@@ -3,7 +3,7 @@ import Kafka
 import Testing
 import TestSupport
 
-@Suite("Consumer groups")
+@Suite("Consumer groups", .timeLimit(.minutes(5)))
 struct KafkaConsumerGroupTests {
     @Test("two members split the partitions, and one takes them all when the other leaves",
           arguments: [("range", "EAGER"), ("cooperative-sticky", "COOPERATIVE")])

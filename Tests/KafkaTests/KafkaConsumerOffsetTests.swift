@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("Consumer offsets")
+@Suite("Consumer offsets", .timeLimit(.minutes(5)))
 struct KafkaConsumerOffsetTests {
     @Test("a new member of the group resumes at the committed offset, synchronous or asynchronous, with metadata")
     func resumeAtCommittedOffset() async throws {

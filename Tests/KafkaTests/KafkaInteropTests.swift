@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Interoperability with an independent client (kcat) through `provisioner broker` in another process.
-@Suite("Interop with kcat through provisioner broker")
+@Suite("Interop with kcat through provisioner broker", .timeLimit(.minutes(5)))
 struct KafkaInteropTests {
     @Test("kcat produces with headers; our consumer reads keys, values and headers")
     func kcatToBinding() async throws {

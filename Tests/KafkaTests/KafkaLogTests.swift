@@ -2,7 +2,7 @@ import Kafka
 import Synchronization
 import Testing
 
-@Suite("librdkafka logs through a sink")
+@Suite("librdkafka logs through a sink", .timeLimit(.minutes(5)))
 struct KafkaLogTests {
     @Test("an installed sink receives librdkafka's warnings instead of stderr")
     func sinkReceivesConfigurationWarnings() throws {

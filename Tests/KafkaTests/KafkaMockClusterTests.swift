@@ -2,7 +2,7 @@ import Kafka
 import Testing
 import TestSupport
 
-@Suite("Mock cluster controls")
+@Suite("Mock cluster controls", .timeLimit(.minutes(5)))
 struct KafkaMockClusterTests {
     @Test("bootstrap servers name one loopback port per broker; topics cannot be created twice")
     func basics() throws {

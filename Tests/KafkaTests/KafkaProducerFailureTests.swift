@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("Producer failures reach the caller")
+@Suite("Producer failures reach the caller", .timeLimit(.minutes(5)))
 struct KafkaProducerFailureTests {
     @Test("a non-retriable produce error injected by the cluster fails the delivery with that code")
     func injectedProduceError() async throws {

@@ -3,7 +3,7 @@ import Kafka
 import Testing
 import TestSupport
 
-@Suite("Producer and consumer round trip")
+@Suite("Producer and consumer round trip", .timeLimit(.minutes(5)))
 struct KafkaRoundTripTests {
     @Test("keys, headers, timestamps, explicit partitions and null values survive the round trip")
     func roundTrip() async throws {

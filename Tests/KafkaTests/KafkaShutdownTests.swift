@@ -6,7 +6,7 @@ import TestSupport
 
 /// Closing from inside callbacks, or dropping the last reference there, must neither deadlock nor
 /// free a handle that a callback is still using.
-@Suite("Shutdown from inside callbacks")
+@Suite("Shutdown from inside callbacks", .timeLimit(.minutes(5)))
 struct KafkaShutdownTests {
     @Test("a producer closed from its own delivery callback still reports every other record")
     func producerClosedFromCallback() async throws {

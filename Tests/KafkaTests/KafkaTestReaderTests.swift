@@ -3,7 +3,7 @@ import Kafka
 import Testing
 import TestSupport
 
-@Suite("KafkaTestReader")
+@Suite("KafkaTestReader", .timeLimit(.minutes(5)))
 struct KafkaTestReaderTests {
     @Test("reads every partition from the beginning: by count, by predicate, and up to the current end")
     func readsWholeTopic() async throws {

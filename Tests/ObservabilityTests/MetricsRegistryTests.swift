@@ -1,7 +1,7 @@
 import Testing
 @testable import Observability
 
-@Suite("Metrics and logging")
+@Suite("Metrics and logging", .timeLimit(.minutes(5)))
 struct MetricsRegistryTests {
     @Test func rendersCountersGaugesAndHistogramsInPrometheusFormat() {
         let registry = MetricsRegistry()

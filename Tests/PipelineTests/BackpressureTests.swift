@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 5, deliverable 6: with little room for pending work the worker pauses its partitions
 /// instead of buffering, answers everything, and never leaves the group for it.
-@Suite("End to end: backpressure", .serialized)
+@Suite("End to end: backpressure", .serialized, .timeLimit(.minutes(10)))
 struct BackpressureTests {
     @Test("a small max_pending pauses partitions, everything is answered, and the worker stays in the group")
     func pausesAndAnswersEverything() throws {

@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-@Suite("Consumer lag metric", .serialized)
+@Suite("Consumer lag metric", .serialized, .timeLimit(.minutes(10)))
 struct ConsumerLagTests {
     @Test("provisioner_consumer_lag reports requests waiting on the topic and falls back to 0 when caught up")
     func lagRisesUnderBackpressureAndDrains() throws {

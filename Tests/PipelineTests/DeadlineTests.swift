@@ -9,7 +9,7 @@ import Testing
 /// Issue 5, deliverable 5: requests that cannot make their deadline are answered `expired`
 /// without calling the issuer, and every result of a request that arrived in time is published
 /// before its deadline minus the reply margin.
-@Suite("End to end: deadlines", .serialized)
+@Suite("End to end: deadlines", .serialized, .timeLimit(.minutes(10)))
 struct DeadlineTests {
     @Test("an over-deadline request is answered expired without an issuer call")
     func overDeadlineRequestsExpireWithoutCall() throws {
@@ -93,24 +93,42 @@ struct DeadlineTests {
         let allAnswered = rig.collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.results[$0]?.isEmpty == false } }
         try #require(allAnswered, "no result for \(ids.filter { rig.collector.snapshot.results[$0] == nil })")
 
+        // Lateness is judged on when the result was in Kafka, not on `timing.published_at` (the
+        // worker stamps that before it hands the record to the producer, so a result stuck in
+        // producer retries past its publish-by would still carry an early stamp). The record's
+        // broker timestamp does not help: it is CreateTime, which librdkafka sets when `produce()`
+        // is called (the mock broker keeps it; it has no LogAppendTime), so it is the same moment
+        // as `published_at`. What is known to be no earlier than the broker's append is the time
+        // the collector received the record (`consumedAtMs`); and the worker's own
+        // `provisioner_deadline_misses_total` counts results whose delivery report (the broker's
+        // acknowledgement) came after publish-by.
         let margin: Int64 = 1_000
         let snapshot = rig.collector.snapshot
-        var checked = 0
         var late: [String] = []
+        var arrivedLate: [String] = []
+        var slack: [Int64] = []
         for id in ids {
-            let first = try #require(snapshot.results[id]?.first?.result)
-            let timing = first.timing
+            let first = try #require(snapshot.results[id]?.first)
+            let timing = first.result.timing
             let deadline = try #require(timing.deadlineMs, "no timing.deadline")
-            let published = try #require(timing.publishedAtMs, "no timing.published_at")
             let received = try #require(timing.receivedAtMs, "no timing.received_at")
-            guard received < deadline - margin else { continue }
-            checked += 1
-            if published > deadline - margin {
-                late.append("\(first.status.rawValue) \(first.wallet?.rawValue ?? "-"): \(published - (deadline - margin)) ms late")
+            let publishBy = deadline - margin
+            // Every request is checked: one that reached the worker after its publish-by time
+            // (none should, with deadlines at least 2 s out) must have been answered expired at once.
+            guard received < publishBy else {
+                if first.result.status != .expired { arrivedLate.append("\(id): \(first.result.status.rawValue)") }
+                continue
+            }
+            slack.append(publishBy - first.consumedAtMs)
+            if first.consumedAtMs > publishBy {
+                late.append("\(first.result.status.rawValue) \(first.result.wallet?.rawValue ?? "-"): in Kafka \(first.consumedAtMs - publishBy) ms after publish-by")
             }
         }
-        #expect(checked >= ids.count * 8 / 10, "only \(checked) of \(ids.count) requests arrived before their publish-by time")
-        #expect(late.isEmpty, "results published after deadline - margin: \(late)")
+        #expect(arrivedLate.isEmpty, "requests received after their publish-by time and not answered expired: \(arrivedLate)")
+        #expect(late.isEmpty, "results in Kafka after deadline - margin: \(late)")
+        let misses = rig.workers.reduce(0.0) { $0 + $1.metrics.total("provisioner_deadline_misses_total") }
+        #expect(misses == 0, "the workers counted \(Int(misses)) results acknowledged after their publish-by time")
+        print("deadline slack (publish-by minus consumed-at), smallest: \(slack.sorted().prefix(5)) ms")
         // The tight hang and slow cases were cut short, not answered after the fact.
         for (index, id) in ids.enumerated() where index % 9 < 2 || index % 9 == 3 {
             let first = try #require(snapshot.results[id]?.first?.result)

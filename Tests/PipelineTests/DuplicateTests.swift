@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 5, deliverable 7: a message delivered twice is answered once, and a nonce reused by a
 /// new request is rejected without reaching the issuer a second time.
-@Suite("End to end: duplicates and nonce reuse", .serialized)
+@Suite("End to end: duplicates and nonce reuse", .serialized, .timeLimit(.minutes(10)))
 struct DuplicateTests {
     @Test("the same message produced twice gets one result and a duplicate_ignored audit event")
     func sameMessageTwice() throws {

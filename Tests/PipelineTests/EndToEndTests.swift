@@ -7,7 +7,7 @@ import Pipeline
 import Simulator
 import Testing
 
-@Suite("End to end: broker + simulator + worker", .serialized)
+@Suite("End to end: broker + simulator + worker", .serialized, .timeLimit(.minutes(10)))
 struct EndToEndTests {
     @Test("an Apple Pay request through Imprint is provisioned and its payload relayed untouched")
     func applePayProvisioned() throws {

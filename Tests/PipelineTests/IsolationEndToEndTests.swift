@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 11 end to end: bulkheads, circuit breakers and upstream rate limits on the embedded
 /// broker and simulator with two programs on two issuers.
-@Suite("Isolation between programs and issuers", .serialized)
+@Suite("Isolation between programs and issuers", .serialized, .timeLimit(.minutes(10)))
 struct IsolationEndToEndTests {
     /// A stack with one worker whose configuration `adjust` edits, a collector and a producer.
     struct Rig {
@@ -83,15 +83,35 @@ struct IsolationEndToEndTests {
             let received = try #require(snapshot.results[request.requestID]?.first)
             #expect(received.result.status == .provisioned)
             let timing = received.result.timing
-            #expect((timing.publishedAtMs ?? .max) <= (timing.deadlineMs ?? 0) - 1_000, "healthy results are published in time")
-            latencies.append(received.result.timing.publishedAtMs! - received.result.timing.receivedAtMs!)
+            // In Kafka (read by the collector) before deadline − margin, not only stamped before it.
+            #expect(received.consumedAtMs <= (timing.deadlineMs ?? 0) - 1_000, "healthy results are in Kafka in time")
+            latencies.append(try #require(timing.publishedAtMs) - (try #require(timing.receivedAtMs)))
         }
-        // 48 hanging calls against 8 slots: without the bulkhead they would hold every global slot for 1.5 s each.
+        #expect(rig.metrics.total("provisioner_deadline_misses_total") == 0, "results acknowledged after their publish-by time")
+        // Without the bulkhead the first healthy requests would wait for a global slot held by a
+        // hanging call, 1.5 s or more (the call timeout; a busy machine only makes it later). The
+        // p99 (the second slowest of 60) must stay under that, with 1.4 s of room for a busy machine.
         latencies.sort()
-        #expect(latencies[latencies.count * 99 / 100 - 1] < 1_000, "healthy program's p99 receive-to-publish stays far below the hanging issuer's timeout: \(latencies.suffix(5))")
-        #expect(rig.metrics.value("provisioner_bulkhead_in_flight", labels: ["program": "demo-dcs"]).map { $0 <= 8 } ?? true)
+        #expect(latencies[latencies.count * 99 / 100 - 1] < 1_400, "healthy program's p99 receive-to-publish stays below the hanging issuer's timeout: \(latencies.suffix(5))")
         let dcsDone = rig.collector.wait(timeoutMs: 60_000) { snapshot in hanging.allSatisfy { snapshot.results[$0.requestID] != nil } }
         #expect(dcsDone, "every request of the hanging issuer is answered too")
+        // The bulkhead, from the worker's own audit: a call holds its slot from before its start is
+        // stamped until after its answer, which came no earlier than the start plus the issuer time
+        // the worker measured (`latency_ms` of issuer_timed_out). Those intervals lie inside the real
+        // ones, so at no call's start may more than 8 of them be open. Without the bulkhead, 32
+        // would be. (Some requests wait for a slot past their deadline, or meet an open breaker, and
+        // are answered without a call.)
+        let hangingIDs = Set(hanging.map(\.requestID))
+        let afterDCS = rig.collector.snapshot
+        var calls: [(start: Int64, end: Int64)] = []
+        for id in hangingIDs {
+            guard let start = afterDCS.audit.first(where: { $0.requestID == id && $0.stage == .issuerCallStarted })?.atMs else { continue }
+            let ended = afterDCS.audit.first { $0.requestID == id && ($0.stage == .issuerTimedOut || $0.stage == .issuerResponded) }
+            calls.append((start, start + max(0, (ended?.latencyMs ?? 0) - 1)))
+        }
+        #expect(calls.count > 8, "only \(calls.count) DCS calls started: the bulkhead was not tested")
+        let busiest = calls.map { call in calls.filter { $0.start <= call.start && call.start < $0.end }.count }.max() ?? 0
+        #expect(busiest <= 8, "\(busiest) DCS calls in flight at once with a bulkhead of 8")
     }
 
     @Test("the breaker opens on failures, refuses without calling, half-opens and closes when the issuer recovers")
@@ -169,6 +189,11 @@ struct IsolationEndToEndTests {
         rig.stack.simulator.replaceProfile(SimulatorProfile())
         #expect(rig.collector.wait(timeoutMs: 20_000) { $0.final(patient.requestID) != nil })
         #expect(rig.collector.snapshot.final(patient.requestID)?.status == .provisioned)
+        // Absorbed, not avoided: the first call was answered 429 (the profile said so for every call)
+        // and the worker called again after Retry-After.
+        let patientCalls = rig.stack.simulator.calls.filter { $0.cardID == "pm_patient" }.reduce(0) { $0 + $1.count }
+        #expect(patientCalls == 2, "a 429 then the retry that succeeded; the simulator saw \(patientCalls) call(s)")
+        #expect(rig.collector.snapshot.results[patient.requestID]?.count == 1, "the 429 was absorbed: no interim result")
         // No room: an Apple Pay request whose deadline is closer than Retry-After + the minimum budget.
         rig.stack.simulator.replaceProfile(profile)
         let hurried = try rig.factory.provision(program: "demo-imprint", wallet: .applePay, cardID: "pm_hurried",
@@ -178,7 +203,12 @@ struct IsolationEndToEndTests {
         #expect(rig.collector.wait(timeoutMs: 10_000) { $0.final(hurried.requestID) != nil })
         let received = try #require(rig.collector.snapshot.results[hurried.requestID]?.first)
         #expect(received.result.status == .failed && received.result.code == .rateLimited)
-        #expect(received.consumedAtMs - sentAt < 1_000, "answered without waiting out the Retry-After")
+        // Not waited out: one call, no retry, and the worker's own receive-to-publish time is below
+        // the 1 s Retry-After (inside the worker, so producer and consumer lag do not count).
+        #expect(rig.stack.simulator.calls.filter { $0.cardID == "pm_hurried" }.reduce(0) { $0 + $1.count } == 1)
+        let hurriedTiming = received.result.timing
+        #expect((hurriedTiming.publishedAtMs ?? .max) - (hurriedTiming.receivedAtMs ?? 0) < 1_000,
+                "answered without waiting out the Retry-After (sent at \(sentAt), in Kafka \(received.consumedAtMs - sentAt) ms later)")
     }
 
     @Test("the program's token bucket spaces calls within their deadlines and refuses those it cannot fit")
@@ -210,8 +240,23 @@ struct IsolationEndToEndTests {
         #expect(!limited.isEmpty, "more calls than the bucket allows before their deadline are refused rate_limited")
         #expect(rig.metrics.total("provisioner_refusals_total", matching: ["reason": "rate_limited"]) == Double(limited.count))
         for request in all {
-            let result = try #require(snapshot.final(request.requestID))
-            #expect((result.timing.publishedAtMs ?? .max) <= (result.timing.deadlineMs ?? 0) - 1_000, "every answer inside the window")
+            let received = try #require(snapshot.results[request.requestID]?.first { $0.result.isFinal })
+            #expect(received.consumedAtMs <= (received.result.timing.deadlineMs ?? 0) - 1_000, "every answer in Kafka inside the window")
         }
+        #expect(rig.metrics.total("provisioner_deadline_misses_total") == 0, "results acknowledged after their publish-by time")
+        // The spacing, from the worker's own audit of when each call started: with 4 tokens a
+        // second and a burst of 2, any n consecutive starts span at least (n − 2) / 4 s (a busy
+        // machine only spreads them further; 50 ms covers the stamp being taken after the token).
+        let ids = Set(all.map(\.requestID))
+        let starts = snapshot.audit.filter { $0.stage == .issuerCallStarted && ids.contains($0.requestID ?? "") }.map(\.atMs).sorted()
+        #expect(starts.count == patient.count + hurried.count - limited.count, "\(starts.count) calls started; \(limited.count) refused")
+        var crowded: [String] = []
+        for first in starts.indices {
+            for last in starts.indices where last > first {
+                let allowed = 2 + 4 * Double(starts[last] - starts[first] + 50) / 1_000
+                if Double(last - first + 1) > allowed { crowded.append("\(last - first + 1) calls in \(starts[last] - starts[first]) ms") }
+            }
+        }
+        #expect(crowded.isEmpty, "calls closer together than the bucket allows: \(crowded.prefix(5))")
     }
 }

@@ -1,7 +1,7 @@
 import Testing
 @testable import Pipeline
 
-@Suite("Token bucket, circuit breaker and offset tracker")
+@Suite("Token bucket, circuit breaker and offset tracker", .timeLimit(.minutes(10)))
 struct IsolationPrimitivesTests {
     @Test func tokenBucketRefillsAtItsRate() {
         var bucket = TokenBucket(ratePerSecond: 4, burst: 2, nowMs: 0)

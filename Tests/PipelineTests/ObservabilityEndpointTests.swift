@@ -8,7 +8,7 @@ import Pipeline
 import Testing
 
 /// Issue 5, deliverable 8: `/healthz`, `/readyz` and `/metrics` of a running worker.
-@Suite("End to end: observability endpoints", .serialized)
+@Suite("End to end: observability endpoints", .serialized, .timeLimit(.minutes(10)))
 struct ObservabilityEndpointTests {
     private static func get(_ client: HTTPClient, port: UInt16, _ path: String) async throws -> (status: Int, body: String) {
         let result = await client.execute(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(port)\(path)", timeoutMs: 10_000))

@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 5, deliverable 2: calls for one card never overlap and follow produce order, while
 /// different cards of one partition are called in parallel.
-@Suite("End to end: per-card ordering and parallelism", .serialized)
+@Suite("End to end: per-card ordering and parallelism", .serialized, .timeLimit(.minutes(10)))
 struct OrderingTests {
     /// Start and end of each request's issuer call, from its audit events.
     private static func callWindows(_ ids: [String], audit: [AuditEvent]) -> [String: (started: Int64, responded: Int64)] {
@@ -47,10 +47,16 @@ struct OrderingTests {
         let byStart = ids.sorted { windows[$0]!.started < windows[$1]!.started }
         #expect(byStart == ids, "issuer calls did not start in produce order")
         for (previous, next) in zip(ids, ids.dropFirst()) {
-            // Each call takes at least `delay` ms at the simulator, so a next call that started
-            // less than `delay` after the previous one overlapped it.
-            let gap = windows[next]!.started - windows[previous]!.started
-            #expect(gap >= delay, "a call started \(gap) ms after the previous call for the same card began")
+            // The next call may start only once the previous one was answered. The previous
+            // answer came no earlier than its start plus the issuer time the worker measured for it
+            // (`latency_ms` of issuer_responded: the call began after the start was stamped); the
+            // responded event itself is stamped later still (after the payload is sealed), so it
+            // cannot serve as the end. 1 ms for both figures being whole milliseconds.
+            let issuerMs = try #require(snapshot.audit.first { $0.requestID == previous && $0.stage == .issuerResponded }?.latencyMs)
+            #expect(issuerMs >= delay, "the simulator holds each call \(delay) ms; the worker measured \(issuerMs)")
+            let answeredBy = windows[previous]!.started + issuerMs
+            #expect(windows[next]!.started >= answeredBy - 1,
+                    "a call started \(answeredBy - windows[next]!.started) ms before the previous call for the same card was answered")
         }
         let calls = rig.simulatorCalls(card: cardID)
         #expect(calls.reduce(0) { $0 + $1.count } == ids.count, "the simulator saw \(calls) for the card")

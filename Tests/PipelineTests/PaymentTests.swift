@@ -13,7 +13,7 @@ import TestSupport
 /// Issue 10: Apple Pay payments through Worldpay, end to end — authorization, refusal,
 /// reconciliation after a 504, settle / partial settle / cancel through the links, forged links,
 /// and the wallet token kept out of everything but the issuer call.
-@Suite("End to end: Worldpay payments", .serialized)
+@Suite("End to end: Worldpay payments", .serialized, .timeLimit(.minutes(10)))
 struct PaymentTests {
     /// Counts requests to a server that must never be called.
     private final class Hits: Sendable {

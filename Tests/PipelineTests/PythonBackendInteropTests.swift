@@ -8,7 +8,7 @@ import Testing
 /// A backend written with independent libraries (Python confluent-kafka and jwcrypto) talks to
 /// the worker through the embedded broker: it produces a request with its own reply key, reads
 /// the result, and decrypts the payload.
-@Suite("Interop with a Python backend (confluent-kafka, jwcrypto)", .serialized)
+@Suite("Interop with a Python backend (confluent-kafka, jwcrypto)", .serialized, .timeLimit(.minutes(10)))
 struct PythonBackendInteropTests {
     @Test func pythonBackendGetsAnEncryptedPayloadItCanDecrypt() throws {
         let stack = try EmbeddedStack(partitions: 3)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Pipeline
 
-@Suite("WorkScheduler")
+@Suite("WorkScheduler", .timeLimit(.minutes(10)))
 struct WorkSchedulerTests {
     typealias Ticket = SchedulerTicket<String>
 

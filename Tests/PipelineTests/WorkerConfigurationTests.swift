@@ -4,7 +4,7 @@ import Contract
 import Observability
 @testable import Pipeline
 
-@Suite("Worker configuration")
+@Suite("Worker configuration", .timeLimit(.minutes(10)))
 struct WorkerConfigurationTests {
     /// A pseudonym key of the shortest accepted length (32 bytes).
     static let auditKey = "audit-key-for-tests-0123456789ab"

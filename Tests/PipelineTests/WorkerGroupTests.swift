@@ -12,7 +12,7 @@ import Glibc
 
 /// Issue 5, deliverables 3 and 4: workers share the load, and a worker leaving (gracefully, or
 /// on SIGTERM as a separate process) loses nothing and doubles nothing.
-@Suite("End to end: workers joining and leaving", .serialized)
+@Suite("End to end: workers joining and leaving", .serialized, .timeLimit(.minutes(10)))
 struct WorkerGroupTests {
     /// Requests of a steady stream: mostly quick, every third slow enough to be in flight when a
     /// worker stops.
@@ -136,6 +136,13 @@ struct WorkerGroupTests {
         #expect(rig.waitForFinals(ids, timeoutMs: 120_000), "no final result for \(rig.missingFinals(ids))")
         try rig.expectQuiet(second.standardErrorLines.suffix(15).joined(separator: "\n"))
 
+        // The audit of a request is written after its result is acknowledged: wait for every
+        // request's result_published event before reading who received and answered what.
+        let audited = rig.collector.wait(timeoutMs: 60_000) { snapshot in
+            let published = Set(snapshot.audit.filter { $0.stage == .resultPublished }.compactMap(\.requestID))
+            return ids.allSatisfy(published.contains)
+        }
+        #expect(audited, "result_published audit events missing")
         let snapshot = rig.collector.snapshot
         Self.expectExactlyOneProvisionedResult(ids, snapshot)
         // Draining: whatever the first process received, it answered itself.

@@ -34,7 +34,8 @@ extension RecoveryTests {
         let silent = try #require(requests["silent"])
         let ids = [answers.requestID, deadLetters.requestID, silent.requestID]
 
-        try rig.startWorker(try rig.configuration())
+        let metrics = MetricsRegistry()
+        try rig.startWorker(try rig.configuration(), metrics: metrics)
         try await rig.wait(for: "the new owner's interim answers") { snapshot in
             ids.allSatisfy { id in snapshot.all(id).contains { !$0.isFinal && $0.status == .indeterminate } }
         }
@@ -53,8 +54,10 @@ extension RecoveryTests {
             snapshot.final(deadLetters.requestID) != nil && snapshot.final(silent.requestID) != nil
                 && snapshot.audit.contains { $0.requestID == answers.requestID && $0.stage == .reconciled }
         }
-        // Nothing else arrives for the answered request after its reconciliation stood down.
-        try await Task.sleep(for: .milliseconds(1_500))
+        // Nothing else arrives for the answered request after its reconciliation stood down: not a
+        // fixed window (the tiers go up to 3 s) but until reconciliation has no job left at all.
+        let idle = try await rig.waitUntilReconciliationIdle(metrics: metrics)
+        #expect(idle == nil, "reconciliation did not finish: \(idle ?? "")")
         let settled = rig.collector.snapshot
 
         let answeredFinals = settled.all(answers.requestID).filter(\.isFinal)

@@ -197,7 +197,14 @@ extension RecoveryTests {
         let replayParked = try await tool.dlq(["replay", "--parked", "--request-id", googleA.requestID, "--operator", "ops.bob"])
         #expect(replayParked.status != 0)
         #expect(replayParked.output.contains("refused") && replayParked.output.contains("parked"), "\(replayParked)")
-        // After all that, still exactly two parked: nothing loops.
+        // After all that, still exactly three parked and five dead letters: nothing loops. Read
+        // once the worker has finished every request on the topic (committed to its end: a record
+        // is finished only when its outputs are acknowledged), from the topics' end offsets rather
+        // than from what the collector happened to have read.
+        let behind = try await rig.waitForRequestsCommitted()
+        #expect(behind.isEmpty, "requests partitions not committed to their end: \(behind)")
+        #expect(try rig.endOffsets(topics.parked).values.reduce(0, +) == 3)
+        #expect(try rig.endOffsets(topics.deadLetters).values.reduce(0, +) == 5)
         let settled = rig.collector.snapshot
         #expect(settled.deadLetters.filter { $0.topic == topics.parked }.count == 3)
         #expect(settled.deadLetters.filter { $0.topic == topics.deadLetters }.count == 5)

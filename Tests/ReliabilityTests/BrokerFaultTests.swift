@@ -212,6 +212,12 @@ extension ReliabilityTests {
             }
         }
         #expect(conflicts.isEmpty, "requests with two different final answers: \(conflicts.prefix(5))")
+        // The hand-over kind (docs/RELIABILITY.md, "Closed since") is no longer tolerated: the new
+        // owner waits for the previous owner's `completed` marker through three reconciliation
+        // tiers (about 72 s) before it says `check_wallet`. It can only come back when the previous
+        // owner's answer reaches Kafka later than that, and these faults hold an answer for
+        // seconds (a 6 s outage, a 4 s delivery timeout). So: none at all.
+        #expect(knownGap.isEmpty, "contradictory finals after a hand-over (an issuer without a state API): \(knownGap.prefix(5))")
         #expect(snapshot.undecodableResults == 0)
         #expect(statuses["rejected"] == nil && statuses["failed"] == nil, "valid requests were answered with failures: \(statuses)")
 
@@ -249,8 +255,8 @@ extension ReliabilityTests {
         ])
     }
 
-    /// The one kind of contradictory final answers these tests tolerate, counted and reported
-    /// (docs/RELIABILITY.md): a worker cut off from the group while its result waited for the
+    /// The kind of contradictory final answers once tolerated here, now asserted absent but
+    /// still told apart in the report (docs/RELIABILITY.md): a worker cut off from the group while its result waited for the
     /// brokers still publishes its definitive answer, while the partition's new owner, seeing a
     /// `started` marker without `completed`, reconciled — and for an issuer without a state API
     /// (Gnosis Pay, DCS) gave up waiting for the old owner's `completed` marker (three tiers, or

@@ -308,8 +308,13 @@ extension ReliabilityTests {
         }
         let snapshot = collector.snapshot
         #expect(answered, "not every request was answered: \(answeredIDs.filter { snapshot.final($0) == nil })")
-        _ = try await KafkaChecks.waitForCommitsAtEnd(bootstrapServers: stack.bootstrapServers, group: group, topic: topics.requests,
-                                                      partitions: partitions, timeoutMs: 30_000)
+        // Every request and every reconciliation job finished (committed to the end of its topic).
+        for (consumerGroup, topic) in [(group, topics.requests), (group + ".reconcile", topics.reconcile)] {
+            let progress = try await KafkaChecks.waitForCommitsAtEnd(bootstrapServers: stack.bootstrapServers, group: consumerGroup, topic: topic,
+                                                                     partitions: partitions, timeoutMs: 60_000)
+            let behind = progress.filter { $0.value.committed != $0.value.end && $0.value.end > 0 }
+            #expect(behind.isEmpty, "\(consumerGroup) did not finish \(topic): \(behind.map { "\($0.key): \($0.value.committed)/\($0.value.end)" })")
+        }
 
         // Each path ended as intended (so each path really ran).
         var wrongPaths: [String] = []
@@ -357,8 +362,37 @@ extension ReliabilityTests {
         #expect(payloadsChecked >= 8, "only \(payloadsChecked) payloads were checked")
 
         // MARK: Collect everything the system wrote.
-        let reader = KafkaTestReader(bootstrapServers: stack.bootstrapServers)
+        // First what only a running worker can show (its HTTP endpoints); then both workers stop, and
+        // only then are the topics read: with no writer left, every output (audit, markers,
+        // reconciliation jobs written after a result) is complete, not a snapshot of it.
         var sources: [(name: String, blob: [UInt8])] = []
+        let http = HTTPClient()
+        defer { http.shutdown() }
+        var metricsBodies = 0
+        for endpoint in ["/metrics", "/healthz", "/readyz"] {
+            if case .success(let response) = await http.execute(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(childPort)\(endpoint)",
+                                                                                    timeoutMs: 5_000)) {
+                sources.append(("worker \(endpoint) (child process, over HTTP)", response.body))
+                if endpoint == "/metrics" && response.status == 200 && !response.body.isEmpty { metricsBodies += 1 }
+            }
+        }
+        #expect(metricsBodies == 1, "the child worker's /metrics could not be read")
+        #expect(sources.count == 3, "not every endpoint of the child worker answered: \(sources.map(\.name))")
+        local.shutdown()
+        local.waitUntilStopped()
+        child.terminate()
+        let childExit = try? await child.waitForExit(timeout: .seconds(30))
+        #expect(childExit == .exited(0), "the child worker did not stop cleanly: \(String(describing: childExit))")
+        let localLogs = logs.records.map { record in
+            "\(record.level.name) \(record.label) \(record.message) " + record.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+        }
+        sources.append(("worker logs (in-process, debug)", Array(localLogs.joined(separator: "\n").utf8)))
+        sources.append(("worker metrics (in-process registry)", Array(registry.renderPrometheus().utf8)))
+        sources.append(("worker stderr (child process, debug)", Array(child.standardErrorLines.joined(separator: "\n").utf8)))
+        // (The worker writes nothing to stdout, its logs go to stderr: scanned, but it may be empty.)
+        let stdout = ("worker stdout (child process)", Array(child.standardOutputLines.joined(separator: "\n").utf8))
+
+        let reader = KafkaTestReader(bootstrapServers: stack.bootstrapServers)
         func blob(_ parts: [[UInt8]]) -> [UInt8] { parts.reduce(into: []) { $0 += $1; $0.append(0x0A) } }
         func headerBytes(_ message: KafkaMessage) -> [[UInt8]] { message.headers.flatMap { [Array($0.key.utf8), $0.value ?? []] } }
         var records = 0
@@ -376,10 +410,12 @@ extension ReliabilityTests {
         var strippingProblems: [String] = []
         var strippedChecked = 0
         var deadLetterRecords = 0
+        var deadLetterLeaks: [(source: String, label: String)] = []
+        var deadLettersScanned = 0
         for topic in [topics.deadLetters, topics.parked] {
             let messages = try await reader.readExisting(topic: topic)
             deadLetterRecords += messages.count
-            // The value (and key) is the original message by design; its headers are ours.
+            // Headers are ours: nothing of any request may be in them.
             sources.append(("\(topic) headers", blob(messages.flatMap(headerBytes))))
             for message in messages {
                 // Matched by key: a dead letter keeps the original key (each case has its own card id).
@@ -387,57 +423,49 @@ extension ReliabilityTests {
                     strippingProblems.append("a dead letter in \(topic) matches no request sent")
                     continue
                 }
-                strippedChecked += item.appleExpiredDeadLetter ? 1 : 0
-                let apple = JSONValue.parsed(message.value)["apple"]
+                // The value (and key) is the original message by design (so it can be replayed):
+                // it may hold its own request's secrets, and nothing else — no other request's, no
+                // environment secret — and an Apple Pay request past its deadline not its handshake.
+                // (By bytes, not by label: a device's certificates recur in several requests.)
+                let own = item.path
+                let ownBytes = Set(book.all.filter { needle in
+                    needle.secret.hasPrefix(own + " ") && !(item.appleExpiredDeadLetter && needle.secret.hasPrefix(own + " apple."))
+                }.map(\.bytes))
+                deadLetterLeaks += CanaryBook.find(book.all.filter { !ownBytes.contains($0.bytes) },
+                                                   in: [("\(topic) value of \(item.path)", blob([message.value, message.key ?? []]))])
+                deadLettersScanned += 1
                 if item.appleExpiredDeadLetter {
-                    // (An over-size value is cut to 64 KiB and no longer parses: the canary search below covers it.)
+                    strippedChecked += 1
+                    // (An over-size value is cut to 64 KiB and no longer parses: the canary search covers it.)
+                    let apple = JSONValue.parsed(message.value)["apple"]
                     if apple?["nonce"] != nil || apple?["nonce_signature"] != nil || apple?["certificates"] != nil {
                         strippingProblems.append("\(item.path): an Apple Pay request past its deadline kept its handshake in \(topic)")
                     }
-                    let leaked = CanaryBook.find(book.all.filter { $0.label.hasPrefix(item.path + " apple.") }, in: [(topic, message.value)])
-                    if !leaked.isEmpty { strippingProblems.append("\(item.path): \(leaked.map(\.label))") }
                 }
             }
         }
+        #expect(deadLettersScanned == deadCount + parkedCount, "\(deadLettersScanned) dead letters scanned, \(deadCount + parkedCount) expected")
         records += results.count + deadLetterRecords
         // Reconciliation jobs carry the card id by necessity (it is how the issuer is asked): every other secret must be absent.
         let jobs = try await reader.readExisting(topic: topics.reconcile)
         records += jobs.count
-        let reconcileNeedles = book.all.filter { !$0.label.hasSuffix("card.id") }
-        let reconcileLeaks = CanaryBook.find(reconcileNeedles, in: [(topics.reconcile, blob(jobs.flatMap { [$0.value, $0.key ?? []] + headerBytes($0) }))])
+        let reconcileNeedles = book.all.filter { !$0.secret.hasSuffix("card.id") }
+        let jobsBlob = blob(jobs.flatMap { [$0.value, $0.key ?? []] + headerBytes($0) })
+        let reconcileLeaks = CanaryBook.find(reconcileNeedles, in: [(topics.reconcile, jobsBlob)])
 
-        local.shutdown()
-        local.waitUntilStopped()
-        let localLogs = logs.records.map { record in
-            "\(record.level.name) \(record.label) \(record.message) " + record.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
-        }
-        sources.append(("worker logs (in-process, debug)", Array(localLogs.joined(separator: "\n").utf8)))
-        sources.append(("worker metrics (in-process registry)", Array(registry.renderPrometheus().utf8)))
-        let http = HTTPClient()
-        defer { http.shutdown() }
-        var metricsBodies = 0
-        for endpoint in ["/metrics", "/healthz", "/readyz"] {
-            if case .success(let response) = await http.execute(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(childPort)\(endpoint)",
-                                                                                    timeoutMs: 5_000)) {
-                sources.append(("worker \(endpoint) (child process, over HTTP)", response.body))
-                if endpoint == "/metrics" && response.status == 200 && !response.body.isEmpty { metricsBodies += 1 }
-            }
-        }
-        #expect(metricsBodies == 1, "the child worker's /metrics could not be read")
-        child.terminate()
-        _ = try? await child.waitForExit(timeout: .seconds(30))
-        sources.append(("worker stderr (child process, debug)", Array(child.standardErrorLines.joined(separator: "\n").utf8)))
-        sources.append(("worker stdout (child process)", Array(child.standardOutputLines.joined(separator: "\n").utf8)))
-        scannedBytes = sources.reduce(0) { $0 + $1.blob.count }
+        // Every source holds something: an empty one would pass without proving anything.
+        let empty = (sources + [(topics.reconcile, jobsBlob)]).filter { $0.blob.isEmpty }.map(\.name)
+        #expect(empty.isEmpty, "sources with nothing to scan: \(empty)")
+        sources.append(stdout)
+        scannedBytes = sources.reduce(0) { $0 + $1.blob.count } + jobsBlob.count
 
         // MARK: Not one canary anywhere.
         let needles = book.all
-        let leaks = CanaryBook.find(needles, in: sources) + reconcileLeaks
+        let leaks = CanaryBook.find(needles, in: sources) + reconcileLeaks + deadLetterLeaks
         #expect(leaks.isEmpty, "secrets found in outputs: \(leaks.map { "\($0.label) in \($0.source)" })")
         #expect(strippingProblems.isEmpty, "\(strippingProblems)")
         #expect(strippedChecked == cases.filter(\.appleExpiredDeadLetter).count, "not every expired Apple Pay dead letter was checked")
         let logLines = localLogs.count + child.standardErrorLines.count
-        #expect(!localLogs.isEmpty && !child.standardErrorLines.isEmpty, "a worker's log was empty: nothing was scanned")
 
         var pathsByOutcome: [String: Int] = [:]
         for item in cases {
@@ -446,7 +474,8 @@ extension ReliabilityTests {
         }
         ReliabilityReport.emit("leaks", [
             "requests": ReliabilityReport.int(cases.count), "paths_by_outcome": ReliabilityReport.counts(pathsByOutcome),
-            "canaries_planted": ReliabilityReport.int(needles.count), "sources_scanned": ReliabilityReport.int(sources.count + 1),
+            "canaries_planted": ReliabilityReport.int(Set(needles.map(\.secret)).count), "needles_with_encodings": ReliabilityReport.int(needles.count),
+            "sources_scanned": ReliabilityReport.int(sources.count + 1), "dead_letters_scanned_whole": ReliabilityReport.int(deadLettersScanned),
             "records_scanned": ReliabilityReport.int(records), "bytes_scanned": ReliabilityReport.int(scannedBytes),
             "log_lines_scanned": ReliabilityReport.int(logLines), "payloads_decrypted": ReliabilityReport.int(payloadsChecked),
             "leaks_found": ReliabilityReport.int(leaks.count + strippingProblems.count),

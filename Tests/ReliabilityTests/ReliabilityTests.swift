@@ -4,5 +4,5 @@ import Testing
 /// volume, secret leaks and request authenticity. One serialized suite (each test runs its own
 /// stack, consumer group and workers); every test prints one `RELIABILITY {…}` line whose figures
 /// `docs/RELIABILITY.md` quotes. `PROVISIONER_LONG_TESTS=1` runs the long variants.
-@Suite("Reliability: crashes, broker faults, bad input, leaks, authenticity", .serialized)
+@Suite("Reliability: crashes, broker faults, bad input, leaks, authenticity", .serialized, .timeLimit(.minutes(30)))
 struct ReliabilityTests {}

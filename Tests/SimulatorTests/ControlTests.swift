@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Control {
+    @Suite(.timeLimit(.minutes(5))) struct Control {
         @Test func callsAreCountedPerCardAndHandshakeAndResetForgetsThem() async throws {
             let harness = try SimulatorHarness()
             let device = try SimulatedDevice()

@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct DCS {
+    @Suite(.timeLimit(.minutes(5))) struct DCS {
         static func appleFields(_ handshake: SimulatedAppleHandshake, user: String = "u_1", mantissa: String? = "4242") -> [String: JSONValue] {
             var fields: [String: JSONValue] = [
                 "externalUserId": .string(user),

@@ -3,7 +3,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Devices {
+    @Suite(.timeLimit(.minutes(5))) struct Devices {
         static func request(wallet: Wallet, apple: ApplePassKitHandshake? = nil, google: GoogleWalletHandshake? = nil,
                             payment: PaymentInstruction? = nil) throws -> ProvisioningRequest {
             let reply = try ECPrivateKey.generate().publicKey

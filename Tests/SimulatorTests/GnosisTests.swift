@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Gnosis {
+    @Suite(.timeLimit(.minutes(5))) struct Gnosis {
         static func fields(_ handshake: SimulatedAppleHandshake, deviceType: String = "iphone") -> [String: JSONValue] {
             var fields = handshake.requestFields
             fields["device_type"] = .string(deviceType)

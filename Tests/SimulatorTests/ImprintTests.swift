@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Imprint {
+    @Suite(.timeLimit(.minutes(5))) struct Imprint {
         @Test func applePaySuccessDecryptsToCardDataAndShowsInStateQuery() async throws {
             let harness = try SimulatorHarness()
             let device = try SimulatedDevice()

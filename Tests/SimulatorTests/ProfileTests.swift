@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Profiles {
+    @Suite(.timeLimit(.minutes(5))) struct Profiles {
         static var configDirectory: String {
             var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
             parts.removeLast(3)  // Tests/SimulatorTests/ProfileTests.swift
@@ -105,7 +105,13 @@ extension SimulatorTests {
                                             body: JSONWriter.encode(.object(try SimulatedDevice().googleHandshake().requestFields(legacy: true))),
                                             timeoutMs: 5_000)
             async let pending = harness.client.execute(request)
-            try await Task.sleep(for: .milliseconds(200))
+            // Stop only once the call has arrived (the simulator records it on arrival), not after a guess.
+            var arrived = false
+            for _ in 0..<1_000 where !arrived {
+                arrived = harness.simulator.calls.contains { $0.cardID == "pm_h" }
+                if !arrived { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            try #require(arrived, "the hanging call never reached the simulator")
             harness.simulator.stop()
             guard case .success(let response) = await pending else {
                 Issue.record("stopping the simulator should answer the hanging call")

@@ -1,13 +1,14 @@
 import Contract
 import HTTP
 import Simulator
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension SimulatorTests {
-    @Suite struct Timing {
+    @Suite(.timeLimit(.minutes(5))) struct Timing {
         static func nowMs() -> Double {
             var spec = timespec()
             clock_gettime(CLOCK_MONOTONIC, &spec)
@@ -24,16 +25,29 @@ extension SimulatorTests {
             let harness = try SimulatorHarness()
             let device = try SimulatedDevice()
             let start = Self.nowMs()
-            async let slow = harness.imprint("pm-slow-200", "google_pay", device.googleHandshake().requestFields(legacy: true))
-            try await Task.sleep(for: .milliseconds(20))
+            // A slow card of 3 s: the normal card must be answered while it is still pending, which
+            // leaves a busy machine seconds of room instead of 150 ms.
+            let slowFinished = Atomic<Bool>(false)
+            let fields = device.googleHandshake().requestFields(legacy: true)
+            let slow = Task {
+                defer { slowFinished.store(true, ordering: .releasing) }
+                return try await harness.imprint("pm-slow-3000", "google_pay", fields)
+            }
+            var slowArrived = false
+            for _ in 0..<1_000 where !slowArrived {
+                slowArrived = harness.simulator.calls.contains { $0.cardID == "pm-slow-3000" }
+                if !slowArrived { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            try #require(slowArrived, "the slow call never reached the simulator")
             let fast = try await harness.imprint("pm_fast", "google_pay", device.googleHandshake().requestFields(legacy: true))
             let fastDone = Self.nowMs() - start
             #expect(fast.status == 200)
-            #expect(fastDone < 150, "a normal card waited \(fastDone) ms behind a slow one")
-            let slowResponse = try await slow
+            let slowWasPending = !slowFinished.load(ordering: .acquiring)
+            #expect(slowWasPending, "a normal card was answered only after the slow one (\(fastDone) ms)")
+            let slowResponse = try await slow.value
             let slowDone = Self.nowMs() - start
             #expect(slowResponse.status == 200)
-            #expect(slowDone >= 200, "the slow card answered after \(slowDone) ms")
+            #expect(slowDone >= 3_000, "the slow card answered after \(slowDone) ms")
         }
 
         @Test func flakyCardFailsOnceWithoutStateChangeThenSucceeds() async throws {

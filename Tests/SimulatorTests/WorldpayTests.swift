@@ -4,7 +4,7 @@ import Simulator
 import Testing
 
 extension SimulatorTests {
-    @Suite struct Worldpay {
+    @Suite(.timeLimit(.minutes(5))) struct Worldpay {
         static let key = "sim-worldpay-key"
 
         static func payment(_ reference: String, amount: Int64 = 250, autoSettle: Bool = false, agreement: Bool = false,

@@ -50,8 +50,9 @@ final class RecoveryRig: Sendable {
 
     /// Starts a worker and waits until the group owns every requests partition.
     @discardableResult
-    func startWorker(_ configuration: WorkerConfiguration) throws -> Worker {
-        let worker = try stack.startWorker(configuration, logger: Logger(label: configuration.workerID, minimumLevel: .info, handler: logs))
+    func startWorker(_ configuration: WorkerConfiguration, metrics: MetricsRegistry = MetricsRegistry()) throws -> Worker {
+        let worker = try stack.startWorker(configuration, logger: Logger(label: configuration.workerID, minimumLevel: .info, handler: logs),
+                                           metrics: metrics)
         guard stack.waitForGroup(timeoutMs: 60_000) else {
             throw TestSupportError("the worker group did not form within 60 s; logs:\n\(recentLogs())")
         }
@@ -116,6 +117,72 @@ final class RecoveryRig: Sendable {
             ends[partition] = try consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 10_000).high
         }
         return ends
+    }
+
+    /// Waits until reconciliation has nothing left: the worker holds or runs no job
+    /// (`provisioner_reconcile_backlog` 0), the reconciliation group has committed every job on the
+    /// reconcile topic, and the collector has read every result written. After that nothing more
+    /// can be published for a reconciled request: a "nothing else arrives" check needs no window.
+    /// Returns what was still outstanding when `timeoutMs` ran out (nil: idle).
+    func waitUntilReconciliationIdle(metrics: MetricsRegistry, timeoutMs: Int64 = 60_000) async throws -> String? {
+        let (stack, group, collector) = (self.stack, self.group, self.collector)
+        return try await DedicatedThread.run(name: "rig-reconcile-idle") { () throws -> String? in
+            var properties = stack.consumerProperties
+            properties["group.id"] = group + ".reconcile"
+            properties["enable.auto.commit"] = "false"
+            let probe = try KafkaConsumer(configuration: properties, rebalanceListener: nil)
+            defer { probe.close() }
+            let jobs = (0..<Int32(stack.partitions)).map { TopicPartition(topic: stack.topics.reconcile, partition: $0) }
+            let results = (0..<Int32(stack.partitions)).map { TopicPartition(topic: stack.topics.results, partition: $0) }
+            let deadline = Timestamps.nowMs() + timeoutMs
+            var problem = "nothing checked"
+            repeat {
+                let backlog = metrics.value("provisioner_reconcile_backlog") ?? -1
+                let committed = try probe.committed(jobs, timeoutMs: 5_000)
+                let behind = try jobs.filter { partition in
+                    let end = try probe.watermarks(partition, timeoutMs: 5_000).high
+                    let offset = committed.first { $0.partition == partition.partition }?.offset ?? -1
+                    return end > 0 && offset != end
+                }
+                let written = try results.reduce(Int64(0)) { total, partition in
+                    let marks = try probe.watermarks(partition, timeoutMs: 5_000)
+                    return total + marks.high - marks.low
+                }
+                let snapshot = collector.snapshot
+                let read = Int64(snapshot.results.values.reduce(0) { $0 + $1.count } + snapshot.undecodableResults)
+                if backlog == 0 && behind.isEmpty && read == written { return nil }
+                problem = "reconcile backlog \(backlog), reconcile partitions not committed to their end \(behind.map(\.partition)), results read \(read) of \(written)"
+                usleep(100_000)
+            } while Timestamps.nowMs() < deadline
+            return problem
+        }
+    }
+
+    /// Waits until the worker group has committed every requests partition to its end: every record
+    /// on the topic is finished, and a record is finished only once its outputs are acknowledged.
+    /// Returns the partitions still behind when `timeoutMs` ran out (empty: all committed).
+    func waitForRequestsCommitted(timeoutMs: Int64 = 60_000) async throws -> [Int32] {
+        let (stack, group) = (self.stack, self.group)
+        return try await DedicatedThread.run(name: "rig-requests-committed") { () throws -> [Int32] in
+            var properties = stack.consumerProperties
+            properties["group.id"] = group
+            properties["enable.auto.commit"] = "false"
+            let probe = try KafkaConsumer(configuration: properties, rebalanceListener: nil)
+            defer { probe.close() }
+            let partitions = (0..<Int32(stack.partitions)).map { TopicPartition(topic: stack.topics.requests, partition: $0) }
+            let deadline = Timestamps.nowMs() + timeoutMs
+            var behind: [Int32] = []
+            repeat {
+                let committed = try probe.committed(partitions, timeoutMs: 5_000)
+                behind = try partitions.filter { partition in
+                    let end = try probe.watermarks(partition, timeoutMs: 5_000).high
+                    return end > 0 && (committed.first { $0.partition == partition.partition }?.offset ?? -1) != end
+                }.map(\.partition)
+                if behind.isEmpty { return [] }
+                usleep(100_000)
+            } while Timestamps.nowMs() < deadline
+            return behind
+        }
     }
 
     /// The last worker log lines, for failure messages.
