@@ -1,11 +1,17 @@
 import Dispatch
 import Kafka
 import Observability
+import Recovery
 import Synchronization
 
 /// Reads a markers partition from a position up to its end (one reader, one partition at a time,
 /// on its own queue): to learn which calls a previous owner started and did not finish, and
 /// whether a previous owner finished one request after all.
+///
+/// A marker whose value cannot be read (damaged, or a field out of bounds) is never skipped
+/// silently: it is counted (`undecodable`), logged, and when its Kafka key still names a request,
+/// that request counts as "the call may have started" (`Found.mayHaveStarted`): reconciled, never
+/// called again.
 final class MarkerCatchUp: Sendable {
     private let consumer: KafkaConsumer
     private let topic: String
@@ -13,8 +19,21 @@ final class MarkerCatchUp: Sendable {
     private let queue = DispatchQueue(label: "provisioner.marker-catch-up")
     private let timeoutMs: Int64
     private let closed = Mutex(false)
+    private let undecodable: Counter?
 
-    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000) throws(KafkaError) {
+    /// What catch-up found in a markers partition.
+    struct Found: Sendable, Equatable {
+        /// Marker key (`CallMarker.key`) → latest state (`completed` wins).
+        var states: [String: CallMarker.State] = [:]
+        /// Requests named (by their Kafka key) by a marker whose value could not be read: whatever
+        /// their marker key, their call may have started.
+        var mayHaveStarted: Set<String> = []
+        /// Markers whose value could not be read (with or without a usable key).
+        var undecodable = 0
+    }
+
+    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000,
+         undecodable: Counter? = nil) throws(KafkaError) {
         var configuration = properties
         configuration["group.id"] = (configuration["group.id"] ?? "provisioner") + ".marker-reader"
         configuration["enable.auto.commit"] = "false"
@@ -23,10 +42,12 @@ final class MarkerCatchUp: Sendable {
         self.topic = topic
         self.logger = logger
         self.timeoutMs = timeoutMs
+        self.undecodable = undecodable
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
-    /// calls `completion` with the latest state per marker key (`CallMarker.key`).
+    /// calls `completion` with the latest state per marker key (`CallMarker.key`) and the requests
+    /// of undecodable markers.
     ///
     /// A read that fails (watermarks, assignment, or not reaching the end in time, as when a broker
     /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
@@ -34,7 +55,7 @@ final class MarkerCatchUp: Sendable {
     /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
     /// closed, it gives up without calling `completion`.
     func read(partition: Int32, from position: Int64?, while stillWanted: @escaping @Sendable () -> Bool,
-              completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
+              completion: @escaping @Sendable (Found) -> Void) {
         queue.async { [self] in
             attempt(partition: partition, from: position, number: 1, while: stillWanted, completion: completion)
         }
@@ -42,7 +63,7 @@ final class MarkerCatchUp: Sendable {
 
     /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
     private func attempt(partition: Int32, from position: Int64?, number: Int, while stillWanted: @escaping @Sendable () -> Bool,
-                         completion: @escaping @Sendable ([String: CallMarker.State]) -> Void) {
+                         completion: @escaping @Sendable (Found) -> Void) {
         guard !closed.withLock({ $0 }), stillWanted() else { return }
         if let states = readNow(partition: partition, from: position) {
             if number > 1 {
@@ -65,13 +86,16 @@ final class MarkerCatchUp: Sendable {
         }
     }
 
-    /// The states read from `position` to the end, or nil when the end could not be reached.
-    private func readNow(partition: Int32, from position: Int64?) -> [String: CallMarker.State]? {
-        var states: [String: CallMarker.State] = [:]
-        let reached = scan(partition: partition, from: position) { marker in
-            if states[marker.key] != .completed { states[marker.key] = marker.state }
-        }
-        return reached ? states : nil
+    /// What was read from `position` to the end, or nil when the end could not be reached.
+    private func readNow(partition: Int32, from position: Int64?) -> Found? {
+        var found = Found()
+        let reached = scan(partition: partition, from: position, visit: { marker in
+            if found.states[marker.key] != .completed { found.states[marker.key] = marker.state }
+        }, unreadable: { requestID in
+            found.undecodable += 1
+            if let requestID { found.mayHaveStarted.insert(requestID) }
+        })
+        return reached ? found : nil
     }
 
     /// What a previous owner's `completed` marker says about a request.
@@ -93,17 +117,20 @@ final class MarkerCatchUp: Sendable {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return }
             var found = Completion.notFound
-            _ = scan(partition: partition, from: position) { marker in
+            _ = scan(partition: partition, from: position, visit: { marker in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
-            }
+            }, unreadable: { _ in })
             completion(found)
         }
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
-    /// handing each marker to `visit`; false when the end could not be reached.
-    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker) -> Void) -> Bool {
+    /// handing each marker to `visit`, and the request named by the key of each marker whose value
+    /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it;
+    /// false when the end could not be reached.
+    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker) -> Void,
+                      unreadable: (String?) -> Void) -> Bool {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
@@ -128,7 +155,18 @@ final class MarkerCatchUp: Sendable {
             for result in consumer.poll(maxMessages: 1_000, timeoutMs: 50) {
                 guard case .success(let message) = result else { continue }
                 next = max(next, message.offset + 1)
-                if let marker = CallMarker.decode(message.value) { visit(marker) }
+                if let marker = CallMarker.decode(message.value) {
+                    visit(marker)
+                } else {
+                    let requestID = CallMarker.requestID(fromKey: message.key)
+                    undecodable?.increment()
+                    logger.warning(requestID == nil
+                                   ? "undecodable call marker without a request key: it cannot be attributed to a request"
+                                   : "undecodable call marker: its request is treated as possibly called (reconciled, never called again)",
+                                   [("partition", .integer(Int64(partition))), ("offset", .integer(message.offset)),
+                                    ("bytes", .integer(Int64(message.value.count)))])
+                    unreadable(requestID)
+                }
             }
         }
         if next < marks.high {

@@ -65,7 +65,7 @@ final class RequestConsumer: Sendable {
             }
         }
         catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
-                                    logger: context.logger)
+                                    logger: context.logger, undecodable: context.metrics.undecodableMarkers)
         listener.attach(self)
     }
 
@@ -264,11 +264,12 @@ final class RequestConsumer: Sendable {
             let generation = context.ledger.assign(partition, markerPosition: position)
             let ledger = context.ledger
             catchUp.read(partition: partition.partition, from: position,
-                         while: { ledger.isOwned(partition, generation: generation) }) { [self] states in
-                context.markerIndex.install(partition, states: states, readFrom: position ?? 0)
-                if !states.isEmpty {
+                         while: { ledger.isOwned(partition, generation: generation) }) { [self] found in
+                context.markerIndex.install(partition, found: found, readFrom: position ?? 0)
+                if !found.states.isEmpty || found.undecodable > 0 {
                     context.logger.info("marker catch-up found calls from a previous owner",
-                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(states.count)))])
+                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
+                                         ("undecodable", .integer(Int64(found.undecodable)))])
                 }
                 _ = state.withLock { $0.readyToResume.insert(partition) }
             }

@@ -99,6 +99,12 @@ final class RequestFlow: Sendable {
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
         }
+        // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
+        if let problem = origin.replayOfProblem, value.count <= context.requestLimits.maxBytes {
+            let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+            deadLetter(value, origin: origin, code: .invalidReplayOf, reason: problem, summary: summary, issuerMayHaveBeenCalled: false, requestID: nil)
+            return
+        }
         switch RequestDecoder.decode(value, limits: context.requestLimits) {
         case .deadLetter(let cause):
             let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
@@ -149,8 +155,7 @@ final class RequestFlow: Sendable {
             return
         }
         let duplicate = context.duplicates.begin(request.requestID, nowMs: now)
-        let marker = context.markerIndex.state(of: CallMarker.key(requestID: request.requestID, replayOf: origin.replayOf),
-                                               in: origin.partition)
+        let marker = context.markerIndex.state(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition)
         // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
         // operator's replay (`x-replay-of`) of a dead letter has markers of its own (keyed by the
         // dead letter too): the original's `completed` does not make it a duplicate, and its own
@@ -456,6 +461,7 @@ final class RequestFlow: Sendable {
         switch code {
         case .publishFailed: return AuditReason("publish_failed")
         case .reconcileExhausted: return AuditReason("reconcile_exhausted")
+        case .invalidReplayOf: return AuditReason("invalid_replay_of")
         default: return AuditReason("invalid_reconcile_job")
         }
     }

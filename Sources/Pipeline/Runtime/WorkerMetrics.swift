@@ -12,6 +12,7 @@ struct WorkerMetrics: Sendable {
     let pausedPartitions: Gauge
     let publishRetries: Counter
     let auditFailures: Counter
+    let undecodableMarkers: Counter
 
     init(registry: MetricsRegistry) {
         self.registry = registry
@@ -22,6 +23,8 @@ struct WorkerMetrics: Sendable {
         pausedPartitions = registry.gauge("provisioner_paused_partitions", help: "Request partitions paused for backpressure or marker catch-up.")
         publishRetries = registry.counter("provisioner_publish_retries_total", help: "Re-sends of results, markers, jobs and dead letters after a failed delivery.")
         auditFailures = registry.counter("provisioner_audit_publish_failures_total", help: "Audit events dropped after every retry failed.")
+        undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
+                                              help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
     }
 
     /// Counts a result by program, wallet and status.
