@@ -6,6 +6,7 @@ import PackageDescription
 /// Dependency directions (no cycles, no outside Swift packages):
 ///   provisioner -> ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
 ///   Issuers -> { HTTP, Contract };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
+///   ContractFuzz -> { Contract, Recovery, Kafka } (the decoders of requests and of records read back)
 /// Swift 6 language mode everywhere; CI adds `-warnings-as-errors`.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
@@ -36,7 +37,7 @@ let package = Package(
         .target(name: "Issuers", dependencies: ["Contract", "HTTP", "Observability"], swiftSettings: strict),
         // Issuer simulator: Imprint, DCS, Gnosis Pay, Worldpay over real HTTP.
         .target(name: "Simulator", dependencies: ["Contract", "HTTP", "COpenSSL"], swiftSettings: strict),
-        // Reconciliation jobs and dead letters (records, headers, the operator tool).
+        // Reconciliation jobs, call markers and dead letters (records, headers, the operator tool).
         .target(name: "Recovery", dependencies: ["Contract", "Kafka", "Issuers", "Observability"], swiftSettings: strict),
         // The worker: Kafka in, schedule, issuer call, results and audit out.
         .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
@@ -46,8 +47,9 @@ let package = Package(
         .target(name: "ProvisionerCLI", dependencies: ["Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
 
-        // libFuzzer entry point for decode + validate (built by scripts/fuzz, not by `swift build`).
-        .executableTarget(name: "ContractFuzz", dependencies: ["Contract"], swiftSettings: strict),
+        // libFuzzer entry point for decode + validate, and for every decoder of a record read back
+        // from Kafka (reconcile jobs, call markers, dead letters: Recovery). Built by scripts/fuzz.
+        .executableTarget(name: "ContractFuzz", dependencies: ["Contract", "Recovery", "Kafka"], swiftSettings: strict),
 
         // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
         .target(name: "TestSupport", dependencies: ["Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),

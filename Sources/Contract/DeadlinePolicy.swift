@@ -40,9 +40,10 @@ public struct DeadlinePolicy: Sendable, Hashable {
         var start = startedAtMs ?? recordTimestampMs ?? receivedAtMs
         if let recordTimestampMs { start = min(start, recordTimestampMs) }
         start = min(start, receivedAtMs)
-        var deadline = start + windowLengthMs(kind: kind, wallet: wallet)
+        // Saturating: a record timestamp is producer-set and may be anything (Int64.min included).
+        var deadline = start.clampedAdding(windowLengthMs(kind: kind, wallet: wallet))
         if let deadlineMs { deadline = min(deadline, deadlineMs) }
-        return RequestWindow(startMs: start, deadlineMs: deadline, publishByMs: deadline - replyMarginMs)
+        return RequestWindow(startMs: start, deadlineMs: deadline, publishByMs: deadline.clampedSubtracting(replyMarginMs))
     }
 
     /// The window of a decoded request.
@@ -55,7 +56,7 @@ public struct DeadlinePolicy: Sendable, Hashable {
     /// expired when `now ≥ publishBy − minimumIssuerBudget`.
     public func admit(_ window: RequestWindow, nowMs: Int64, minimumIssuerBudgetMs: Int64? = nil) -> Admission {
         let minimum = minimumIssuerBudgetMs ?? self.minimumIssuerBudgetMs
-        if nowMs >= window.publishByMs - minimum { return .expired }
-        return .admit(budgetMs: window.publishByMs - nowMs)
+        if nowMs >= window.publishByMs.clampedSubtracting(minimum) { return .expired }
+        return .admit(budgetMs: window.publishByMs.clampedSubtracting(nowMs))
     }
 }

@@ -1,14 +1,18 @@
 import Contract
 
 /// One fuzz iteration: decode, validate for every issuer, and check invariants that must hold for
-/// any input. A broken invariant traps, which libFuzzer reports as a crash.
+/// any input; then every decoder of a record the worker reads back from Kafka (`RecordFuzz`). A
+/// broken invariant traps, which libFuzzer reports as a crash.
 enum FuzzHarness {
     static let validator = RequestValidator(policy: ValidationPolicy(requireEncryption: true),
                                             chainVerifier: CertificateChainVerifier(capacity: 256))
-    static let nonces = NonceGuard(horizonMs: 60_000, maxEntries: 10_000)
     static let deadlines = DeadlinePolicy()
 
     static func run(_ bytes: [UInt8]) {
+        // A fresh nonce guard per input: a reproducer replays the same way alone as it did after
+        // thousands of other inputs (a shared guard would answer `replayed` from their nonces).
+        let nonces = NonceGuard(horizonMs: 60_000, maxEntries: 10_000)
+        RecordFuzz.run(bytes)
         // The parser must round-trip whatever it accepts.
         if let value = try? JSONParser(maxDepth: 64, maxBytes: 64 * 1024).parse(bytes) {
             let written = JSONWriter.encode(value)

@@ -136,7 +136,11 @@ enum DLQCommand: Command {
         if let parsed = RFC3339.parse(text) { return parsed }
         let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
         if let unit = text.last, let scale = units[unit], let amount = Int64(text.dropLast()), amount >= 0 {
-            return Timestamps.nowMs() - amount * scale
+            let (age, overflow) = amount.multipliedReportingOverflow(by: scale)
+            guard !overflow, age <= Timestamps.nowMs() else {
+                throw UsageError("--\(name) '\(text)' reaches back before 1970; give a shorter age or an RFC 3339 time")
+            }
+            return Timestamps.nowMs() - age
         }
         throw UsageError("--\(name) must be RFC 3339 (2026-11-29T10:00:00Z) or an age like 30m, 2h, 7d; got '\(text)'")
     }
@@ -162,7 +166,7 @@ enum DLQCommand: Command {
     private static func listTable(_ entries: [DeadLetterEntry], topic: String) -> String {
         let now = Timestamps.nowMs()
         let rows = entries.map { entry in
-            [age(now - (entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
+            [age(now.clampedSubtracting(entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
              entry.summary.program ?? "-", entry.summary.wallet?.rawValue ?? "-",
              (entry.provenance?.isReplayable ?? false) && !entry.summary.isExpiredApplePay(nowMs: now) ? "yes" : "no",
              entry.summary.requestID ?? "-", entry.identifier]

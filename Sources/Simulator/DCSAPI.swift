@@ -176,7 +176,8 @@ struct DCSAPI {
         guard let timestampMs = Int64(timestamp) else {
             return .failure(FieldProblem(field: "TIMESTAMP_EXPIRED", message: "X-DAPI-TIMESTAMP must be epoch milliseconds"))
         }
-        guard abs(nowMs - timestampMs) <= Self.timestampWindowMs else {
+        // Saturating and `magnitude`: `abs(nowMs - Int64.min)` would trap.
+        guard nowMs.clampedSubtracting(timestampMs).magnitude <= Self.timestampWindowMs.magnitude else {
             return .failure(FieldProblem(field: "TIMESTAMP_EXPIRED", message: "X-DAPI-TIMESTAMP is more than 5 s from the server clock"))
         }
         guard !nonce.isEmpty, nonce.utf8.count <= 128 else {

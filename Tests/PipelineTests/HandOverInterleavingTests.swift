@@ -1,5 +1,6 @@
 import Kafka
 @testable import Pipeline
+import Recovery
 import Synchronization
 import Testing
 
@@ -100,10 +101,10 @@ struct HandOverInterleavingTests {
         index.expect(partition, generation: 1)
         index.remove([partition])  // revoked
         index.expect(partition, generation: 2)  // re-assigned
-        let stale = index.install(partition, generation: 1, states: [:], readFrom: 0)
+        let stale = index.install(partition, generation: 1, found: InheritedMarkers(), readFrom: 0)
         #expect(!stale, "the stale read would resume the partition before its own catch-up")
         #expect(index.readFrom(partition) == nil)
-        #expect(index.install(partition, generation: 2, states: ["r": .started], readFrom: 40))
+        #expect(index.install(partition, generation: 2, found: { var found = InheritedMarkers(); found.states = ["r": .started]; return found }(), readFrom: 40))
         #expect(index.state(of: "r", in: partition) == .started)
         #expect(index.readFrom(partition) == 40)
     }

@@ -113,6 +113,16 @@ extension SimulatorTests {
             #expect(try SimulatorHarness.dcsCode(unsigned) == "AUTH_FAILED")
         }
 
+        @Test("X-DAPI-TIMESTAMP at the ends of Int64 is answered 401 TIMESTAMP_EXPIRED, not a trap")
+        func extremeTimestampsAreExpired() async throws {
+            let harness = try SimulatorHarness()
+            for timestamp in [Int64.min, Int64.max, Int64.min + 1] {
+                let answer = try await harness.dcs("/card/v2/google-bind-wallet", Self.googleV2(card: "card_x"), timestampMs: timestamp)
+                #expect(answer.status == 401, "\(timestamp)")
+                #expect(try SimulatorHarness.dcsCode(answer) == "TIMESTAMP_EXPIRED", "\(timestamp)")
+            }
+        }
+
         static func nowMs() -> Int64 {
             Int64(Timing.nowWallMs())
         }

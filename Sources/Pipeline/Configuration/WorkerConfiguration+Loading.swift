@@ -187,8 +187,10 @@ extension WorkerConfiguration {
         var reconcile = root.object("reconcile")
         if let tiers = reconcile.raw("tiers_ms") {
             let values = tiers.arrayValue?.compactMap { $0.int64Value } ?? []
-            if values.isEmpty || values.count != tiers.arrayValue?.count || values.contains(where: { $0 < 1 }) {
-                reconcile.issues.append(.init(.error, "reconcile.tiers_ms", "must be a non-empty array of positive whole milliseconds"))
+            if values.isEmpty || values.count != tiers.arrayValue?.count || values.count > 100
+                || values.contains(where: { $0 < 1 || $0 > 604_800_000 }) {
+                reconcile.issues.append(.init(.error, "reconcile.tiers_ms",
+                                              "must be a non-empty array of at most 100 whole milliseconds, each 1 to 604800000 (7 days)"))
             } else {
                 configuration.reconcileTiersMs = values
             }

@@ -1,11 +1,17 @@
 import Dispatch
 import Kafka
 import Observability
+import Recovery
 import Synchronization
 
 /// Reads a markers partition from a position up to its end (one reader, one partition at a time,
 /// on its own queue): to learn which calls a previous owner started and did not finish, and
 /// whether a previous owner finished one request after all.
+///
+/// A marker whose value cannot be read (damaged, or a field out of bounds) is never skipped
+/// silently: it is counted (`undecodable`), logged, and when its Kafka key still names a request,
+/// that request counts as "the call may have started" (`InheritedMarkers.mayHaveStarted`): reconciled, never
+/// called again.
 final class MarkerCatchUp: Sendable {
     private let consumer: KafkaConsumer
     private let topic: String
@@ -13,8 +19,10 @@ final class MarkerCatchUp: Sendable {
     private let queue = DispatchQueue(label: "provisioner.marker-catch-up")
     private let timeoutMs: Int64
     private let closed = Mutex(false)
+    private let undecodable: Counter?
 
-    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000) throws(KafkaError) {
+    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000,
+         undecodable: Counter? = nil) throws(KafkaError) {
         var configuration = properties
         configuration["group.id"] = (configuration["group.id"] ?? "provisioner") + ".marker-reader"
         configuration["enable.auto.commit"] = "false"
@@ -23,11 +31,12 @@ final class MarkerCatchUp: Sendable {
         self.topic = topic
         self.logger = logger
         self.timeoutMs = timeoutMs
+        self.undecodable = undecodable
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
-    /// calls `completion` with what it found: the latest state per marker key (`CallMarker.key`)
-    /// and where each request's markers are.
+    /// calls `completion` with what it found: the latest state per marker key (`CallMarker.key`),
+    /// where each request's markers are, and the requests of undecodable markers.
     ///
     /// A read that fails (watermarks, assignment, or not reaching the end in time, as when a broker
     /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
@@ -66,12 +75,15 @@ final class MarkerCatchUp: Sendable {
         }
     }
 
-    /// The markers read from `position` to the end, or nil when the end could not be reached.
+    /// What was read from `position` to the end, or nil when the end could not be reached.
     private func readNow(partition: Int32, from position: Int64?) -> InheritedMarkers? {
         var found = InheritedMarkers()
-        let reached = scan(partition: partition, from: position) { marker, offset in
+        let reached = scan(partition: partition, from: position, visit: { marker, offset in
             found.add(marker, at: offset)
-        }
+        }, unreadable: { requestID in
+            found.undecodable += 1
+            if let requestID { found.mayHaveStarted.insert(requestID) }
+        })
         return reached ? found : nil
     }
 
@@ -94,17 +106,20 @@ final class MarkerCatchUp: Sendable {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return }
             var found = Completion.notFound
-            _ = scan(partition: partition, from: position) { marker, _ in
+            _ = scan(partition: partition, from: position, visit: { marker, _ in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
-            }
+            }, unreadable: { _ in })
             completion(found)
         }
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
-    /// handing each marker and its offset to `visit`; false when the end could not be reached.
-    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker, Int64) -> Void) -> Bool {
+    /// handing each marker and its offset to `visit`, and the request named by the key of each marker whose value
+    /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it;
+    /// false when the end could not be reached.
+    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker, Int64) -> Void,
+                      unreadable: (String?) -> Void) -> Bool {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
@@ -129,7 +144,18 @@ final class MarkerCatchUp: Sendable {
             for result in consumer.poll(maxMessages: 1_000, timeoutMs: 50) {
                 guard case .success(let message) = result else { continue }
                 next = max(next, message.offset + 1)
-                if let marker = CallMarker.decode(message.value) { visit(marker, message.offset) }
+                if let marker = CallMarker.decode(message.value) {
+                    visit(marker, message.offset)
+                } else {
+                    let requestID = CallMarker.requestID(fromKey: message.key)
+                    undecodable?.increment()
+                    logger.warning(requestID == nil
+                                   ? "undecodable call marker without a request key: it cannot be attributed to a request"
+                                   : "undecodable call marker: its request is treated as possibly called (reconciled, never called again)",
+                                   [("partition", .integer(Int64(partition))), ("offset", .integer(message.offset)),
+                                    ("bytes", .integer(Int64(message.value.count)))])
+                    unreadable(requestID)
+                }
             }
         }
         if next < marks.high {

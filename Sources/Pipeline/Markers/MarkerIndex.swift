@@ -1,12 +1,13 @@
 import Kafka
+import Recovery
 import Synchronization
 
-/// Markers found by catch-up when a partition was assigned: marker key → latest state, and the
-/// markers offset the read started from. Consulted for every request of that partition before it
-/// is admitted.
+/// Markers found by catch-up when a partition was assigned: marker key → latest state, the
+/// requests named by markers that could not be read, and the markers offset the read started
+/// from. Consulted for every request of that partition before it is admitted.
 final class MarkerIndex: Sendable {
     private struct Entry {
-        var states: [String: CallMarker.State]
+        var found: InheritedMarkers
         var readFrom: Int64
     }
 
@@ -23,10 +24,10 @@ final class MarkerIndex: Sendable {
     /// offset `readFrom` (0: the partition's start), when it belongs to the current assignment;
     /// false (nothing installed) for a stale read of an earlier assignment: the partition must
     /// stay paused until its own read ends.
-    func install(_ partition: TopicPartition, generation: UInt64, states: [String: CallMarker.State], readFrom: Int64) -> Bool {
+    func install(_ partition: TopicPartition, generation: UInt64, found: InheritedMarkers, readFrom: Int64) -> Bool {
         awaited.withLock { awaited in
             guard awaited[partition] == generation else { return false }
-            entries.withLock { $0[partition] = Entry(states: states, readFrom: readFrom) }
+            entries.withLock { $0[partition] = Entry(found: found, readFrom: readFrom) }
             return true
         }
     }
@@ -45,7 +46,19 @@ final class MarkerIndex: Sendable {
 
     /// The marker state recorded for a marker key (`CallMarker.key`), if any.
     func state(of key: String, in partition: TopicPartition) -> CallMarker.State? {
-        entries.withLock { $0[partition]?.states[key] }
+        entries.withLock { $0[partition]?.found.states[key] }
+    }
+
+    /// What the markers say about request `requestID` (or its replay of `replayOf`): its own
+    /// marker's state; `started` when it has no `completed` marker but a marker that could not be
+    /// read names the request (that marker may have been its `started`: reconcile, never call).
+    func state(requestID: String, replayOf: String?, in partition: TopicPartition) -> CallMarker.State? {
+        entries.withLock { entries in
+            guard let found = entries[partition]?.found else { return nil }
+            let state = found.states[CallMarker.key(requestID: requestID, replayOf: replayOf)]
+            if state != .completed, found.mayHaveStarted.contains(requestID) { return .started }
+            return state
+        }
     }
 
     /// The markers offset catch-up read `partition` from: every marker it found is at or after it.

@@ -147,8 +147,16 @@ final class ReconcileRunner: Sendable {
             return entry.generation
         }
         guard let generation else { return }
-        guard let job = ReconcileJob.decode(message.value) else {
-            deadLetterRecord(message, generation: generation)
+        let job: ReconcileJob
+        switch ReconcileJob.read(message.value) {
+        case .success(let read): job = read
+        case .failure(let problem):
+            deadLetterRecord(message, generation: generation, reason: "the record is not a reconciliation job: \(problem.reason)")
+            return
+        }
+        if let replayOf = message.header(DeadLetterHeader.replayOf), ReplayReference(bytes: replayOf) == nil {
+            deadLetterRecord(message, generation: generation,
+                             reason: "the record's x-replay-of header is not topic:partition:offset within \(ReplayReference.maximumBytes) bytes")
             return
         }
         let held = Held(job: job, partition: partition, offset: message.offset, generation: generation, headers: message.headers)
@@ -265,7 +273,8 @@ final class ReconcileRunner: Sendable {
             reader = try markerReader.withLock { existing throws(KafkaError) -> MarkerCatchUp in
                 if let existing { return existing }
                 let created = try MarkerCatchUp(properties: context.configuration.consumerProperties,
-                                                topic: context.configuration.topics.markers, logger: context.logger, timeoutMs: 10_000)
+                                                topic: context.configuration.topics.markers, logger: context.logger, timeoutMs: 10_000,
+                                                undecodable: context.metrics.undecodableMarkers)
                 existing = created
                 return created
             }
@@ -406,17 +415,20 @@ final class ReconcileRunner: Sendable {
         traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
     }
 
-    private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64) {
+    private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         let now = context.clock()
         let provenance = DeadLetterProvenance(
             originalTopic: message.topic, originalPartition: message.partition, originalOffset: message.offset,
-            originalTimestampMs: message.timestampMs, code: .invalidReconcileJob, reason: "the record is not a reconciliation job",
+            originalTimestampMs: message.timestampMs, code: .invalidReconcileJob, reason: reason,
             attempts: 1, firstFailedAtMs: now, failedAtMs: now, worker: context.configuration.workerID,
             group: context.configuration.groupID + ".reconcile", isReplayable: false,
             replayableReason: "the message itself is malformed: fix the producer and send a new request")
         let dead = KafkaOutgoingMessage(topic: context.configuration.topics.deadLetters, key: message.key, value: message.value,
                                         headers: provenance.headers)
+        context.logger.warning("reconciliation record refused: dead-lettered",
+                               [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
+                                ("reason", .string(reason))])
         context.publisher.publish([dead], attempts: .max) { [self] outcome in
             guard outcome.allDelivered else { return }  // the producer failed for good: left uncommitted
             context.metrics.countDeadLetter(code: DeadLetterCode.invalidReconcileJob.rawValue, parked: false)

@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 
 /// Where a message came from, and the headers the worker honours and propagates.
@@ -28,9 +29,23 @@ struct RecordOrigin: Sendable {
         return text.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? text : nil
     }
 
-    /// The dead letter this message replays (`x-replay-of`), when it is a replay.
+    /// The dead letter this message replays (`x-replay-of`), when it is a replay with a valid
+    /// header (`ReplayReference`); a message with an invalid one is dead-lettered at intake
+    /// (`replayOfProblem`), so nothing downstream sees it.
     var replayOf: String? {
-        headers.last { $0.key == "x-replay-of" }?.value.map { String(decoding: $0, as: UTF8.self) }
+        guard let bytes = headers.last(where: { $0.key == "x-replay-of" })?.value else { return nil }
+        return ReplayReference(bytes: bytes) == nil ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Why the message's `x-replay-of` header is refused, when it has one that is not
+    /// `topic:partition:offset` within `ReplayReference.maximumBytes` bytes (or is null).
+    var replayOfProblem: String? {
+        guard let header = headers.last(where: { $0.key == "x-replay-of" }) else { return nil }
+        guard let bytes = header.value, ReplayReference(bytes: bytes) != nil else {
+            return "the x-replay-of header is not topic:partition:offset (a Kafka topic name and two non-negative integers) "
+                + "within \(ReplayReference.maximumBytes) bytes"
+        }
+        return nil
     }
 
     /// Headers to put on every output about this request.

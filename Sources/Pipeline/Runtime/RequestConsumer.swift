@@ -65,7 +65,7 @@ final class RequestConsumer: Sendable {
             }
         }
         catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
-                                    logger: context.logger)
+                                    logger: context.logger, undecodable: context.metrics.undecodableMarkers)
         listener.attach(self)
     }
 
@@ -267,11 +267,12 @@ final class RequestConsumer: Sendable {
             catchUp.read(partition: partition.partition, from: position,
                          while: { ledger.isOwned(partition, generation: generation) }) { [self] found in
                 // A read of an earlier assignment ending late must not make this one ready.
-                guard context.markerIndex.install(partition, generation: generation, states: found.states, readFrom: position ?? 0) else { return }
+                guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
                 context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
-                if !found.states.isEmpty {
+                if !found.states.isEmpty || found.undecodable > 0 {
                     context.logger.info("marker catch-up found calls from a previous owner",
-                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count)))])
+                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
+                                         ("undecodable", .integer(Int64(found.undecodable)))])
                 }
                 _ = state.withLock { $0.readyToResume.insert(partition) }
             }

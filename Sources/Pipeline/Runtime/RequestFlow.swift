@@ -99,6 +99,12 @@ final class RequestFlow: Sendable {
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
         }
+        // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
+        if let problem = origin.replayOfProblem, value.count <= context.requestLimits.maxBytes {
+            let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+            deadLetter(value, origin: origin, code: .invalidReplayOf, reason: problem, summary: summary, issuerMayHaveBeenCalled: false, requestID: nil)
+            return
+        }
         let decoding = RequestDecoder.decode(value, limits: context.requestLimits)
         // Authenticity before anything that can publish a result or touch the duplicate filter,
         // markers or nonce guard: a message that fails it is never answered (CONTRACT section 11).
@@ -189,8 +195,7 @@ final class RequestFlow: Sendable {
             queue(for: origin.partition).async { self.intake(value, origin: origin) }
         }
         if duplicate == .awaitingOlderAttempt { return }
-        let marker = context.markerIndex.state(of: CallMarker.key(requestID: request.requestID, replayOf: origin.replayOf),
-                                               in: origin.partition)
+        let marker = context.markerIndex.state(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition)
         // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
         // operator's replay (`x-replay-of`) of a dead letter has markers of its own (keyed by the
         // dead letter too): the original's `completed` does not make it a duplicate, and its own
@@ -516,6 +521,7 @@ final class RequestFlow: Sendable {
         switch code {
         case .publishFailed: return AuditReason("publish_failed")
         case .reconcileExhausted: return AuditReason("reconcile_exhausted")
+        case .invalidReplayOf: return AuditReason("invalid_replay_of")
         default: return AuditReason("invalid_reconcile_job")
         }
     }

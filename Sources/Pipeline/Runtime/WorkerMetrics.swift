@@ -27,6 +27,7 @@ struct WorkerMetrics: Sendable {
     private let programs: Set<String>
     /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
     private let endpoints: Set<String>
+    let undecodableMarkers: Counter
 
     init(registry: MetricsRegistry, programs: [ProgramConfiguration]) {
         self.registry = registry
@@ -45,6 +46,8 @@ struct WorkerMetrics: Sendable {
         pausedPartitions = registry.gauge("provisioner_paused_partitions", help: "Request partitions paused for backpressure or marker catch-up.")
         publishRetries = registry.counter("provisioner_publish_retries_total", help: "Re-sends of results, markers, jobs and dead letters after a failed delivery.")
         auditFailures = registry.counter("provisioner_audit_publish_failures_total", help: "Audit events dropped after every retry failed.")
+        undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
+                                              help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
     }
 
     /// The `program` label of `name`: the name when it is configured here, else `unknown`.

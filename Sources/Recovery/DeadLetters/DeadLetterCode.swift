@@ -15,6 +15,9 @@ public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomString
     public static let reconcileExhausted = DeadLetterCode(rawValue: "reconcile_exhausted")
     /// A reconciliation job record could not be read.
     public static let invalidReconcileJob = DeadLetterCode(rawValue: "invalid_reconcile_job")
+    /// A message's `x-replay-of` header is not `topic:partition:offset` within 256 bytes (only
+    /// `dlq replay` writes it; anything else is malformed or forged). Never replayable.
+    public static let invalidReplayOf = DeadLetterCode(rawValue: "invalid_replay_of")
 
     /// The message failed its program's signature check (missing, wrong, stale): it got no
     /// answer. Never replayable: only its producer can sign it again.

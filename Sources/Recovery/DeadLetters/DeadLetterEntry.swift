@@ -17,8 +17,10 @@ public struct DeadLetterEntry: Sendable {
     public var value: [UInt8]?
     /// Headers as stored.
     public var headers: [KafkaHeader]
-    /// Provenance from the `dlq.*` headers (nil when they are missing).
+    /// Provenance from the `dlq.*` headers (nil when they are missing or out of bounds).
     public var provenance: DeadLetterProvenance?
+    /// Why `provenance` is nil: the headers are missing, or which one is out of bounds.
+    public var provenanceProblem: RecordProblem?
     /// Lenient summary of the value.
     public var summary: DeadLetterSummary
 
@@ -31,7 +33,10 @@ public struct DeadLetterEntry: Sendable {
         key = message.key
         value = message.value
         headers = message.headers
-        provenance = DeadLetterProvenance(headers: message.headers)
+        switch DeadLetterProvenance.read(headers: message.headers) {
+        case .success(let read): provenance = read
+        case .failure(let problem): provenanceProblem = problem
+        }
         summary = DeadLetterSummary(value: message.value, recordTimestampMs: provenance?.originalTimestampMs ?? message.timestampMs,
                                     deadlines: deadlines)
     }
@@ -39,8 +44,11 @@ public struct DeadLetterEntry: Sendable {
     /// `topic:partition:offset`, the id `dlq show` and `x-replay-of` use.
     public var identifier: String { "\(topic):\(partition):\(offset)" }
 
-    /// The `x-replay-of` header of this entry, when it was itself a replay that failed again.
+    /// The `x-replay-of` header of this entry, when it was itself a replay that failed again (nil
+    /// when the header is not a valid `ReplayReference`).
     public var replayOf: String? {
-        headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
+        guard let bytes = headers.last(where: { $0.key == DeadLetterHeader.replayOf })?.value, ReplayReference(bytes: bytes) != nil
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

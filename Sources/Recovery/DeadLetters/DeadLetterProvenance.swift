@@ -72,25 +72,68 @@ public struct DeadLetterProvenance: Sendable, Hashable {
         return headers
     }
 
-    /// Reads provenance from a dead letter's headers; nil when a required header is missing.
+    /// Reads provenance from a dead letter's headers; nil when a required header is missing or
+    /// any header is out of bounds (`read(headers:)` says which).
     public init?(headers: [KafkaHeader]) {
+        guard case .success(let provenance) = Self.read(headers: headers) else { return nil }
+        self = provenance
+    }
+
+    /// Reads provenance from a dead letter's headers, or says why it cannot: every header is
+    /// bounded (a legal topic name, partition 0...Int32.max, offset ≥ 0, times within
+    /// 1970-3000, attempts 1...`RecordBounds.maximumAttempt`, texts of at most 1 KiB without
+    /// control characters), so a forged or damaged dead letter is refused, never replayed.
+    public static func read(headers: [KafkaHeader]) -> Result<DeadLetterProvenance, RecordProblem> {
         func text(_ name: String) -> String? {
             headers.last { $0.key == name }?.value.map { String(decoding: $0, as: UTF8.self) }
         }
-        guard let topic = text(DeadLetterHeader.originalTopic),
-              let partition = text(DeadLetterHeader.originalPartition).flatMap({ Int32($0) }),
-              let offset = text(DeadLetterHeader.originalOffset).flatMap({ Int64($0) }),
-              let code = text(DeadLetterHeader.code),
-              let failedAt = text(DeadLetterHeader.failedAt).flatMap(RFC3339.parse)
-        else { return nil }
-        self.init(originalTopic: topic, originalPartition: partition, originalOffset: offset,
-                  originalTimestampMs: text(DeadLetterHeader.originalTimestamp).flatMap { Int64($0) },
-                  code: DeadLetterCode(rawValue: code), reason: text(DeadLetterHeader.reason) ?? "",
-                  attempts: text(DeadLetterHeader.attempts).flatMap { Int($0) } ?? 1,
-                  firstFailedAtMs: text(DeadLetterHeader.firstFailedAt).flatMap(RFC3339.parse) ?? failedAt,
-                  failedAtMs: failedAt, worker: text(DeadLetterHeader.worker) ?? "",
-                  group: text(DeadLetterHeader.group) ?? "",
-                  isReplayable: text(DeadLetterHeader.replayable) == "true",
-                  replayableReason: text(DeadLetterHeader.replayableReason) ?? "")
+        func time(_ name: String) -> Int64?? {
+            guard let value = text(name) else { return .some(nil) }
+            guard let parsed = RFC3339.parse(value), RecordBounds.isTimestamp(parsed) else { return nil }
+            return parsed
+        }
+        guard let topic = text(DeadLetterHeader.originalTopic), let partitionText = text(DeadLetterHeader.originalPartition),
+              let offsetText = text(DeadLetterHeader.originalOffset), let code = text(DeadLetterHeader.code),
+              text(DeadLetterHeader.failedAt) != nil
+        else { return .failure(RecordProblem("no dlq.* provenance headers: not a dead letter this tool wrote")) }
+        guard RecordBounds.isTopicName(topic) else { return .failure(RecordProblem("dlq.original.topic is not a Kafka topic name")) }
+        guard let partition = Int64(partitionText), RecordBounds.partitions.contains(partition) else {
+            return .failure(RecordProblem("dlq.original.partition is not 0-\(Int32.max)"))
+        }
+        guard let offset = Int64(offsetText), RecordBounds.isOffset(offset) else {
+            return .failure(RecordProblem("dlq.original.offset is not a non-negative integer"))
+        }
+        var originalTimestampMs: Int64?
+        if let value = text(DeadLetterHeader.originalTimestamp) {
+            guard let parsed = Int64(value), RecordBounds.isTimestamp(parsed) else {
+                return .failure(RecordProblem("dlq.original.timestamp is not epoch milliseconds between 1970 and 3000"))
+            }
+            originalTimestampMs = parsed
+        }
+        guard RecordBounds.isToken(code) else { return .failure(RecordProblem("dlq.code is not 1-64 of [A-Za-z0-9._:-]")) }
+        guard let failedAt = time(DeadLetterHeader.failedAt), let failedAt else {
+            return .failure(RecordProblem("dlq.failed_at is not an RFC 3339 time between 1970 and 3000"))
+        }
+        guard let firstFailedAt = time(DeadLetterHeader.firstFailedAt) else {
+            return .failure(RecordProblem("dlq.first_failed_at is not an RFC 3339 time between 1970 and 3000"))
+        }
+        var attempts = 1
+        if let value = text(DeadLetterHeader.attempts) {
+            guard let parsed = Int64(value), RecordBounds.isAttempt(parsed) else {
+                return .failure(RecordProblem("dlq.attempts is not 1-\(RecordBounds.maximumAttempt)"))
+            }
+            attempts = Int(parsed)
+        }
+        let names = [DeadLetterHeader.reason, DeadLetterHeader.worker, DeadLetterHeader.group, DeadLetterHeader.replayableReason]
+        let texts = names.map { text($0) ?? "" }
+        if let index = texts.firstIndex(where: { !RecordBounds.isText($0) }) {
+            return .failure(RecordProblem("\(names[index]) is longer than \(RecordBounds.maximumTextBytes) bytes or holds control characters"))
+        }
+        let (reason, worker, group, replayableReason) = (texts[0], texts[1], texts[2], texts[3])
+        return .success(DeadLetterProvenance(
+            originalTopic: topic, originalPartition: Int32(partition), originalOffset: offset, originalTimestampMs: originalTimestampMs,
+            code: DeadLetterCode(rawValue: code), reason: reason, attempts: attempts, firstFailedAtMs: firstFailedAt ?? failedAt,
+            failedAtMs: failedAt, worker: worker, group: group, isReplayable: text(DeadLetterHeader.replayable) == "true",
+            replayableReason: replayableReason))
     }
 }

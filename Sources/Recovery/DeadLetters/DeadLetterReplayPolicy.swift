@@ -24,7 +24,7 @@ public enum DeadLetterReplayPolicy {
             return Verdict(isReplayable: true, reason: "replay after deploying a worker that reads this version")
         case DeadLetterCode(.notJSON), DeadLetterCode(.invalidUTF8), DeadLetterCode(.notAnObject),
              DeadLetterCode(.oversize), DeadLetterCode(.missingRequestID), DeadLetterCode(.malformedRequestID),
-             .invalidReconcileJob:
+             .invalidReconcileJob, .invalidReplayOf:
             return Verdict(isReplayable: false, reason: "the message itself is malformed: fix the producer and send a new request")
         case .unauthenticated:
             return Verdict(isReplayable: false,

@@ -62,7 +62,7 @@ public struct DeadLetterReplayer: Sendable {
         var sent = 0
         for entry in entries {
             guard let provenance = entry.provenance else {
-                outcomes.append(.refused(reason: "no dlq.* provenance headers: not a dead letter this tool wrote"))
+                outcomes.append(.refused(reason: entry.provenanceProblem?.reason ?? "no dlq.* provenance headers: not a dead letter this tool wrote"))
                 continue
             }
             let verdict = DeadLetterReplayPolicy.replayVerdict(provenance: provenance, summary: entry.summary, nowMs: nowMs())

@@ -108,29 +108,76 @@ public struct ReconcileJob: Sendable, Hashable {
 
     /// Reads a job record; nil when it is not one (such a record is dead-lettered).
     public static func decode(_ bytes: [UInt8]) -> ReconcileJob? {
-        guard let document = try? JSONParser(maxDepth: 8, maxBytes: 64 * 1024).parse(bytes),
-              document["version"]?.int64Value == 1,
-              let requestID = document["request_id"]?.stringValue,
-              let program = document["program"]?.stringValue,
-              let issuer = document["issuer"]?.stringValue.flatMap(IssuerKind.init(rawValue:)),
+        try? read(bytes).get()
+    }
+
+    /// Reads a job record, or says why it is not one: every field is bounded (attempt
+    /// 1...`RecordBounds.maximumAttempt`, timestamps within `RecordBounds.timestampsMs`, identifiers
+    /// as the request decoder accepts them), so a damaged or forged record is refused here and
+    /// dead-lettered, never scheduled with values that overflow later.
+    public static func read(_ bytes: [UInt8]) -> Result<ReconcileJob, RecordProblem> {
+        guard let document = try? JSONParser(maxDepth: 8, maxBytes: 64 * 1024).parse(bytes), document.objectValue != nil else {
+            return .failure(RecordProblem("the record is not a JSON object"))
+        }
+        guard document["version"]?.int64Value == 1 else { return .failure(RecordProblem("version is not 1")) }
+        guard let requestID = document["request_id"]?.stringValue, RecordBounds.isToken(requestID) else {
+            return .failure(RecordProblem("request_id is missing or not 1-64 of [A-Za-z0-9._:-]"))
+        }
+        guard let program = document["program"]?.stringValue, RecordBounds.isToken(program) else {
+            return .failure(RecordProblem("program is missing or not 1-64 of [A-Za-z0-9._:-]"))
+        }
+        guard let issuer = document["issuer"]?.stringValue.flatMap(IssuerKind.init(rawValue:)),
               let wallet = document["wallet"]?.stringValue.flatMap(Wallet.init(rawValue:)),
-              let kind = document["kind"]?.stringValue.flatMap(RequestKind.init(rawValue:)),
-              let cardID = document["card_id"]?.stringValue,
-              let windowStart = document["window_start"]?.int64Value,
-              let deadline = document["deadline"]?.int64Value,
-              let attempt = document["attempt"]?.int64Value, attempt >= 1,
-              let dueAt = document["due_at"]?.int64Value,
-              let first = document["first_indeterminate_at"]?.int64Value
-        else { return nil }
+              let kind = document["kind"]?.stringValue.flatMap(RequestKind.init(rawValue:))
+        else { return .failure(RecordProblem("issuer, wallet or kind is missing or unknown")) }
+        guard let cardID = document["card_id"]?.stringValue, RecordBounds.isCardID(cardID) else {
+            return .failure(RecordProblem("card_id is missing or malformed"))
+        }
+        let deviceRef = document["device_ref"]?.stringValue
+        if let deviceRef, !RecordBounds.isToken(deviceRef, maxLength: 128) {
+            return .failure(RecordProblem("device_ref is malformed"))
+        }
+        let transactionReference = document["transaction_reference"]?.stringValue
+        if let transactionReference, !RecordBounds.isTransactionReference(transactionReference) {
+            return .failure(RecordProblem("transaction_reference is malformed"))
+        }
+        let traceparent = document["traceparent"]?.stringValue
+        if let traceparent, !RecordBounds.isTraceparent(traceparent) {
+            return .failure(RecordProblem("traceparent is malformed"))
+        }
+        var times: [Int64] = []
+        for name in ["window_start", "deadline", "due_at", "first_indeterminate_at"] {
+            guard let value = document[name]?.int64Value, RecordBounds.isTimestamp(value) else {
+                return .failure(RecordProblem("\(name) is missing or not epoch milliseconds between 1970 and 3000"))
+            }
+            times.append(value)
+        }
+        guard let attempt = document["attempt"]?.int64Value, RecordBounds.isAttempt(attempt) else {
+            return .failure(RecordProblem("attempt is missing or not 1-\(RecordBounds.maximumAttempt)"))
+        }
+        // A damaged hand_over is dropped, not fatal: the job is still reconciled (without waiting
+        // for a previous owner's answer).
         var handOver: HandOver?
         if let record = document["hand_over"], let partition = record["markers_partition"]?.int64Value,
-           let from = record["markers_from"]?.int64Value, (0...Int64(Int32.max)).contains(partition), from >= 0 {
-            handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: record["replay_of"]?.stringValue)
+           let from = record["markers_from"]?.int64Value, RecordBounds.partitions.contains(partition), RecordBounds.isOffset(from) {
+            let replayOf = record["replay_of"]?.stringValue
+            if replayOf == nil || replayOf.flatMap(ReplayReference.init) != nil {
+                handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: replayOf)
+            }
         }
-        return ReconcileJob(requestID: requestID, program: program, issuer: issuer, wallet: wallet, kind: kind,
-                            cardID: Sensitive(cardID), deviceRef: document["device_ref"]?.stringValue,
-                            transactionReference: document["transaction_reference"]?.stringValue,
-                            windowStartMs: windowStart, deadlineMs: deadline, attempt: Int(attempt), dueAtMs: dueAt,
-                            firstIndeterminateAtMs: first, traceparent: document["traceparent"]?.stringValue, handOver: handOver)
+        return .success(ReconcileJob(requestID: requestID, program: program, issuer: issuer, wallet: wallet, kind: kind,
+                                     cardID: Sensitive(cardID), deviceRef: deviceRef, transactionReference: transactionReference,
+                                     windowStartMs: times[0], deadlineMs: times[1], attempt: Int(attempt), dueAtMs: times[2],
+                                     firstIndeterminateAtMs: times[3], traceparent: traceparent, handOver: handOver))
     }
+}
+
+/// Why a record read back from an internal topic was refused (written into `dlq.reason`; never
+/// quotes the record's values).
+public struct RecordProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong, in one line.
+    public var reason: String
+    /// Creates a problem.
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
 }

@@ -12,7 +12,7 @@ public struct ReconcileTiers: Sendable, Hashable {
     /// The due time of `attempt` (1-based) scheduled at `nowMs`, or nil when attempts are exhausted.
     public func dueTime(attempt: Int, scheduledAtMs nowMs: Int64) -> Int64? {
         guard attempt >= 1, attempt <= delaysMs.count else { return nil }
-        return nowMs + delaysMs[attempt - 1]
+        return nowMs.clampedAdding(delaysMs[attempt - 1])
     }
 
     /// Number of attempts before giving up.

@@ -1,0 +1,108 @@
+import Contract
+import Kafka
+
+/// A write-ahead record of an issuer call, co-partitioned with its request in the markers topic:
+/// `started` is acknowledged before the issuer is called; `completed` after the request's outputs
+/// are acknowledged. A new owner of the partition that finds `started` without `completed` knows
+/// the issuer may have been called and reconciles instead of calling again. A `completed` marker
+/// also says how the request was finished (`outcome`).
+///
+/// The record is keyed by `request_id`, so a marker whose value cannot be read still names its
+/// request: catch-up treats that request as "the call may have started" (see `MarkerCatchUp`).
+public struct CallMarker: Sendable, Hashable {
+    /// Where the call stands.
+    public enum State: String, Sendable { case started, completed }
+
+    /// The request the call was for.
+    public var requestID: String
+    /// Where the call stands.
+    public var state: State
+    /// The offset of the request in its partition.
+    public var requestOffset: Int64
+    /// When the marker was written (epoch ms).
+    public var atMs: Int64
+    /// The worker that wrote it.
+    public var worker: String
+    /// For `completed`: how the request was finished; nil for `started` (and for markers written
+    /// before the field existed, which count as `answered`).
+    public var outcome: Outcome?
+    /// The dead letter this attempt replays (`x-replay-of`); nil for the original request. A
+    /// replay's markers are its own: the original's `completed` does not finish it, and its
+    /// `started` survives a crash like the original's.
+    public var replayOf: String?
+
+    /// Creates a marker.
+    public init(requestID: String, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
+                replayOf: String? = nil) {
+        self.requestID = requestID
+        self.state = state
+        self.requestOffset = requestOffset
+        self.atMs = atMs
+        self.worker = worker
+        self.outcome = outcome
+        self.replayOf = replayOf
+    }
+
+    /// What markers are tracked by: the request id, and the dead letter for a replay.
+    public var key: String { Self.key(requestID: requestID, replayOf: replayOf) }
+
+    /// The tracking key of a request (or of its replay of dead letter `replayOf`).
+    public static func key(requestID: String, replayOf: String?) -> String {
+        replayOf.map { requestID + "\u{1F}" + $0 } ?? requestID
+    }
+
+    /// How a `completed` request was finished.
+    public enum Outcome: String, Sendable {
+        /// Its result was published (final, or interim with a reconciliation job of its own).
+        case answered
+        /// It was dead-lettered: no result was published.
+        case deadLettered = "dead_lettered"
+        /// A new owner found the previous owner's `started` marker and handed the request to
+        /// reconciliation; the previous owner's own answer may still come.
+        case recovered
+    }
+
+    /// The marker as a Kafka record for markers partition `partition` (= the request's partition).
+    public func message(topic: String, partition: Int32) -> KafkaOutgoingMessage {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        writer.key("request_id"); writer.string(requestID)
+        writer.key("state"); writer.string(state.rawValue)
+        writer.key("request_offset"); writer.integer(requestOffset)
+        writer.key("at"); writer.integer(atMs)
+        writer.key("worker"); writer.string(worker)
+        if let outcome { writer.key("outcome"); writer.string(outcome.rawValue) }
+        if let replayOf { writer.key("replay_of"); writer.string(replayOf) }
+        writer.endObject()
+        return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: [], partition: partition)
+    }
+
+    /// Reads a marker record; nil for anything else, including a marker with a field out of
+    /// bounds (a `request_id` the request decoder would refuse, a negative offset, a time outside
+    /// 1970-3000, an over-long worker name, a `replay_of` that is not
+    /// `topic:partition:offset`).
+    public static func decode(_ bytes: [UInt8]) -> CallMarker? {
+        guard let document = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(bytes),
+              let requestID = document["request_id"]?.stringValue, RecordBounds.isToken(requestID),
+              let state = document["state"]?.stringValue.flatMap(State.init(rawValue:)),
+              let offset = document["request_offset"]?.int64Value, RecordBounds.isOffset(offset),
+              let at = document["at"]?.int64Value, RecordBounds.isTimestamp(at)
+        else { return nil }
+        let worker = document["worker"]?.stringValue ?? ""
+        guard RecordBounds.isText(worker, maxBytes: 256) else { return nil }
+        // An outcome this version does not know reads as none (`answered`), as before.
+        let outcome = document["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:))
+        let replayOf = document["replay_of"]?.stringValue
+        if let replayOf, ReplayReference(replayOf) == nil { return nil }
+        return CallMarker(requestID: requestID, state: state, requestOffset: offset, atMs: at, worker: worker,
+                          outcome: outcome, replayOf: replayOf)
+    }
+
+    /// The request a marker record names by its Kafka key, when that key is a `request_id` the
+    /// request decoder would accept: what is left of a marker whose value cannot be read.
+    public static func requestID(fromKey key: [UInt8]?) -> String? {
+        guard let key, key.count <= 64, key.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let text = String(decoding: key, as: UTF8.self)
+        return RecordBounds.isToken(text) ? text : nil
+    }
+}
