@@ -188,9 +188,13 @@ struct PaymentTests {
         #expect(hits.count.withLock { $0 } == 0, "the worker followed a forged link to another server")
         let forgedIDs = Set(forged.map(\.requestID))
         let markers = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).readExisting(topic: rig.stack.topics.markers)
-        let markedIDs = Set(markers.compactMap { try? JSONParser().parse($0.value)["request_id"]?.stringValue })
-        #expect(markedIDs.contains(settle.requestID), "the markers read found no marker of a real call: it checks nothing")
-        #expect(markedIDs.isDisjoint(with: forgedIDs), "a call marker was written for a forged link")
+        // Every answered request leaves a `completed` marker (issue 20); a call leaves a `started` one.
+        let startedIDs = Set(markers.compactMap { record -> String? in
+            guard let marker = try? JSONParser().parse(record.value), marker["state"]?.stringValue == "started" else { return nil }
+            return marker["request_id"]?.stringValue
+        })
+        #expect(startedIDs.contains(settle.requestID), "the markers read found no started marker of a real call: it checks nothing")
+        #expect(startedIDs.isDisjoint(with: forgedIDs), "a started call marker was written for a forged link")
         // The payment behind the forged links was never touched: only its authorization was called.
         #expect(rig.simulatorCalls(card: references[3]).map(\.count) == [1], "\(rig.simulatorCalls(card: references[3]))")
         #expect(try await Self.lastEvent(rig, reference: references[3]) == "authorized")
