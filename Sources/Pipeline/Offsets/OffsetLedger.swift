@@ -51,11 +51,12 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// Records a received offset; returns its generation, or nil when the partition is not owned.
+    /// Records a received offset; returns its generation, or nil when the record must not be
+    /// handled: the partition is not owned, or this generation already received the offset (the
+    /// consumer fetched it again after a pause/resume; the first copy is handled and completes it).
     func track(_ partition: TopicPartition, offset: Int64) -> UInt64? {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.owned else { return nil }
-            entry.tracker.track(offset)
+            guard var entry = state.partitions[partition], entry.owned, entry.tracker.track(offset) else { return nil }
             state.partitions[partition] = entry
             return entry.generation
         }

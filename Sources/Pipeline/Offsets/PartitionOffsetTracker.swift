@@ -2,11 +2,15 @@
 ///
 /// Offsets are tracked in arrival order (increasing). The committable offset is the first offset
 /// not yet completed; every offset below it is done. Completing out of order is fine; a gap in
-/// offsets (compaction, control records) is fine too.
+/// offsets (compaction, control records) is fine too. A record delivered again at or below the
+/// last offset tracked (the consumer rewound its fetch position, as librdkafka can on a
+/// pause/resume) is refused: it is already tracked, and a second entry would never complete.
 public struct PartitionOffsetTracker: Sendable {
     private var offsets: [Int64] = []
     private var done: [Bool] = []
     private var head = 0
+    /// The highest offset tracked (kept when the front of `offsets` is dropped).
+    private var lastTracked: Int64?
     /// The offset after the last one known complete at the front; `nil` before anything completes.
     private var frontier: Int64?
 
@@ -16,11 +20,16 @@ public struct PartitionOffsetTracker: Sendable {
     /// Number of offsets received and not yet complete.
     public private(set) var pendingCount = 0
 
-    /// Records a received offset (must be greater than every offset tracked before).
-    public mutating func track(_ offset: Int64) {
+    /// Records a received offset; returns false (nothing recorded) when it is not greater than
+    /// every offset tracked before: a redelivery of a record already tracked.
+    @discardableResult
+    public mutating func track(_ offset: Int64) -> Bool {
+        if let lastTracked, offset <= lastTracked { return false }
+        lastTracked = offset
         offsets.append(offset)
         done.append(false)
         pendingCount += 1
+        return true
     }
 
     /// Marks `offset` complete; returns false when it was not tracked (or already complete).

@@ -141,8 +141,8 @@ final class ReconcileRunner: Sendable {
     private func hold(_ message: KafkaMessage) {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         let generation: UInt64? = state.withLock { state in
-            guard var entry = state.trackers[partition] else { return nil }
-            entry.tracker.track(message.offset)
+            // A record fetched again (the consumer rewound after a pause/resume) is already held or done.
+            guard var entry = state.trackers[partition], entry.tracker.track(message.offset) else { return nil }
             state.trackers[partition] = entry
             return entry.generation
         }
