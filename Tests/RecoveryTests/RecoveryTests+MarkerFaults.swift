@@ -17,11 +17,17 @@ extension RecoveryTests {
 
     /// A rig whose markers partitions are led by their own broker; returns it and that broker.
     static func markerFaultRig() throws -> (RecoveryRig, markersBroker: Int32) {
+        try isolatedTopicRig { $0.markers }
+    }
+
+    /// A one-partition rig where broker 2 leads only the topic `isolated` names.
+    static func isolatedTopicRig(_ isolated: (TopicNames) -> String) throws -> (RecoveryRig, Int32) {
         let rig = try RecoveryRig(brokers: 2, partitions: 1)
         let ids = rig.stack.cluster.brokerIDs
         guard ids.count == 2 else { rig.stop(); throw TestSupportError("expected 2 brokers, got \(ids)") }
+        let faulted = isolated(rig.topics)
         for topic in rig.topics.all {
-            let leader = topic == rig.topics.markers ? ids[1] : ids[0]
+            let leader = topic == faulted ? ids[1] : ids[0]
             if let failure = rig.stack.cluster.setPartitionLeader(topic: topic, partition: 0, brokerID: leader) {
                 rig.stop()
                 throw failure
