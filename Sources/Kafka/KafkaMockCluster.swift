@@ -88,6 +88,21 @@ public final class KafkaMockCluster: @unchecked Sendable {
         }
     }
 
+    /// Makes the next `errors.count` requests of type `apiKey` to broker `brokerID` fail, in order,
+    /// with these codes (they take precedence over errors pushed for the whole cluster). With a
+    /// topic's partitions led by that broker alone, this fails that topic's writes and nothing else.
+    @discardableResult
+    public func pushRequestErrors(brokerID: Int32, apiKey: KafkaAPIKey, errors: [KafkaError.Code]) -> KafkaError? {
+        for code in errors {
+            if let failure = check("pushing a \(apiKey) error onto broker \(brokerID)", {
+                provisioner_mock_broker_push_request_error(cluster, brokerID, apiKey.rawValue, code.raw)
+            }) {
+                return failure
+            }
+        }
+        return nil
+    }
+
     /// Drops request errors pushed for `apiKey` that were not used yet.
     public func clearRequestErrors(apiKey: KafkaAPIKey) {
         _ = try? call { () throws(KafkaError) in

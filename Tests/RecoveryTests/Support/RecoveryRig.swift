@@ -22,8 +22,8 @@ final class RecoveryRig: Sendable {
     /// Every worker log line (kept for failure messages).
     let logs = CapturingLogHandler()
 
-    init(partitions: Int = 3, tiersMs: [Int64] = [300, 600, 1200]) throws {
-        stack = try EmbeddedStack(partitions: partitions)
+    init(brokers: Int = 1, partitions: Int = 3, tiersMs: [Int64] = [300, 600, 1200]) throws {
+        stack = try EmbeddedStack(brokers: brokers, partitions: partitions)
         group = "recovery-\(UUID().uuidString)"
         self.tiersMs = tiersMs
         do {
