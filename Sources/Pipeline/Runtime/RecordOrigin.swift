@@ -24,9 +24,11 @@ struct RecordOrigin: Sendable {
 
     /// W3C trace context to propagate, when present and well-formed.
     var traceparent: String? {
+        // The same rule a reconciliation job's trace context is read back with (`RecordBounds`):
+        // an empty one is not propagated, so the job the worker writes is one it can read.
         guard let bytes = headers.last(where: { $0.key == "traceparent" })?.value, bytes.count <= 128 else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
-        return text.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? text : nil
+        return RecordBounds.isTraceparent(text) ? text : nil
     }
 
     /// The dead letter this message replays (`x-replay-of`), when it is a replay with a valid

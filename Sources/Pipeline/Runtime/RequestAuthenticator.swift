@@ -49,6 +49,8 @@ struct RequestAuthenticator: Sendable {
     /// Judges a message naming `program` (nil when it names none) that `configured` says whether
     /// this worker serves.
     func verdict(program: String?, isConfigured: Bool, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], nowMs: Int64) -> Verdict {
+        // Nothing here signs: every message is answerable, and no header needs reading.
+        guard isEnforcing else { return .notRequired }
         let header: (String) -> [UInt8]? = { name in headers.last { $0.key == name }?.value }
         let isReplay = header(DeadLetterHeader.replayOf) != nil
         if let program, isConfigured {
@@ -59,9 +61,7 @@ struct RequestAuthenticator: Sendable {
             case .invalid(let reason): return .unauthentic("program \(program): \(reason)")
             }
         }
-        // Names no program this worker serves: answerable only if nothing here is signed, or if a
-        // key held here verifies it.
-        guard isEnforcing else { return .notRequired }
+        // Names no program this worker serves: answerable only if a key held here verifies it.
         if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
         for signing in programs.values {
             if case .valid = RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value,

@@ -101,31 +101,30 @@ final class RequestFlow: Sendable {
         }
         // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
         if let problem = origin.replayOfProblem, value.count <= context.requestLimits.maxBytes {
-            let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
-            deadLetter(value, origin: origin, code: .invalidReplayOf, reason: problem, summary: summary, issuerMayHaveBeenCalled: false, requestID: nil)
+            deadLetter(value, origin: origin, code: .invalidReplayOf, reason: problem, issuerMayHaveBeenCalled: false, requestID: nil)
             return
         }
         let decoding = RequestDecoder.decode(value, limits: context.requestLimits)
+        // What a message that does not decode says of itself, read once (its dead letter's summary).
+        let summary: DeadLetterSummary? = if case .deadLetter = decoding { self.summary(of: value, origin: origin) } else { nil }
         // Authenticity before anything that can publish a result or touch the duplicate filter,
         // markers or nonce guard: a message that fails it is never answered (CONTRACT section 11).
         let claimed: (requestID: String?, program: String?) = switch decoding {
         case .decoded(let request): (request.requestID, request.program)
         case .rejected(let rejection): (rejection.requestID, rejection.program)
-        case .deadLetter:
-            { let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs); return (summary.requestID, summary.program) }()
+        case .deadLetter: (summary?.requestID, summary?.program)
         }
         let verdict = context.authenticator.verdict(program: claimed.program,
                                                     isConfigured: claimed.program.map { context.configuration.program($0) != nil } ?? false,
                                                     key: origin.key, value: value, headers: origin.headers, nowMs: context.clock())
         if case .unauthentic(let reason) = verdict {
-            refuseUnauthentic(value, origin: origin, reason: reason, requestID: claimed.requestID, program: claimed.program)
+            refuseUnauthentic(value, origin: origin, reason: reason, requestID: claimed.requestID, program: claimed.program, summary: summary)
             return
         }
         switch decoding {
         case .deadLetter(let cause):
-            let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
             deadLetter(value, origin: origin, code: DeadLetterCode(cause.code), reason: cause.message, summary: summary,
-                       issuerMayHaveBeenCalled: false, requestID: summary.requestID, claimsRequestID: false)
+                       issuerMayHaveBeenCalled: false, requestID: summary?.requestID, claimsRequestID: false)
         case .rejected(let rejection):
             let issuer = rejection.program.flatMap { context.configuration.program($0)?.issuer }
             let result = ProvisioningResult(rejection: rejection, issuer: issuer,
@@ -147,7 +146,8 @@ final class RequestFlow: Sendable {
     /// A message that failed its signature check: no result anywhere, and nothing it names is
     /// touched (duplicate filter, markers, nonce guard); an audit event, a metric and a dead letter
     /// that cannot be replayed.
-    private func refuseUnauthentic(_ value: [UInt8], origin: RecordOrigin, reason: String, requestID: String?, program: String?) {
+    private func refuseUnauthentic(_ value: [UInt8], origin: RecordOrigin, reason: String, requestID: String?, program: String?,
+                                   summary: DeadLetterSummary?) {
         let configuredProgram = program.flatMap { context.configuration.program($0) }
         context.metrics.countUnauthenticated(replay: origin.replayOf != nil)
         context.logger.warning("message failed its signature check: dead-lettered, not answered",
@@ -157,7 +157,6 @@ final class RequestFlow: Sendable {
                                                    issuer: configuredProgram?.issuer, wallet: nil, status: .rejected, code: .unauthenticated,
                                                    reason: AuditReason("the message failed its signature check: not answered"))],
                               traceparent: origin.traceparent)
-        let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
         deadLetter(value, origin: origin, code: .unauthenticated, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
                    requestID: requestID, claimsRequestID: false)
     }
@@ -440,10 +439,9 @@ final class RequestFlow: Sendable {
                 context.logger.error("result could not be published; dead-lettering the request",
                                      [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
                                       ("error", .string(outcome.lastError?.description ?? "unknown"))])
-                let summary = DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
                 deadLetter(value, origin: origin, code: .publishFailed,
                            reason: "the result could not be published to \(topics.results) after \(context.configuration.publishAttempts) attempts",
-                           summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID,
+                           issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID,
                            startedMarker: startedMarker)
                 return
             }
@@ -526,13 +524,20 @@ final class RequestFlow: Sendable {
         }
     }
 
+    /// What a message's value says of itself for its dead letter (request id, program, wallet, deadline).
+    private func summary(of value: [UInt8], origin: RecordOrigin) -> DeadLetterSummary {
+        DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+    }
+
     /// Header of a dead letter whose value was cut to the request limit: the original length in bytes.
     static let truncatedFromHeader = "dlq.value_truncated_from"
 
     /// Dead-letters a message (or parks it when it was already a replay) and completes its offset
     /// once the dead letter is acknowledged; retried until it is.
-    func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary,
+    /// `summary`: what the value says of itself, when the caller already read it (read here otherwise).
+    func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary? = nil,
                     issuerMayHaveBeenCalled: Bool, requestID: String?, claimsRequestID: Bool = true, startedMarker: Bool = false) {
+        let summary = summary ?? self.summary(of: value, origin: origin)
         let now = context.clock()
         let parked = origin.replayOf != nil
         let topics = context.configuration.topics
