@@ -109,6 +109,21 @@ extension ReliabilityTests {
         request = try imprint()
         cases.append(Case(name: "signed, then a reply topic added", request: request,
                           headers: rig.signed(request) + [KafkaHeader(key: "kafka_replyTopic", string: "attacker.replies")], accepted: false))
+        // Reply routing is signed too: the route decides where the answer goes (to the default
+        // results topic's partition 0 here, so the collector sees the accepted one).
+        let route = [KafkaHeader(key: ReplyRoute.topicHeader, string: rig.stack.topics.results),
+                     KafkaHeader(key: ReplyRoute.partitionHeader, value: ReplyRoute.partitionBytes(0)),
+                     KafkaHeader(key: ReplyRoute.correlationHeader, value: [1, 2, 3])]
+        request = try imprint()
+        cases.append(Case(name: "signed with reply headers", request: request, headers: rig.signed(request, headers: route), accepted: true))
+        request = try imprint()
+        cases.append(Case(name: "signed with reply headers, then the reply partition changed", request: request,
+                          headers: rig.signed(request, headers: route)
+                              + [KafkaHeader(key: ReplyRoute.partitionHeader, value: ReplyRoute.partitionBytes(1))], accepted: false))
+        request = try imprint()
+        cases.append(Case(name: "signed with reply headers, then the correlation id changed", request: request,
+                          headers: rig.signed(request, headers: route) + [KafkaHeader(key: ReplyRoute.correlationHeader, value: [9])],
+                          accepted: false))
         request = try imprint()
         cases.append(Case(name: "signed 10 minutes ago (stale)", request: request, headers: rig.signed(request, atMs: now - 600_000), accepted: false))
         request = try imprint()

@@ -100,6 +100,17 @@ extension WorkerConfiguration {
 
         var results = root.object("results")
         configuration.requireEncryption = results.bool("require_encryption", default: true)
+        configuration.mirrorReplies = results.bool("mirror_replies", default: false)
+        if let topics = results.raw("reply_topics") {
+            let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
+            if topics.arrayValue == nil || entries.count != topics.arrayValue?.count
+                || !entries.allSatisfy(ReplyRouting.isValidEntry) {
+                results.issues.append(.init(.error, "results.reply_topics",
+                                            "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
+            } else {
+                configuration.replyTopics = entries
+            }
+        }
         root.absorb(results)
 
         var dlq = root.object("dlq")

@@ -23,6 +23,11 @@ public struct WorkerConfiguration: Sendable {
     public var programs: [String: ProgramConfiguration] = [:]
     /// Reject requests without `reply.jwk` (payload encryption is mandatory).
     public var requireEncryption = true
+    /// `results.reply_topics`: topics a request may name in `kafka_replyTopic` (an entry ending in
+    /// `*` is a prefix). Empty: reply routing to any topic but the default results topic is refused.
+    public var replyTopics: [String] = []
+    /// `results.mirror_replies`: also publish a copy of every routed result to the default results topic.
+    public var mirrorReplies = false
     /// Environment variable holding the HMAC key for `card_ref` / `device_ref` pseudonyms.
     public var pseudonymKeyEnvironmentVariable = "PROVISIONER_AUDIT_KEY"
     /// `host:port` of `/healthz`, `/readyz` and `/metrics`; nil disables the endpoint.

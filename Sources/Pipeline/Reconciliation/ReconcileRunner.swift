@@ -355,9 +355,8 @@ final class ReconcileRunner: Sendable {
         retry.attempt = 1
         retry.dueAtMs = 0
         let topics = context.configuration.topics
-        let messages = [
-            KafkaOutgoingMessage(topic: topics.results, key: Array(job.requestID.utf8), value: result.encodedJSON(),
-                                 headers: resultHeaders(held)),
+        // The dead letter's value is the job, reply route included: a replay answers where the request asked.
+        let messages = resultMessages(held, result) + [
             KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: Array(job.requestID.utf8),
                                  value: retry.encodedJSON(), headers: resultHeaders(held) + provenance.headers),
         ]
@@ -374,9 +373,7 @@ final class ReconcileRunner: Sendable {
     private func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
         let job = held.job
         let result = makeResult(job, outcome: outcome, payment: payment)
-        let message = KafkaOutgoingMessage(topic: context.configuration.topics.results, key: Array(job.requestID.utf8),
-                                           value: result.encodedJSON(), headers: resultHeaders(held))
-        context.publisher.publish([message], attempts: .max) { [self] delivery in
+        context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
@@ -413,6 +410,12 @@ final class ReconcileRunner: Sendable {
     /// Headers of a job's result: the trace context and, for a replayed job, `x-replay-of`.
     private func resultHeaders(_ held: Held) -> [KafkaHeader] {
         traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
+    }
+
+    /// A job's result along the request's reply route (checked against today's `results.reply_topics`).
+    private func resultMessages(_ held: Held, _ result: ProvisioningResult) -> [KafkaOutgoingMessage] {
+        context.replyRouting.messages(requestID: held.job.requestID, value: result.encodedJSON(),
+                                      route: context.replyRouting.recheck(held.job.reply), headers: resultHeaders(held))
     }
 
     private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {

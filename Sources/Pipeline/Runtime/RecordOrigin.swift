@@ -11,6 +11,11 @@ struct RecordOrigin: Sendable {
     let key: [UInt8]?
     let headers: [KafkaHeader]
     let receivedAtMs: Int64
+    /// Where the request's results go (checked by `ReplyRouting` at intake; nil: the default topic).
+    var reply: ReplyRoute?
+    /// Why the request's reply headers are refused, when they are (answered `invalid_request` on
+    /// the default results topic).
+    var replyRefusal: String?
 
     init(message: KafkaMessage, generation: UInt64, receivedAtMs: Int64) {
         partition = TopicPartition(topic: message.topic, partition: message.partition)
@@ -20,6 +25,13 @@ struct RecordOrigin: Sendable {
         key = message.key
         headers = message.headers
         self.receivedAtMs = receivedAtMs
+    }
+
+    /// The reply headers as the message carries them (the last of each name), not yet checked.
+    var replyHeaders: Result<ReplyRoute?, ReplyRoute.Problem> {
+        ReplyRoute.read { name in
+            headers.last(where: { $0.key == name }).map(\.value)
+        }
     }
 
     /// W3C trace context to propagate, when present and well-formed.

@@ -94,7 +94,9 @@ final class RequestFlow: Sendable {
 
     // MARK: - 2. Intake
 
-    private func intake(_ value: [UInt8], origin: RecordOrigin) {
+    private func intake(_ value: [UInt8], origin received: RecordOrigin) {
+        var origin = received
+        (origin.reply, origin.replyRefusal) = context.replyRouting.check(origin.replyHeaders)
         guard context.ledger.isOwned(origin.partition, generation: origin.generation) else {
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
@@ -179,6 +181,12 @@ final class RequestFlow: Sendable {
                                     cardRef: cardRef, deviceRef: deviceRef, last4: request.card.last4, reason: AuditReason(code)),
             ], traceparent: origin.traceparent)
             deliver(result, origin: origin, value: value, job: nil, reconcile: nil, startedMarker: false, issuerMayHaveBeenCalled: false)
+        }
+        // Reply headers covered by the signature (checked already) but malformed or naming a topic
+        // not allowed: refused on the default results topic, before anything else is touched.
+        if let refusal = origin.replyRefusal {
+            early(.invalidRequest, refusal)
+            return
         }
         guard let program = configured, let endpoint = context.endpoints[request.program] else {
             early(.unknownProgram, "program '\(AuditEvent.safeIdentifier(request.program))' is not configured on this worker")
@@ -409,7 +417,8 @@ final class RequestFlow: Sendable {
                             transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,
                             windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
                             dueAtMs: dueAtMs,
-                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver)
+                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver,
+                            reply: job.origin.reply)
     }
 
     private func answerWithoutCall(_ job: ProvisioningJob, outcome: Outcome, stage: AuditStage) {
@@ -428,8 +437,9 @@ final class RequestFlow: Sendable {
         stamped.timing.publishedAtMs = context.clock()
         let result = stamped
         let topics = context.configuration.topics
-        var messages = [KafkaOutgoingMessage(topic: topics.results, key: Array(result.requestID.utf8), value: result.encodedJSON(),
-                                             headers: origin.resultHeaders)]
+        var messages = context.replyRouting.messages(requestID: result.requestID, value: result.encodedJSON(), route: origin.reply,
+                                                     headers: origin.resultHeaders)
+        let resultTopic = messages[0].topic
         if let reconcile {
             messages.append(KafkaOutgoingMessage(topic: topics.reconcile, key: Array(reconcile.requestID.utf8),
                                                  value: reconcile.encodedJSON(), headers: origin.propagatedHeaders))
@@ -440,7 +450,7 @@ final class RequestFlow: Sendable {
                                      [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
                                       ("error", .string(outcome.lastError?.description ?? "unknown"))])
                 deadLetter(value, origin: origin, code: .publishFailed,
-                           reason: "the result could not be published to \(topics.results) after \(context.configuration.publishAttempts) attempts",
+                           reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
                            issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID,
                            startedMarker: startedMarker)
                 return
@@ -567,7 +577,9 @@ final class RequestFlow: Sendable {
             failedAtMs: now, worker: context.configuration.workerID, group: context.configuration.groupID,
             isReplayable: parked ? false : verdict.isReplayable,
             replayableReason: parked ? "a replay that failed again: parked so it cannot loop; inspect it before sending a new request" : verdict.reason)
-        var headers = origin.propagatedHeaders + provenance.headers + truncation
+        // The reply headers stay with the dead letter: `dlq replay` sends them again, so the
+        // replay's answer goes where the original's would have.
+        var headers = origin.propagatedHeaders + ReplyRouting.headers(origin.reply) + provenance.headers + truncation
         if let replayOf = origin.replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
         let message = KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: origin.key, value: body, headers: headers)
         context.publisher.publish([message], attempts: .max) { [self] outcome in

@@ -89,7 +89,8 @@ public final class Worker: Sendable {
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
             duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
-            reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
+            reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
+            replyRouting: ReplyRouting(configuration: configuration), clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         flow = RequestFlow(context: context)
         requests = try RequestConsumer(context: context, flow: flow)

@@ -23,6 +23,8 @@ struct WorkerContext: Sendable {
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers
     let requestLimits: RequestLimits
+    /// Where results go (reply routing).
+    let replyRouting: ReplyRouting
     /// Wall-clock milliseconds.
     let clock: @Sendable () -> Int64
 }

@@ -76,7 +76,8 @@ public struct DeadLetterReplayer: Sendable {
                 continue
             }
             if let spacingMs, sent > 0 { usleep(useconds_t(spacingMs * 1000)) }
-            var headers = entry.headers.filter { $0.key == DeadLetterHeader.traceparent }
+            // Trace context and reply routing go with the replay (the worker checks the route again).
+            var headers = entry.headers.filter { $0.key == DeadLetterHeader.traceparent || ReplyRoute.headerNames.contains($0.key) }
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName))
             var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers)

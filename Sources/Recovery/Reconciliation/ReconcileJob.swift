@@ -37,6 +37,9 @@ public struct ReconcileJob: Sendable, Hashable {
     /// Set when the call was started by a previous owner of the request's partition, which may
     /// still publish its answer: where that owner's `completed` marker would be.
     public var handOver: HandOver?
+    /// Reply routing of the request (Spring request-reply headers): where every result for it goes,
+    /// with its correlation id; nil for the default results topic.
+    public var reply: ReplyRoute?
 
     /// Where to look for a previous owner's `completed` marker of the request.
     public struct HandOver: Sendable, Hashable {
@@ -58,7 +61,8 @@ public struct ReconcileJob: Sendable, Hashable {
     /// Creates a job.
     public init(requestID: String, program: String, issuer: IssuerKind, wallet: Wallet, kind: RequestKind, cardID: Sensitive,
                 deviceRef: String?, transactionReference: String?, windowStartMs: Int64, deadlineMs: Int64, attempt: Int,
-                dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?, handOver: HandOver? = nil) {
+                dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?, handOver: HandOver? = nil,
+                reply: ReplyRoute? = nil) {
         self.requestID = requestID
         self.program = program
         self.issuer = issuer
@@ -74,6 +78,7 @@ public struct ReconcileJob: Sendable, Hashable {
         self.firstIndeterminateAtMs = firstIndeterminateAtMs
         self.traceparent = traceparent
         self.handOver = handOver
+        self.reply = reply
     }
 
     /// The JSON record written to the reconcile topic.
@@ -101,6 +106,9 @@ public struct ReconcileJob: Sendable, Hashable {
             writer.key("markers_from"); writer.integer(handOver.markersFrom)
             if let replayOf = handOver.replayOf { writer.key("replay_of"); writer.string(replayOf) }
             writer.endObject()
+        }
+        if let reply {
+            writer.key("reply"); reply.write(to: &writer)
         }
         writer.endObject()
         return writer.bytes
@@ -165,10 +173,18 @@ public struct ReconcileJob: Sendable, Hashable {
                 handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: replayOf)
             }
         }
+        // Unlike hand_over, a damaged reply is fatal: answering anywhere else would lose the answer.
+        var reply: ReplyRoute?
+        if let record = document["reply"], !record.isNull {
+            switch ReplyRoute.read(json: record) {
+            case .success(let route): reply = route
+            case .failure(let problem): return .failure(RecordProblem(problem.reason))
+            }
+        }
         return .success(ReconcileJob(requestID: requestID, program: program, issuer: issuer, wallet: wallet, kind: kind,
                                      cardID: Sensitive(cardID), deviceRef: deviceRef, transactionReference: transactionReference,
                                      windowStartMs: times[0], deadlineMs: times[1], attempt: Int(attempt), dueAtMs: times[2],
-                                     firstIndeterminateAtMs: times[3], traceparent: traceparent, handOver: handOver))
+                                     firstIndeterminateAtMs: times[3], traceparent: traceparent, handOver: handOver, reply: reply))
     }
 }
 

@@ -1,0 +1,86 @@
+import Contract
+import Kafka
+
+/// The one place results are addressed (CONTRACT section 11, reply routing): the default results
+/// topic keyed by `request_id`, or the request's `kafka_replyTopic` / `kafka_replyPartition` with
+/// its `kafka_correlationId` echoed, when configuration allows that topic; with
+/// `results.mirror_replies`, a copy on the default topic too.
+///
+/// Every result of a request — its first answer, a reconciled final, the answer to a replay or to
+/// a redelivery — is built here from the same route, so all go to the same place.
+struct ReplyRouting: Sendable {
+    /// The default results topic.
+    let resultsTopic: String
+    /// Topics no request may name, whatever `results.reply_topics` says (requests, markers, ...).
+    let internalTopics: Set<String>
+    /// Allowed names, and prefixes (entries that ended in `*`, without it).
+    let names: Set<String>
+    let prefixes: [String]
+    let mirror: Bool
+
+    init(configuration: WorkerConfiguration) {
+        let topics = configuration.topics
+        resultsTopic = topics.results
+        internalTopics = Set(topics.all).subtracting([topics.results])
+        names = Set(configuration.replyTopics.filter { !$0.hasSuffix("*") })
+        prefixes = configuration.replyTopics.filter { $0.hasSuffix("*") }.map { String($0.dropLast()) }
+        mirror = configuration.mirrorReplies
+    }
+
+    /// Whether `entry` is a valid `results.reply_topics` entry: a topic name, or a prefix of one followed by `*`.
+    static func isValidEntry(_ entry: String) -> Bool {
+        entry.hasSuffix("*") ? RecordBounds.isTopicName(entry.dropLast()) : RecordBounds.isTopicName(entry)
+    }
+
+    /// Whether results may be routed to `topic`: the default results topic, or one allowed by
+    /// configuration that is not one of the pipeline's other topics.
+    func allows(_ topic: String) -> Bool {
+        if topic == resultsTopic { return true }
+        guard !internalTopics.contains(topic) else { return false }
+        return names.contains(topic) || prefixes.contains { topic.hasPrefix($0) }
+    }
+
+    /// A request's route as headers say it, checked: the route to use (nil: the default topic)
+    /// and, when the request must be refused (`invalid_request`), why. A refused route keeps a
+    /// well-formed correlation id, so the refusal on the default topic can still be matched.
+    func check(_ read: Result<ReplyRoute?, ReplyRoute.Problem>) -> (route: ReplyRoute?, refusal: String?) {
+        switch read {
+        case .failure(let problem):
+            return (nil, problem.reason)
+        case .success(nil):
+            return (nil, nil)
+        case .success(let route?):
+            guard let topic = route.topic, !allows(topic) else { return (route, nil) }
+            let refusal = "the reply topic named by \(ReplyRoute.topicHeader) is not allowed by results.reply_topics"
+            return (route.correlationID.map { ReplyRoute(topic: nil, correlationID: $0) }, refusal)
+        }
+    }
+
+    /// The route a record read back (a reconciliation job) names, checked against today's
+    /// configuration: a topic no longer allowed falls back to the default topic.
+    func recheck(_ route: ReplyRoute?) -> ReplyRoute? {
+        check(.success(route)).route
+    }
+
+    /// The messages that publish `value` (an encoded result for `requestID`) along `route`, with
+    /// `headers` (trace context, `x-replay-of`) and the correlation id.
+    func messages(requestID: String, value: [UInt8], route: ReplyRoute?, headers: [KafkaHeader]) -> [KafkaOutgoingMessage] {
+        let key = Array(requestID.utf8)
+        var headers = headers
+        if let correlation = route?.correlationID { headers.append(KafkaHeader(key: ReplyRoute.correlationHeader, value: correlation)) }
+        guard let route, let topic = route.topic, topic != resultsTopic || route.partition != nil else {
+            return [KafkaOutgoingMessage(topic: resultsTopic, key: key, value: value, headers: headers)]
+        }
+        var messages = [KafkaOutgoingMessage(topic: topic, key: key, value: value, headers: headers, partition: route.partition)]
+        if mirror && topic != resultsTopic {
+            messages.append(KafkaOutgoingMessage(topic: resultsTopic, key: key, value: value, headers: headers))
+        }
+        return messages
+    }
+
+    /// The route as headers for records that carry the request on (dead letters), so a replay
+    /// keeps it.
+    static func headers(_ route: ReplyRoute?) -> [KafkaHeader] {
+        route?.requestHeaders.map { KafkaHeader(key: $0.name, value: $0.value) } ?? []
+    }
+}
