@@ -6,6 +6,7 @@ import PackageDescription
 /// Dependency directions (no cycles, no outside Swift packages):
 ///   provisioner -> ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
 ///   Issuers -> { HTTP, Contract };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
+///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; Harness and the CLI build on it)
 ///   ContractFuzz -> { Contract, Recovery, Kafka } (the decoders of requests and of records read back)
 /// Swift 6 language mode everywhere; CI adds `-warnings-as-errors`.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -15,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "provisioner", targets: ["provisioner"]),
+        // For Swift backends: build, send and await provisioning requests (reply routing, JWE).
+        .library(name: "ProvisionerClient", targets: ["ProvisionerClient"]),
     ],
     targets: [
         // C libraries from Debian, each with a header of inline shims for macros and variadics.
@@ -39,12 +42,14 @@ let package = Package(
         .target(name: "Simulator", dependencies: ["Contract", "HTTP", "COpenSSL"], swiftSettings: strict),
         // Reconciliation jobs, call markers and dead letters (records, headers, the operator tool).
         .target(name: "Recovery", dependencies: ["Contract", "Kafka", "Issuers", "Observability"], swiftSettings: strict),
+        // The backend's client library: Kafka and Contract only, async/await API.
+        .target(name: "ProvisionerClient", dependencies: ["Kafka", "Contract"], swiftSettings: strict),
         // The worker: Kafka in, schedule, issuer call, results and audit out.
         .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
         // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
-        .target(name: "Harness", dependencies: ["CPosix", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
+        .target(name: "Harness", dependencies: ["CPosix", "ProvisionerClient", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
-        .target(name: "ProvisionerCLI", dependencies: ["Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
+        .target(name: "ProvisionerCLI", dependencies: ["ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
 
         // libFuzzer entry point for decode + validate, and for every decoder of a record read back
@@ -61,6 +66,8 @@ let package = Package(
         .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ClientTests", dependencies: ["ProvisionerClient", "Pipeline", "Kafka", "Simulator", "Contract", "Harness", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DeployTests", dependencies: ["ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",

@@ -1,0 +1,38 @@
+import Contract
+
+/// How a `ProvisionerClient` reaches the worker and where it takes its answers.
+public struct ProvisionerClientConfiguration: Sendable {
+    /// librdkafka properties for the client's producer and reply reader (`bootstrap.servers`, security).
+    public var kafka: [String: String]
+    /// The requests topic (`provisioning.requests`).
+    public var requestsTopic: String
+    /// The reply topic; the worker must allow it (`results.reply_topics`).
+    public var replyTopic: String
+    /// The partition of `replyTopic` this client owns: one per client instance, assigned by hand
+    /// (no consumer group, so no rebalance can take it away).
+    public var replyPartition: Int32
+    /// The backend's private key: its public half goes in every request's `reply.jwk`, and it decrypts the payloads.
+    public var replyKey: ECPrivateKey
+    /// The program's request signing secret, when the program signs (`request_signing`): requests are signed v2.
+    public var signingSecret: Sensitive?
+    /// How long an answer is awaited, from the handshake; nil: the contract window of the wallet
+    /// (Apple Pay 20 s, Google wallets 60 s).
+    public var answerWindowMs: Int64?
+
+    /// Creates a configuration.
+    public init(kafka: [String: String], requestsTopic: String = "provisioning.requests", replyTopic: String, replyPartition: Int32,
+                replyKey: ECPrivateKey, signingSecret: Sensitive? = nil, answerWindowMs: Int64? = nil) {
+        self.kafka = kafka
+        self.requestsTopic = requestsTopic
+        self.replyTopic = replyTopic
+        self.replyPartition = replyPartition
+        self.replyKey = replyKey
+        self.signingSecret = signingSecret
+        self.answerWindowMs = answerWindowMs
+    }
+
+    /// The answer window for `wallet` when none is configured (CONTRACT: Apple Pay 20 s, Google 60 s).
+    func windowMs(for wallet: Wallet) -> Int64 {
+        answerWindowMs ?? (wallet == .applePay ? 20_000 : 60_000)
+    }
+}

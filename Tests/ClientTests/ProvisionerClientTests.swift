@@ -1,0 +1,153 @@
+import Contract
+import Foundation
+import Kafka
+import ProvisionerClient
+import Testing
+import TestSupport
+
+/// `ProvisionerClient` end to end: a real worker and the issuer simulator over HTTP on the
+/// embedded broker; the client produces, awaits on its own reply partition and decrypts.
+@Suite("ProvisionerClient end to end", .serialized, .timeLimit(.minutes(10)))
+struct ProvisionerClientTests {
+    @Test("Apple Pay and Google Wallet: typed, decrypted values and next_action")
+    func answersAreDecryptedIntoTypedValues() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (client, _) = try rig.client(partition: 0)
+        defer { client.close() }
+        let apple = try await client.provision(try ClientRig.apple())
+        #expect(apple.status == .provisioned && apple.isFinal && apple.nextAction == .addToWallet)
+        guard case .apple(let activation, let pass, let ephemeral)? = apple.payload else {
+            Issue.record("no Apple payload: \(String(describing: apple.payloadProblem))")
+            return
+        }
+        #expect(!activation.isEmpty && !pass.isEmpty)
+        #expect(ephemeral.count == 65 && ephemeral.first == 0x04, "an uncompressed P-256 point, as PKAddPaymentPassRequest takes it")
+        let google = try await client.provision(ClientRig.google())
+        #expect(google.status == .provisioned && google.nextAction == .addToWallet)
+        guard case .googleWallet(let card, let opc)? = google.payload else {
+            Issue.record("no Google payload: \(String(describing: google.payloadProblem))")
+            return
+        }
+        #expect(!card.revealed.isEmpty)
+        #expect(opc?.revealed.isEmpty == false, "the OPC Google asked for")
+    }
+
+    @Test("1,000 concurrent requests from one client: each answered once, final, decrypted")
+    func thousandConcurrentRequests() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (client, _) = try rig.client(partition: 1)
+        defer { client.close() }
+        let answers = try await withThrowingTaskGroup(of: ProvisioningAnswer.self) { group in
+            for _ in 0..<1_000 { group.addTask { try await client.provision(ClientRig.google()) } }
+            var all: [ProvisioningAnswer] = []
+            for try await answer in group { all.append(answer) }
+            return all
+        }
+        #expect(answers.count == 1_000)
+        #expect(Set(answers.map(\.requestID)).count == 1_000)
+        #expect(answers.allSatisfy { $0.status == .provisioned && $0.isFinal })
+        #expect(answers.allSatisfy { if case .googleWallet? = $0.payload { true } else { false } }, "every payload decrypted")
+        #expect(client.replyCounts.ignored == 0, "nothing foreign or duplicated on the client's partition: \(client.replyCounts)")
+    }
+
+    @Test("two clients on different partitions each read only their own answers")
+    func twoClientsSeeOnlyTheirOwn() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (first, _) = try rig.client(partition: 2)
+        let (second, _) = try rig.client(partition: 3)
+        defer { first.close(); second.close() }
+        let requests = (0..<60).map { _ in ClientRig.google() }
+        let answers = try await withThrowingTaskGroup(of: (Int, ProvisioningAnswer).self) { group in
+            for (index, request) in requests.enumerated() {
+                let client = index.isMultiple(of: 2) ? first : second
+                group.addTask { (index, try await client.provision(request)) }
+            }
+            var all: [(Int, ProvisioningAnswer)] = []
+            for try await answer in group { all.append(answer) }
+            return all
+        }
+        #expect(answers.count == 60)
+        for (index, answer) in answers { #expect(answer.requestID == requests[index].requestID && answer.status == .provisioned) }
+        #expect(first.replyCounts == (read: 30, ignored: 0), "\(first.replyCounts)")
+        #expect(second.replyCounts == (read: 30, ignored: 0), "\(second.replyCounts)")
+    }
+
+    @Test("a client closed mid-wait is told closed; a new client on the same partition finds the answer by lookup")
+    func lookupAfterRestart() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (client, key) = try rig.client(partition: 0)
+        let request = ClientRig.google("-slow-3000")
+        let sentAt = Date()
+        let waiting = Task { try await client.provision(request) }
+        try await Task.sleep(for: .milliseconds(500))
+        client.close()
+        await #expect(throws: ProvisionerClientError.self) { try await waiting.value }
+        // Before the answer exists, lookup finds nothing; afterwards it finds it (same key: it decrypts).
+        let (restarted, _) = try rig.client(partition: 0, key: key)
+        defer { restarted.close() }
+        var found: ProvisioningAnswer?
+        for _ in 0..<60 where found == nil {
+            found = try await restarted.lookup(requestID: request.requestID, wallet: .googleWallet, since: sentAt)
+            if found == nil { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        let answer = try #require(found, "the answer was published to the reply partition")
+        #expect(answer.status == .provisioned && answer.isFinal)
+        #expect(answer.payload != nil, "decrypted with the backend's key: \(String(describing: answer.payloadProblem))")
+        #expect(try await restarted.lookup(requestID: "cl-never-sent", wallet: .googleWallet, since: sentAt) == nil)
+    }
+
+    @Test("504 after applying: the interim indeterminate is not returned; the reconciled provisioned final is")
+    func reconciledFinalIsReturned() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (client, _) = try rig.client(partition: 1)
+        defer { client.close() }
+        let answer = try await client.provision(try ClientRig.apple("-timeout-applied"))
+        #expect(answer.status == .provisioned, "\(answer.status)")
+        #expect(answer.isFinal)
+        #expect(answer.nextAction == .checkWallet)
+        #expect(client.replyCounts.read == 2, "the indeterminate answer was read, then the final: \(client.replyCounts)")
+    }
+
+    @Test("only an indeterminate inside the window: it is returned, non-final, with its next_action")
+    func interimReturnedWhenNoFinalInTheWindow() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        // A window too short for reconciliation's first tier (300 ms) after the 504.
+        let (client, _) = try rig.client(partition: 2, windowMs: 2_500)
+        defer { client.close() }
+        var request = ClientRig.google("-timeout-unapplied")
+        request.handshakeAt = Date()
+        let answer = try await client.provision(request)
+        if answer.isFinal {
+            // Reconciliation was faster than the window on this machine: the final is returned, as it must be.
+            #expect(answer.status == .notProvisioned)
+        } else {
+            #expect(answer.status == .indeterminate)
+            #expect(answer.nextAction == .restartWalletFlow || answer.nextAction == .retry || answer.nextAction == .checkWallet)
+        }
+    }
+
+    @Test("a reply topic the worker does not allow: refused on the default results topic; the client hears nothing and says so")
+    func disallowedReplyTopicIsRefused() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (client, _) = try rig.client(partition: 0, topic: "other.replies", windowMs: 4_000)
+        defer { client.close() }
+        let request = ClientRig.google()
+        await #expect(throws: ProvisionerClientError(.noAnswer, "no answer within 4000 ms of the handshake")) {
+            try await client.provision(request)
+        }
+        let results = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).read(topic: rig.stack.topics.results, timeout: .seconds(30)) {
+            $0.contains { (try? ProvisioningResult.decode($0.value))?.requestID == request.requestID }
+        }
+        let refusal = try #require(results.compactMap { try? ProvisioningResult.decode($0.value) }.first { $0.requestID == request.requestID })
+        #expect(refusal.status == .rejected && refusal.code == .invalidRequest)
+        let other = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).readExisting(topic: "other.replies")
+        #expect(other.isEmpty)
+    }
+}
