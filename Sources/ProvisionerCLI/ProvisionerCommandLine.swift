@@ -15,6 +15,7 @@ public enum ProvisionerCommandLine {
         BenchCommand.self,
         TopicsCommand.self,
         ConfigCommand.self,
+        RequestCommand.self,
     ] }
 
     /// Runs the command line `words` (without the program name) and returns the exit status.

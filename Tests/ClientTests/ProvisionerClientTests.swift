@@ -2,6 +2,8 @@ import Contract
 import Foundation
 import Kafka
 import ProvisionerClient
+import Simulator
+import Harness
 import Testing
 import TestSupport
 
@@ -149,5 +151,48 @@ struct ProvisionerClientTests {
         #expect(refusal.status == .rejected && refusal.code == .invalidRequest)
         let other = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).readExisting(topic: "other.replies")
         #expect(other.isEmpty)
+    }
+}
+
+/// `provisioner request`, the built binary, against the same rig.
+@Suite("provisioner request (CLI on the client library)", .serialized, .timeLimit(.minutes(5)))
+struct RequestCommandTests {
+    @Test("one Google Wallet request from flags, --json: provisioned, final, payload kind and sizes but no payload value")
+    func requestFromFlagsPrintsTheOutcome() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let ids = SimulatedDevice.googleHandshakeValues()
+        let process = try ChildProcess(executable: try BuiltProducts.provisionerPath, arguments: [
+            "request", "--bootstrap", rig.stack.bootstrapServers, "--reply-topic", ClientRig.replyTopic, "--reply-partition", "2",
+            "--program", "demo-imprint", "--card-id", "pm_cli_\(UUID().uuidString.prefix(6))", "--last4", "4242",
+            "--wallet-id", ids.walletID, "--device-id", ids.deviceID, "--opc", "--server-session-id", ids.serverSessionID,
+            "--request-id", "cli-req-1", "--json",
+        ])
+        let line = try await process.waitForLine(prefix: "{", timeout: .seconds(90))
+        let termination = try await process.waitForExit(timeout: .seconds(30))
+        let output = process.standardOutputLines.joined(separator: "\n")
+        #expect(termination == .exited(0), "\(output)\n\(process.standardErrorLines.joined(separator: "\n"))")
+        let document = try JSONParser().parse(line)
+        #expect(document["request_id"]?.stringValue == "cli-req-1")
+        #expect(document["status"]?.stringValue == "provisioned")
+        #expect(document["final"]?.boolValue == true)
+        #expect(document["next_action"]?.stringValue == "add_to_wallet")
+        #expect(document["payload"]?["kind"]?.stringValue == "google_wallet")
+        #expect(document["payload"]?["google_provisioning_payload"]?.boolValue == true)
+        #expect(!output.contains(ids.deviceID) && !output.contains(ids.serverSessionID), "no handshake value is printed")
+    }
+
+    @Test("no answer in the window: exit 1 with a one-line reason")
+    func noAnswerExitsOne() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let process = try ChildProcess(executable: try BuiltProducts.provisionerPath, arguments: [
+            "request", "--bootstrap", rig.stack.bootstrapServers, "--reply-topic", "other.replies", "--reply-partition", "0",
+            "--program", "demo-imprint", "--card-id", "pm_cli_refused", "--last4", "4242", "--wallet-id", "w1", "--device-id", "d1",
+            "--window-ms", "3000",
+        ])
+        let line = try await process.waitForLine(prefix: "provisioner request:", in: .standardError, timeout: .seconds(60))
+        #expect(try await process.waitForExit(timeout: .seconds(30)) == .exited(1))
+        #expect(line.contains("no_answer"), "\(line)")
     }
 }
