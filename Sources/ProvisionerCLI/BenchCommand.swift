@@ -41,6 +41,10 @@ enum BenchCommand: Command {
             options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "
                 + "[--delay-ms 1000] [--seconds 8] [--body-bytes 2048]",
             run: runHTTPClient),
+        Scenario(
+            name: ReplyBenchmark.name,
+            summary: "client processes with their own reply partitions: handshake-to-decrypted-payload latency, messages read per answer, routed vs shared topic",
+            options: "[--clients 4] [--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6] [--fetch-wait-ms 2]", run: runReply),
     ]
 
     static var help: String {
@@ -179,5 +183,31 @@ enum BenchCommand: Command {
         default:
             throw UsageError("--role takes server or client (internal: used by the benchmark's child processes)")
         }
+    }
+
+    /// `reply`: routed vs shared-topic answers from the backend's view, or its child role (`--role client`, internal).
+    private static func runReply(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        if arguments.option("role") == "client" {
+            let mode = try arguments.requiredOption("mode")
+            guard mode == "routed" || mode == "shared" else { throw UsageError("--mode takes routed or shared") }
+            let bootstrap = try arguments.requiredOption("bootstrap")
+            let partition = try arguments.integer("partition", default: 0, in: 0...Int(Int32.max))
+            let rate = try arguments.number("rate", default: 250, in: 0.1...100_000)
+            let seconds = try arguments.integer("seconds", default: 20, in: 1...3_600)
+            let fetchWaitMs = try arguments.integer("fetch-wait-ms", default: 2, in: 0...500)
+            try arguments.rejectUnknown()
+            try ReplyBenchmark.drive(mode: mode, bootstrap: bootstrap, partition: Int32(partition), rate: rate, seconds: seconds,
+                                     fetchWaitMs: fetchWaitMs)
+            return nil
+        }
+        var options = ReplyBenchmark.Options()
+        options.clients = try arguments.integer("clients", default: options.clients, in: 1...64)
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
+        options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        options.fetchWaitMs = try arguments.integer("fetch-wait-ms", default: options.fetchWaitMs, in: 0...500)
+        try arguments.rejectUnknown()
+        return try ReplyBenchmark.run(options, progress: progress)
     }
 }

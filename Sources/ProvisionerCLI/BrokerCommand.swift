@@ -1,3 +1,4 @@
+import Contract
 import Dispatch
 import Foundation
 import Kafka
@@ -11,7 +12,7 @@ enum BrokerCommand: Command {
     static let name = "broker"
     static let summary = "runs an embedded Kafka cluster on loopback with the pipeline topics"
     static let help = """
-        usage: provisioner broker [--brokers N] [--partitions N] [--bootstrap-file F] [--exit-with-parent]
+        usage: provisioner broker [--brokers N] [--partitions N] [--topics NAME:N,...] [--bootstrap-file F] [--exit-with-parent]
 
         Runs an embedded Kafka cluster (librdkafka's mock cluster) on loopback TCP and creates the
         pipeline topics: \(TopicNames().all.joined(separator: ", ")).
@@ -21,6 +22,7 @@ enum BrokerCommand: Command {
         options:
           --brokers N          number of brokers, 1 to 16 (default 3)
           --partitions N       partitions of every pipeline topic, 1 to 256 (default 6)
+          --topics NAME:N,...  also create these topics with N partitions each (reply topics, say)
           --bootstrap-file F   also write the bootstrap servers (HOST:PORT,..., one line) to file F
           --exit-with-parent   also stop (exit 0) when the process that started it ends, so a
                                crashed test run or script leaves no broker behind
@@ -37,6 +39,14 @@ enum BrokerCommand: Command {
         let brokers = try arguments.integer("brokers", default: 3, in: 1...16)
         let partitions = try arguments.integer("partitions", default: 6, in: 1...256)
         let bootstrapFile = arguments.option("bootstrap-file")
+        var extra: [(String, Int)] = []
+        for item in (arguments.option("topics") ?? "").split(separator: ",") {
+            let parts = item.split(separator: ":")
+            guard parts.count == 2, RecordBounds.isTopicName(parts[0]), let count = Int(parts[1]), (1...256).contains(count) else {
+                throw UsageError("--topics takes NAME:PARTITIONS pairs separated by commas (1 to 256 partitions)")
+            }
+            extra.append((String(parts[0]), count))
+        }
         try arguments.rejectUnknown()
         if let unexpected = arguments.popPositional() {
             throw UsageError("unexpected argument '\(unexpected)'")
@@ -53,6 +63,9 @@ enum BrokerCommand: Command {
             cluster = try KafkaMockCluster(brokers: brokers)
             for topic in TopicNames().all {
                 try cluster.createTopic(topic, partitions: partitions, replicationFactor: min(brokers, 3))
+            }
+            for (topic, count) in extra {
+                try cluster.createTopic(topic, partitions: count, replicationFactor: min(brokers, 3))
             }
         } catch {
             throw CommandFailure("could not start the embedded cluster: \(error.message)")

@@ -42,7 +42,7 @@ public final class ProvisionerClient: Sendable {
             throw ProvisionerClientError(.kafka, "the producer could not be created: \(error.description)")
         }
         do {
-            reader = try ReplyReader(properties: configuration.kafka,
+            reader = try ReplyReader(properties: configuration.kafka, fetchWaitMs: configuration.replyFetchWaitMs,
                                      partition: TopicPartition(topic: configuration.replyTopic, partition: configuration.replyPartition),
                                      pending: pending)
         } catch {
@@ -79,7 +79,7 @@ public final class ProvisionerClient: Sendable {
     /// (the backend restarted mid-wait).
     public func lookup(requestID: String, wallet: Wallet, since: Date) async throws(ProvisionerClientError) -> ProvisioningAnswer? {
         let partition = TopicPartition(topic: configuration.replyTopic, partition: configuration.replyPartition)
-        let properties = ReplyReader.properties(configuration.kafka)
+        let properties = ReplyReader.properties(configuration.kafka, fetchWaitMs: configuration.replyFetchWaitMs)
         let sinceMs = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
         let found: Result<ProvisioningResult?, ProvisionerClientError> = await withCheckedContinuation { continuation in
             let thread = Thread {

@@ -18,6 +18,9 @@ public struct ProvisionerClientConfiguration: Sendable {
     /// How long an answer is awaited, from the handshake; nil: the contract window of the wallet
     /// (Apple Pay 20 s, Google wallets 60 s).
     public var answerWindowMs: Int64?
+    /// How long the broker may hold a fetch of the reply partition (`fetch.wait.max.ms`): the
+    /// most an answer can wait at the broker before the client sees it.
+    public var replyFetchWaitMs = 10
 
     /// Creates a configuration.
     public init(kafka: [String: String], requestsTopic: String = "provisioning.requests", replyTopic: String, replyPartition: Int32,

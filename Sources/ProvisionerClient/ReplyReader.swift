@@ -18,10 +18,10 @@ final class ReplyReader: Sendable {
     let partition: TopicPartition
 
     /// Assigns `partition` at its high watermark (asked of its leader) and starts the poll thread.
-    init(properties: [String: String], partition: TopicPartition, pending: PendingReplies) throws(KafkaError) {
+    init(properties: [String: String], fetchWaitMs: Int, partition: TopicPartition, pending: PendingReplies) throws(KafkaError) {
         self.partition = partition
         self.pending = pending
-        consumer = try KafkaConsumer(configuration: Self.properties(properties), rebalanceListener: nil)
+        consumer = try KafkaConsumer(configuration: Self.properties(properties, fetchWaitMs: fetchWaitMs), rebalanceListener: nil)
         do {
             let high = try consumer.watermarks(partition, timeoutMs: 10_000).high
             try consumer.assign([TopicPartitionOffset(partition, offset: high)])
@@ -36,12 +36,12 @@ final class ReplyReader: Sendable {
 
     /// Consumer properties for a hand-assigned reader: a group id librdkafka wants but never uses
     /// (nothing is subscribed or committed), a short fetch wait.
-    static func properties(_ kafka: [String: String]) -> [String: String] {
+    static func properties(_ kafka: [String: String], fetchWaitMs: Int) -> [String: String] {
         var properties = kafka
         properties["group.id"] = properties["group.id"] ?? "provisioner-client-unused"
         properties["enable.auto.commit"] = "false"
         properties["enable.auto.offset.store"] = "false"
-        properties["fetch.wait.max.ms"] = properties["fetch.wait.max.ms"] ?? "10"
+        properties["fetch.wait.max.ms"] = String(fetchWaitMs)
         return properties
     }
 

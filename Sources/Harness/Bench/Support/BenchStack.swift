@@ -21,13 +21,15 @@ final class BenchStack: @unchecked Sendable {
     private let http = HTTPClient()
 
     /// Starts the broker (one mock broker, `partitions` per topic) and the simulator with `profile`.
-    init(partitions: Int, profile: JSONValue) throws {
+    /// `extraTopics`: more topics to create (name → partitions), such as a reply topic.
+    init(partitions: Int, profile: JSONValue, extraTopics: [String: Int] = [:]) throws {
         executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         directory = NSTemporaryDirectory() + "provisioner-bench-\(getpid())-\(Int.random(in: 0..<1_000_000))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.partitions = partitions
         broker = try ChildProcess(executable: executable,
-                                  arguments: ["broker", "--brokers", "1", "--partitions", String(partitions), "--exit-with-parent"])
+                                  arguments: ["broker", "--brokers", "1", "--partitions", String(partitions), "--exit-with-parent"]
+                                      + (extraTopics.isEmpty ? [] : ["--topics", extraTopics.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")]))
         let bootstrapLine = try Self.waitForLine(broker, prefix: "bootstrap.servers=", stream: .standardOutput, timeoutMs: 20_000)
         bootstrapServers = String(bootstrapLine.dropFirst("bootstrap.servers=".count))
         let profilePath = directory + "/profile.json"
