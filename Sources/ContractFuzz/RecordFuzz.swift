@@ -14,6 +14,7 @@ enum RecordFuzz {
         reconcileJob(bytes)
         callMarker(bytes)
         replayReference(bytes)
+        replyRoute(bytes)
         deadLetter(bytes)
         _ = try? ProvisioningResult.decode(bytes)
     }
@@ -32,6 +33,10 @@ enum RecordFuzz {
             check(RecordBounds.isTimestamp(time), "a decoded job's timestamp is out of bounds")
         }
         check(RecordBounds.isToken(job.requestID) && RecordBounds.isToken(job.program), "a decoded job's identifiers are out of bounds")
+        if let reply = job.reply {
+            check(reply.topic.map(RecordBounds.isTopicName) ?? true, "a decoded job's reply topic is invalid")
+            check((reply.correlationID?.count ?? 0) <= ReplyRoute.maximumCorrelationBytes, "a decoded job's correlation id is too long")
+        }
         if let handOver = job.handOver {
             check(handOver.markersPartition >= 0 && handOver.markersFrom >= 0, "a decoded hand-over is out of bounds")
             check(handOver.replayOf.map { ReplayReference($0) != nil } ?? true, "a decoded hand-over's replay_of is invalid")
@@ -54,6 +59,19 @@ enum RecordFuzz {
         if let requestID = CallMarker.requestID(fromKey: bytes) {
             check(RecordBounds.isToken(requestID), "a marker key names an invalid request id")
         }
+    }
+
+    /// The reply headers read from the bytes split in three at their first two 0x00 bytes (topic,
+    /// partition, correlation id): what reads back is within bounds and round-trips through its headers.
+    private static func replyRoute(_ bytes: [UInt8]) {
+        let parts = bytes.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false).map(Array.init)
+        let values: [String: [UInt8]] = Dictionary(uniqueKeysWithValues: zip(ReplyRoute.headerNames, parts))
+        guard case .success(let route?) = ReplyRoute.read({ values[$0].map { .some($0) } }) else { return }
+        check(route.topic.map(RecordBounds.isTopicName) ?? true, "a read reply topic is invalid")
+        check((route.partition ?? 0) >= 0, "a read reply partition is negative")
+        check((route.correlationID?.count ?? 0) <= ReplyRoute.maximumCorrelationBytes, "a read correlation id is too long")
+        let written = Dictionary(uniqueKeysWithValues: route.requestHeaders.map { ($0.name, $0.value) })
+        check(ReplyRoute.read({ written[$0].map { .some($0) } }) == .success(route), "a read reply route does not round-trip")
     }
 
     private static func replayReference(_ bytes: [UInt8]) {

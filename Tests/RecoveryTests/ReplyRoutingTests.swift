@@ -189,4 +189,30 @@ struct ReplyRoutingTests {
         #expect((try? ProvisioningResult.decode(replies[0].value))?.isFinal == true)
         #expect(rig.collector.snapshot.all(id).isEmpty, "nothing on the default results topic")
     }
+
+    @Test("redelivery after a crash mid-call (a started marker, no answer): the recovered interim and the reconciled final go to the reply partition")
+    func redeliveryAfterACrashKeepsTheRoute() async throws {
+        let rig = try RecoveryRig(partitions: 1)
+        defer { rig.stop() }
+        try rig.stack.cluster.createTopic(Self.replyTopic, partitions: 4, replicationFactor: 1)
+        let request = try rig.factory.provision(program: "demo-imprint", wallet: .applePay, cardID: RecoveryTests.card())
+        let correlation = Crypto.randomBytes(20)
+        // The previous worker read the request, wrote its `started` marker, called, and died.
+        let placed = try await rig.send(request, headers: Self.headers(partition: 3, correlation: correlation))
+        try await rig.send(RecoveryTests.marker(request.requestID, state: "started", requestOffset: placed.offset, outcome: nil),
+                           key: Array(request.requestID.utf8), topic: rig.topics.markers)
+        try rig.startWorker(try rig.configuration { $0.replyTopics = [Self.replyTopic] })
+        let replies = try await KafkaTestReader(bootstrapServers: rig.bootstrap).read(topic: Self.replyTopic, timeout: .seconds(60)) {
+            $0.contains { (try? ProvisioningResult.decode($0.value))?.isFinal == true }
+        }
+        let results = try replies.map { try ProvisioningResult.decode($0.value) }
+        #expect(results.first?.message.contains("a previous worker started this issuer call") == true, "\(results.map(\.message))")
+        #expect(results.last?.isFinal == true)
+        for reply in replies {
+            #expect(reply.partition == 3)
+            #expect(Self.correlation(of: reply) == correlation)
+        }
+        #expect(!Set(rig.stack.simulator.calls.map(\.handshake)).contains(try #require(request.handshake)), "not called again")
+        #expect(rig.collector.snapshot.all(request.requestID).isEmpty, "nothing on the default results topic")
+    }
 }
