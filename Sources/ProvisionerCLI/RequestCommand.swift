@@ -83,7 +83,7 @@ enum RequestCommand: Command {
             writeStandardOutput((json ? Self.json(answer) : Self.line(answer)) + "\n")
             return 0
         case .failure(let error):
-            throw CommandFailure("request \(AuditEvent.safeIdentifier(request.requestID)): \(error.description)")
+            throw CommandFailure("request \(AuditEvent.safeIdentifier(request.requestID)): \(error.description); next_action \(error.nextAction.rawValue)")
         }
     }
 

@@ -70,7 +70,10 @@ public final class ProvisionerClient: Sendable {
             }
             send(message, correlation: correlation, attempt: 1)
         }
-        return answer(try result.get(), wallet: request.wallet)
+        switch result {
+        case .success(let result): return answer(result, wallet: request.wallet)
+        case .failure(let error): throw error.for(request.wallet)
+        }
     }
 
     /// Looks up the answer to `requestID` on the reply partition, from `since` (when it was sent,

@@ -1,4 +1,7 @@
-/// Why a `ProvisionerClient` call failed (never quotes a secret, a payload or a raw card id).
+import Contract
+
+/// Why a `ProvisionerClient` call failed (never quotes a secret, a payload or a raw card id), and
+/// what the app should do next even so (`nextAction`).
 public struct ProvisionerClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure.
     public enum Code: String, Sendable {
@@ -20,11 +23,26 @@ public struct ProvisionerClientError: Error, Sendable, Hashable, CustomStringCon
     public var code: Code
     /// One line for logs.
     public var message: String
+    /// What the app should do: `check_wallet` when no answer came (the issuer may have added the
+    /// card), the wallet's transient action when the request may not have been sent,
+    /// `surface_error` for a request that cannot be built.
+    public var nextAction: NextAction
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    /// Creates an error; `nextAction` defaults by code (see `nextAction`, for `wallet`).
+    public init(_ code: Code, _ message: String, wallet: Wallet = .googlePay) {
         self.code = code
         self.message = message
+        nextAction = switch code {
+        case .noAnswer: .checkWallet
+        case .invalidRequest, .payload: .surfaceError
+        case .alreadyAwaited: .none
+        case .kafka, .closed: OutcomeTable.transientNextAction(kind: .provision, wallet: wallet)
+        }
+    }
+
+    /// The same error with the next action for `wallet`.
+    func `for`(_ wallet: Wallet) -> ProvisionerClientError {
+        ProvisionerClientError(code, message, wallet: wallet)
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -141,9 +141,9 @@ struct ProvisionerClientTests {
         let (client, _) = try rig.client(partition: 0, topic: "other.replies", windowMs: 4_000)
         defer { client.close() }
         let request = ClientRig.google()
-        await #expect(throws: ProvisionerClientError(.noAnswer, "no answer within 4000 ms of the handshake")) {
-            try await client.provision(request)
-        }
+        let error = await #expect(throws: ProvisionerClientError.self) { try await client.provision(request) }
+        #expect(error?.code == .noAnswer && error?.message == "no answer within 4000 ms of the handshake")
+        #expect(error?.nextAction == .checkWallet, "the caller still learns what to do")
         let results = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).read(topic: rig.stack.topics.results, timeout: .seconds(30)) {
             $0.contains { (try? ProvisioningResult.decode($0.value))?.requestID == request.requestID }
         }
