@@ -182,6 +182,29 @@ struct RequestCommandTests {
         #expect(!output.contains(ids.deviceID) && !output.contains(ids.serverSessionID), "no handshake value is printed")
     }
 
+    @Test("one Apple Pay request from --file (PassKit values in base64): provisioned, Apple payload sizes printed")
+    func requestFromAFile() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let handshake = try SimulatedDevice().appleHandshake()
+        let document: JSONValue = .object([
+            "program": .string("demo-imprint"), "request_id": .string("cli-file-1"), "wallet": .string("apple_pay"),
+            "card": .object(["id": .string("pm_cli_\(UUID().uuidString.prefix(6))"), "last4": .string("4242")]),
+            "apple": .object(handshake.requestFields),
+        ])
+        let file = NSTemporaryDirectory() + "request-\(UUID().uuidString).json"
+        try Data(JSONWriter.encode(document)).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let process = try ChildProcess(executable: try BuiltProducts.provisionerPath, arguments: [
+            "request", "--bootstrap", rig.stack.bootstrapServers, "--reply-topic", ClientRig.replyTopic, "--reply-partition", "1", "--file", file,
+        ])
+        let line = try await process.waitForLine(prefix: "cli-file-1:", timeout: .seconds(90))
+        #expect(try await process.waitForExit(timeout: .seconds(30)) == .exited(0))
+        #expect(line.hasPrefix("cli-file-1: provisioned, next_action add_to_wallet; payload: Apple Pay (activation_data "), "\(line)")
+        #expect(line.contains("ephemeral_public_key 65 B"), "\(line)")
+        #expect(!line.contains(handshake.nonce), "no handshake value is printed")
+    }
+
     @Test("no answer in the window: exit 1 with a one-line reason")
     func noAnswerExitsOne() async throws {
         let rig = try ClientRig()
