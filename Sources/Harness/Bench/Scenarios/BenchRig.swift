@@ -11,11 +11,12 @@ final class BenchRig {
     let phase: BenchPhase
 
     /// Starts everything with the simulator `profile` and the worker's configuration edited by `adjust`.
-    init(partitions: Int, profile: JSONValue, groupID: String, resultFetchWaitMs: Int = 10,
-         adjust: (inout [String: JSONValue]) -> Void) throws {
+    /// `wrapper` runs the worker under another program (valgrind), ready within `readyTimeoutMs`.
+    init(partitions: Int, profile: JSONValue, groupID: String, resultFetchWaitMs: Int = 10, wrapper: [String] = [],
+         readyTimeoutMs: Int64 = 30_000, adjust: (inout [String: JSONValue]) -> Void) throws {
         stack = try BenchStack(partitions: partitions, profile: profile)
         do {
-            worker = try stack.startWorker(groupID: groupID, adjust: adjust)
+            worker = try stack.startWorker(groupID: groupID, wrapper: wrapper, readyTimeoutMs: readyTimeoutMs, adjust: adjust)
             producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
             tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: partitions,
                                         fetchWaitMs: resultFetchWaitMs)
