@@ -18,28 +18,47 @@ enum Base64 {
     private static let urlTable = decodingTable(urlAlphabet)
 
     static func encode(_ bytes: some Collection<UInt8>, url: Bool) -> String {
-        let alphabet = url ? urlAlphabet : standardAlphabet
         var output = [UInt8]()
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = second == nil ? nil : iterator.next()
-            let chunk = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            if second != nil {
-                output.append(alphabet[Int(chunk >> 6 & 0x3F)])
-            } else if !url {
-                output.append(UInt8(ascii: "="))
-            }
-            if third != nil {
-                output.append(alphabet[Int(chunk & 0x3F)])
-            } else if !url {
-                output.append(UInt8(ascii: "="))
-            }
-        }
+        append(bytes, url: url, to: &output)
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `bytes` to `output` (no intermediate string).
+    static func append(_ bytes: some Collection<UInt8>, url: Bool, to output: inout [UInt8]) {
+        if let done: Void = bytes.withContiguousStorageIfAvailable({ append(buffer: $0, url: url, to: &output) }) {
+            return done
+        }
+        let copy = Array(bytes)
+        copy.withUnsafeBufferPointer { append(buffer: $0, url: url, to: &output) }
+    }
+
+    private static func append(buffer: UnsafeBufferPointer<UInt8>, url: Bool, to output: inout [UInt8]) {
+        let alphabet = url ? urlAlphabet : standardAlphabet
+        output.reserveCapacity(output.count + (buffer.count + 2) / 3 * 4)
+        alphabet.withUnsafeBufferPointer { table in
+            var index = 0
+            let whole = buffer.count - buffer.count % 3
+            while index < whole {
+                let chunk = UInt32(buffer[index]) << 16 | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2])
+                output.append(table[Int(chunk >> 18 & 0x3F)])
+                output.append(table[Int(chunk >> 12 & 0x3F)])
+                output.append(table[Int(chunk >> 6 & 0x3F)])
+                output.append(table[Int(chunk & 0x3F)])
+                index += 3
+            }
+            let rest = buffer.count - whole
+            guard rest > 0 else { return }
+            let chunk = UInt32(buffer[index]) << 16 | (rest == 2 ? UInt32(buffer[index + 1]) << 8 : 0)
+            output.append(table[Int(chunk >> 18 & 0x3F)])
+            output.append(table[Int(chunk >> 12 & 0x3F)])
+            if rest == 2 {
+                output.append(table[Int(chunk >> 6 & 0x3F)])
+            } else if !url {
+                output.append(UInt8(ascii: "="))
+            }
+            if !url { output.append(UInt8(ascii: "=")) }
+        }
     }
 
     /// Decodes strict padded base64, or returns `nil`.
