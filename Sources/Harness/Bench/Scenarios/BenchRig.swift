@@ -20,7 +20,8 @@ final class BenchRig {
             producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
             tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: partitions,
                                         fetchWaitMs: resultFetchWaitMs)
-            factory = try RequestFactory(devices: 8, replyKeyPool: 64)
+            // Eight Apple-like chains shared by all handshakes, each renewed every 5,000 Apple requests.
+            factory = try RequestFactory(devices: 8, replyKeyPool: 64, rotateChainEvery: 5_000)
             phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
             try PipelineBench.warmUp(phase, factory: factory, partitions: partitions)
         } catch {
