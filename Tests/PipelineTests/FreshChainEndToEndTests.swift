@@ -12,7 +12,8 @@ struct FreshChainEndToEndTests {
     func everyRequestWithItsOwnChainIsProvisioned() throws {
         let stack = try EmbeddedStack(partitions: 3)
         defer { stack.stop() }
-        try stack.startWorker(try stack.configuration(groupID: "fresh-chain-\(UUID().uuidString)"))
+        try stack.startWorker(try stack.configuration(groupID: "fresh-chain-\(UUID().uuidString)"),
+                              logger: Logger(label: "worker", minimumLevel: .warning, handler: CapturingLogHandler()))
         let collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: stack.partitions)
         defer { collector.stop() }
         // The worst case for the chain cache: one device, a new leaf (a new chain) for every handshake.
