@@ -19,7 +19,7 @@ enum BenchCommand: Command {
     static let scenarios: [Scenario] = [
         Scenario(
             name: "throughput", summary: "zero-latency simulator, rising open-loop rates until the worker saturates; bare HTTP loop for the ratio",
-            options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024]",
+            options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024] [--linger-ms 2]",
             run: runThroughput),
         Scenario(
             name: "latency", summary: "fixed rate against a fixed-latency simulator: end-to-end and overhead percentiles",
@@ -87,6 +87,7 @@ enum BenchCommand: Command {
         options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...600)
         options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
         options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
+        options.lingerMs = try arguments.integer("linger-ms", default: options.lingerMs, in: 0...1_000)
         try arguments.rejectUnknown()
         return try ThroughputBenchmark.run(options, progress: progress)
     }
