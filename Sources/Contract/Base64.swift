@@ -18,28 +18,60 @@ enum Base64 {
     private static let urlTable = decodingTable(urlAlphabet)
 
     static func encode(_ bytes: some Collection<UInt8>, url: Bool) -> String {
-        let alphabet = url ? urlAlphabet : standardAlphabet
         var output = [UInt8]()
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = second == nil ? nil : iterator.next()
-            let chunk = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            if second != nil {
-                output.append(alphabet[Int(chunk >> 6 & 0x3F)])
-            } else if !url {
-                output.append(UInt8(ascii: "="))
-            }
-            if third != nil {
-                output.append(alphabet[Int(chunk & 0x3F)])
-            } else if !url {
-                output.append(UInt8(ascii: "="))
+        append(bytes, url: url, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `bytes` to `output` (no intermediate string).
+    static func append(_ bytes: some Collection<UInt8>, url: Bool, to output: inout [UInt8]) {
+        if let done: Void = bytes.withContiguousStorageIfAvailable({ append(buffer: $0, url: url, to: &output) }) {
+            return done
+        }
+        let copy = Array(bytes)
+        copy.withUnsafeBufferPointer { append(buffer: $0, url: url, to: &output) }
+    }
+
+    private static func append(buffer: UnsafeBufferPointer<UInt8>, url: Bool, to output: inout [UInt8]) {
+        let rest = buffer.count % 3
+        let length = buffer.count / 3 * 4 + (rest == 0 ? 0 : (url ? rest + 1 : 4))
+        guard length > 0 else { return }
+        // Written through a pointer into fresh storage (one allocation, no per-byte append), then copied once.
+        let encoded = (url ? urlAlphabet : standardAlphabet).withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: length) { out, initialized in
+                var index = 0
+                var at = 0
+                let whole = buffer.count - rest
+                while index < whole {
+                    let chunk = UInt32(buffer[index]) << 16 | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2])
+                    out[at] = table[Int(chunk >> 18 & 0x3F)]
+                    out[at + 1] = table[Int(chunk >> 12 & 0x3F)]
+                    out[at + 2] = table[Int(chunk >> 6 & 0x3F)]
+                    out[at + 3] = table[Int(chunk & 0x3F)]
+                    index += 3
+                    at += 4
+                }
+                if rest > 0 {
+                    let chunk = UInt32(buffer[index]) << 16 | (rest == 2 ? UInt32(buffer[index + 1]) << 8 : 0)
+                    out[at] = table[Int(chunk >> 18 & 0x3F)]
+                    out[at + 1] = table[Int(chunk >> 12 & 0x3F)]
+                    at += 2
+                    if rest == 2 {
+                        out[at] = table[Int(chunk >> 6 & 0x3F)]
+                        at += 1
+                    }
+                    if !url {
+                        while at < length {
+                            out[at] = UInt8(ascii: "=")
+                            at += 1
+                        }
+                    }
+                }
+                initialized = at
             }
         }
-        return String(decoding: output, as: UTF8.self)
+        if output.isEmpty { output = encoded } else { output.append(contentsOf: encoded) }
     }
 
     /// Decodes strict padded base64, or returns `nil`.

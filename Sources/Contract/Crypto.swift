@@ -23,31 +23,21 @@ public enum Crypto {
         return digest
     }
 
-    /// HMAC-SHA256 (RFC 2104) of `data` under `key`.
+    /// HMAC-SHA256 (RFC 2104) of `data` under `key`. The keyed context is made once per distinct
+    /// key (`HMACKeyCache`) and copied for each call.
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        guard let context = EVP_MAC_CTX_new(OpenSSLAlgorithms.shared.hmac) else {
-            preconditionFailure("EVP_MAC_CTX_new failed: \(OpenSSLAlgorithms.drainErrors())")
+        guard let template = HMACKeyCache.shared.template(for: key),
+              let context = EVP_MAC_CTX_dup(template.context)
+        else {
+            preconditionFailure("HMAC-SHA256 setup failed: \(OpenSSLAlgorithms.drainErrors())")
         }
         defer { EVP_MAC_CTX_free(context) }
-        var digestName = Array("SHA256".utf8CString)
         var output = [UInt8](repeating: 0, count: 32)
         var length = 0
-        let status: Int32 = digestName.withUnsafeMutableBufferPointer { name in
-            var params = [
-                OSSL_PARAM_construct_utf8_string(shim_OSSL_MAC_PARAM_DIGEST(), name.baseAddress, 0),
-                OSSL_PARAM_construct_end(),
-            ]
-            // An empty key is legal for HMAC; OpenSSL wants a non-null pointer.
-            let keyBytes = key.isEmpty ? [0] : key
-            return keyBytes.withUnsafeBufferPointer { keyBuffer in
-                guard EVP_MAC_init(context, keyBuffer.baseAddress, key.count, &params) == 1,
-                      EVP_MAC_update(context, data, data.count) == 1,
-                      EVP_MAC_final(context, &output, &length, output.count) == 1
-                else { return 0 }
-                return 1
-            }
+        let status = withExtendedLifetime(template) {
+            EVP_MAC_update(context, data, data.count) == 1 && EVP_MAC_final(context, &output, &length, output.count) == 1
         }
-        precondition(status == 1 && length == 32, "HMAC-SHA256 failed: \(OpenSSLAlgorithms.drainErrors())")
+        precondition(status && length == 32, "HMAC-SHA256 failed: \(OpenSSLAlgorithms.drainErrors())")
         return output
     }
 

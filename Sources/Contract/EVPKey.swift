@@ -179,10 +179,7 @@ final class EVPKey: @unchecked Sendable {
 
     /// Generates a fresh P-256 key pair.
     static func generateP256() throws(CryptoError) -> EVPKey {
-        guard let key = shim_EVP_EC_gen("P-256") else {
-            throw CryptoError(code: .openSSL, message: "P-256 key generation failed: \(OpenSSLAlgorithms.drainErrors())")
-        }
-        return EVPKey(taking: key)
+        try KeyGenerationPool.shared.generate()
     }
 
     /// Parses a DER SubjectPublicKeyInfo and checks it is a valid P-256 key.

@@ -67,12 +67,13 @@ struct JSONReader {
                                  message: "objects and arrays nest deeper than \(maxDepth) levels; flatten the document")
         }
         index += 1  // {
-        var members: [String: JSONValue] = [:]
+        // Room for a typical object up front: growing from empty re-hashes and reallocates at 1, 2, 4 members.
         skipWhitespace()
         if index < buffer.count, buffer[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
+        var members = [String: JSONValue](minimumCapacity: 8)
         while true {
             guard index < buffer.count, buffer[index] == JSONReader.quote else {
                 throw failure("expected a string key in the object; quote every key")

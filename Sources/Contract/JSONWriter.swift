@@ -126,35 +126,71 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        var copy = text
-        copy.withUTF8 { utf8 in
-            var runStart = 0
-            for position in 0..<utf8.count {
-                let byte = utf8[position]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if position > runStart {
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
-                }
-                runStart = position + 1
-                bytes.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                case 0x08: bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "f"))
-                default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              JSONWriter.hexDigits[Int(byte >> 4)], JSONWriter.hexDigits[Int(byte & 0x0F)]])
-                }
-            }
-            if runStart < utf8.count {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
-            }
+        let plain = text.utf8.withContiguousStorageIfAvailable { Self.firstEscape(in: $0) == nil }
+        if plain == true {
+            // The common case (keys, ids, base64): one copy of the string's UTF-8, no closure over self.
+            bytes.append(contentsOf: text.utf8)
+        } else {
+            var copy = text
+            copy.withUTF8 { appendEscaping($0) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The offset of the first byte that needs an escape (below 0x20, a quote or a backslash), or
+    /// nil. Eight bytes at a time: the SWAR "has less than" and "has byte" tests are exact yes/no
+    /// answers per word; a flagged word is then looked at byte by byte.
+    private static func firstEscape(in utf8: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = utf8.baseAddress else { return nil }
+        let count = utf8.count
+        var position = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while position + 8 <= count {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let flagged = ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+            if flagged & highs != 0 { break }
+            position += 8
+        }
+        while position < count {
+            let byte = base[position]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return position }
+            position += 1
+        }
+        return nil
+    }
+
+    private mutating func appendEscaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
+        var runStart = 0
+        while runStart < utf8.count {
+            let rest = UnsafeBufferPointer(start: base + runStart, count: utf8.count - runStart)
+            guard let offset = Self.firstEscape(in: rest) else {
+                bytes.append(contentsOf: rest)
+                return
+            }
+            if offset > 0 { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: offset)) }
+            appendEscape(base[runStart + offset])
+            runStart += offset + 1
+        }
+    }
+
+    private mutating func appendEscape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        default:
+            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                      JSONWriter.hexDigits[Int(byte >> 4)], JSONWriter.hexDigits[Int(byte & 0x0F)]])
+        }
     }
 
     private mutating func appendDecimal(_ value: Int64) {

@@ -12,18 +12,34 @@ public enum JWE {
         let ephemeral = try EVPKey.generateP256()
         let sharedSecret = try ephemeral.sharedSecret(with: recipient.key)
         let contentKey = ConcatKDF.deriveKey(sharedSecret: sharedSecret, algorithmID: "A256GCM", keyDataLengthBits: 256)
-        let ephemeralPublic = ECPublicJWK(trustedKey: ephemeral, point: try ephemeral.uncompressedPoint())
-        let header: JSONValue = .object([
-            "alg": .string("ECDH-ES"),
-            "enc": .string("A256GCM"),
-            "epk": ephemeralPublic.jsonValue,
-        ])
-        let encodedHeader = Crypto.base64URLEncode(JSONWriter.encode(header))
+        let point = try ephemeral.uncompressedPoint()
+        // The header as JSONWriter writes the JSONValue form (keys sorted), written directly.
+        var header = JSONWriter(capacity: 160)
+        header.beginObject()
+        header.key("alg"); header.string("ECDH-ES")
+        header.key("enc"); header.string("A256GCM")
+        header.key("epk")
+        header.beginObject()
+        header.key("crv"); header.string("P-256")
+        header.key("kty"); header.string("EC")
+        header.key("x"); header.string(Base64.encode(point[1..<33], url: true))
+        header.key("y"); header.string(Base64.encode(point[33..<65], url: true))
+        header.endObject()
+        header.endObject()
+        var compact = [UInt8]()
+        compact.reserveCapacity((header.bytes.count + plaintext.count + 40) * 4 / 3 + 16)
+        Base64.append(header.bytes, url: true, to: &compact)
         let iv = Crypto.randomBytes(12)
-        let sealed = try Crypto.aes256GCMSeal(key: contentKey, iv: iv, plaintext: plaintext,
-                                              additionalData: Array(encodedHeader.utf8))
-        return encodedHeader + ".." + Crypto.base64URLEncode(iv) + "." + Crypto.base64URLEncode(sealed.ciphertext)
-            + "." + Crypto.base64URLEncode(sealed.tag)
+        // The AAD is the ASCII of the encoded header: the bytes written so far.
+        let sealed = try Crypto.aes256GCMSeal(key: contentKey, iv: iv, plaintext: plaintext, additionalData: compact)
+        compact.append(UInt8(ascii: "."))
+        compact.append(UInt8(ascii: "."))
+        Base64.append(iv, url: true, to: &compact)
+        compact.append(UInt8(ascii: "."))
+        Base64.append(sealed.ciphertext, url: true, to: &compact)
+        compact.append(UInt8(ascii: "."))
+        Base64.append(sealed.tag, url: true, to: &compact)
+        return String(decoding: compact, as: UTF8.self)
     }
 
     /// Decrypts a compact JWE produced with `ECDH-ES` + `A256GCM` for `privateKey`.

@@ -60,7 +60,12 @@ final class CurlTransfer {
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self)
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self).trimmingHTTPWhitespace()
+        // Trimmed (spaces and tabs) on the bytes, so the value string is made once.
+        var valueStart = colon + 1
+        var valueEnd = line.endIndex
+        while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd]), as: UTF8.self)
         responseHeaders.append(HTTPHeader(name: name, value: value))
         if HTTPHeader.namesEqual(name, "Content-Length"), let length = Int(value), length > 0 {
             responseBody.reserveCapacity(min(length, pending.request.maxResponseBytes))

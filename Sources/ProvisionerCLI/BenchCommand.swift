@@ -19,7 +19,7 @@ enum BenchCommand: Command {
     static let scenarios: [Scenario] = [
         Scenario(
             name: "throughput", summary: "zero-latency simulator, rising open-loop rates until the worker saturates; bare HTTP loop for the ratio",
-            options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024]",
+            options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024] [--linger-ms 2]",
             run: runThroughput),
         Scenario(
             name: "latency", summary: "fixed rate against a fixed-latency simulator: end-to-end and overhead percentiles",
@@ -36,6 +36,9 @@ enum BenchCommand: Command {
         Scenario(
             name: "isolation", summary: "healthy program's throughput and p99 with the other issuer healthy, then hanging",
             options: "[--healthy-rate 400] [--failing-rate 100] [--seconds 15] [--partitions 6]", run: runIsolation),
+        Scenario(
+            name: "instructions", summary: "the worker under valgrind callgrind: instructions and allocations per request (noise-free)",
+            options: "[--requests 500] [--burst 50] [--partitions 6] [--idle-seconds 5] [--out DIR] [--tool callgrind|dhat]", run: runInstructions),
         Scenario(
             name: HTTPClientBenchmark.name, summary: HTTPClientBenchmark.summary,
             options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "
@@ -88,6 +91,7 @@ enum BenchCommand: Command {
         options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...600)
         options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
         options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
+        options.lingerMs = try arguments.integer("linger-ms", default: options.lingerMs, in: 0...1_000)
         try arguments.rejectUnknown()
         return try ThroughputBenchmark.run(options, progress: progress)
     }
@@ -103,6 +107,21 @@ enum BenchCommand: Command {
         options.fetchWaitMs = try arguments.integer("fetch-wait-ms", default: options.fetchWaitMs, in: 1...500)
         try arguments.rejectUnknown()
         return try LatencyBenchmark.run(options, progress: progress)
+    }
+
+    private static func runInstructions(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = InstructionsBenchmark.Options()
+        options.requests = try arguments.integer("requests", default: options.requests, in: 1...100_000)
+        options.burst = try arguments.integer("burst", default: options.burst, in: 1...10_000)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        options.idleSeconds = try arguments.integer("idle-seconds", default: options.idleSeconds, in: 1...600)
+        if let directory = arguments.option("out") { options.directory = directory }
+        if let tool = arguments.option("tool") {
+            guard tool == "callgrind" || tool == "dhat" else { throw UsageError("--tool takes callgrind or dhat") }
+            options.tool = tool
+        }
+        try arguments.rejectUnknown()
+        return try InstructionsBenchmark.run(options, progress: progress)
     }
 
     private static func runInFlight(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {

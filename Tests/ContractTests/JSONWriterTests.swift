@@ -38,4 +38,36 @@ struct JSONWriterTests {
         let value = try JSONParser().parse("[1.10,2E+3,-0]")
         #expect(String(decoding: JSONWriter.encode(value), as: UTF8.self) == "[1.10,2E+3,-0]")
     }
+
+    @Test func escapesEverywhereInLongStringsLikeTheBytewiseRule() throws {
+        // The writer scans eight bytes at a time: put every special character at every offset of
+        // a word, next to multi-byte UTF-8, and compare with the plain byte-by-byte rule.
+        func reference(_ text: String) -> [UInt8] {
+            var out: [UInt8] = [UInt8(ascii: "\"")]
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): out += Array("\\\"".utf8)
+                case UInt8(ascii: "\\"): out += Array("\\\\".utf8)
+                case 0x0A: out += Array("\\n".utf8)
+                case 0x0D: out += Array("\\r".utf8)
+                case 0x09: out += Array("\\t".utf8)
+                case 0x08: out += Array("\\b".utf8)
+                case 0x0C: out += Array("\\f".utf8)
+                case ..<0x20: out += Array("\\u00".utf8) + [Array("0123456789abcdef".utf8)[Int(byte >> 4)], Array("0123456789abcdef".utf8)[Int(byte & 0xF)]]
+                default: out.append(byte)
+                }
+            }
+            return out + [UInt8(ascii: "\"")]
+        }
+        let specials = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "\t", "é", "€", "😀", "\u{7F}", " ", "!", "#", "[", "]"]
+        for special in specials {
+            for offset in 0..<17 {
+                let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: 23 - offset % 7)
+                var writer = JSONWriter()
+                writer.string(text)
+                #expect(writer.bytes == reference(text), "\(special.unicodeScalars.map(\.value)) at \(offset)")
+                #expect(try JSONParser().parse(writer.bytes).stringValue == text)
+            }
+        }
+    }
 }

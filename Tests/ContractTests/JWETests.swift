@@ -27,6 +27,34 @@ struct JWETests {
         #expect(throws: Never.self) { try ECPublicJWK(jwk: try #require(header["epk"])) }
     }
 
+    @Test func everyMessageHasItsOwnEphemeralKeyFromReusedGenerationContexts() async throws {
+        let key = try ECPrivateKey.generate()
+        let recipient = try key.publicKey
+        // Several threads at once, so pooled generation contexts are taken, reused and returned concurrently.
+        let headers = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try (0..<25).map { _ in
+                        let compact = try JWE.encrypt([7, 7, 7], to: recipient)
+                        #expect(try JWE.decrypt(compact, with: key) == [7, 7, 7])
+                        return String(compact.split(separator: ".")[0])
+                    }
+                }
+            }
+            var all: [String] = []
+            for try await part in group { all += part }
+            return all
+        }
+        let epks = try headers.map { part in
+            let header = try JSONParser().parse(try #require(Crypto.base64URLDecode(part)))
+            return (header["epk"]?["x"]?.stringValue ?? "") + (header["epk"]?["y"]?.stringValue ?? "")
+        }
+        #expect(Set(epks).count == 100)
+        // The header bytes are the sorted-key JSONWriter form of the JSONValue header.
+        let first = try #require(Crypto.base64URLDecode(headers[0]))
+        #expect(JSONWriter.encode(try JSONParser().parse(first)) == first)
+    }
+
     @Test func rejectsTamperingWrongKeysAndOtherAlgorithms() throws {
         let key = try ECPrivateKey.generate(), other = try ECPrivateKey.generate()
         let compact = try JWE.encrypt(Array("secret".utf8), to: try key.publicKey)

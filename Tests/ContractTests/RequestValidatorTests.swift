@@ -101,6 +101,23 @@ struct RequestValidatorTests {
         #expect(verifier.verify(leaf: Fixtures.bytes("leaf.der"), intermediate: Fixtures.bytes("intermediate.der")) == .valid)
     }
 
+    @Test func cachedChainVerdictsAreOnlyReusedInsideTheValidityWindow() {
+        // The fixtures are valid from 2026-11-29T23:56:45Z to 2126-11-05T23:56:45Z.
+        let (notBefore, notAfter): (Int64, Int64) = (1_795_996_605, 4_949_596_605)
+        let verifier = CertificateChainVerifier()
+        let (leaf, intermediate) = (Fixtures.bytes("leaf.der"), Fixtures.bytes("intermediate.der"))
+        #expect(verifier.verify(leaf: leaf, intermediate: intermediate, nowSeconds: notBefore + 60) == .valid)
+        #expect(verifier.verify(leaf: leaf, intermediate: intermediate, nowSeconds: notAfter) == .valid)
+        #expect(verifier.checksPerformed == 1)
+        // After the leaf's notAfter (and before its notBefore) the cached verdict is not used: checked again.
+        _ = verifier.verify(leaf: leaf, intermediate: intermediate, nowSeconds: notAfter + 1)
+        _ = verifier.verify(leaf: leaf, intermediate: intermediate, nowSeconds: notBefore - 1)
+        #expect(verifier.checksPerformed == 3)
+        #expect(verifier.verify(leaf: leaf, intermediate: intermediate, nowSeconds: notBefore + 120) == .valid)
+        #expect(verifier.checksPerformed == 3)
+        #expect(verifier.cachedCount == 1)
+    }
+
     // MARK: apple_pay nonce and nonce_signature
 
     @Test func nonceAndSignatureStrictBase64Pass() throws {

@@ -5,17 +5,26 @@ import Synchronization
 
 /// Makes realistic requests: real PassKit certificate chains and nonces from simulated devices,
 /// Google callback values, Apple Pay payment tokens, and a fresh `reply.jwk` per request.
+///
+/// PassKit chains recur in production (they are Apple's, fetched by the device), so by default a
+/// device's chain is shared by all its handshakes; `rotateChainEvery` replaces a device's leaf
+/// after that many Apple handshakes (now and then, like a certificate renewal), and 1 gives every
+/// request a chain of its own (the worst case for the worker's chain cache).
 public final class RequestFactory: Sendable {
     private let devices: [SimulatedDevice]
     private let counter = Atomic<Int>(0)
+    private let appleHandshakes = Atomic<Int>(0)
     private let replyKeys: [ECPrivateKey]
+    private let rotateChainEvery: Int?
 
-    /// Creates a factory with `devices` simulated devices (certificate chains are made once each)
-    /// and, when `replyKeyPool` > 0, that many reply keys reused round-robin (benchmarks); else a
-    /// fresh key per request.
-    public init(devices: Int = 4, replyKeyPool: Int = 0) throws {
+    /// Creates a factory with `devices` simulated devices (certificate chains are made once each,
+    /// then rotated every `rotateChainEvery` Apple handshakes when given) and, when
+    /// `replyKeyPool` > 0, that many reply keys reused round-robin (benchmarks); else a fresh key
+    /// per request.
+    public init(devices: Int = 4, replyKeyPool: Int = 0, rotateChainEvery: Int? = nil) throws {
         self.devices = try (0..<max(1, devices)).map { _ in try SimulatedDevice() }
         self.replyKeys = try (0..<replyKeyPool).map { _ in try ECPrivateKey.generate() }
+        self.rotateChainEvery = rotateChainEvery.map { max(1, $0) }
     }
 
     private func nextIndex() -> Int { counter.add(1, ordering: .relaxed).newValue }
@@ -52,7 +61,9 @@ public final class RequestFactory: Sendable {
         switch wallet {
         case .applePay:
             let device = devices[nextIndex() % devices.count]
-            let apple = try device.appleHandshake()
+            let handshakes = appleHandshakes.add(1, ordering: .relaxed).newValue
+            if let every = rotateChainEvery, every > 1, handshakes % every == 0 { try device.rotateLeaf() }
+            let apple = try device.appleHandshake(freshLeaf: rotateChainEvery == 1)
             var fields = apple.requestFields
             fields["device_type"] = .string(deviceType)
             fields["app_version"] = .string("5.2.0")

@@ -318,7 +318,9 @@ final class RequestFlow: Sendable {
                 pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
                 return
             }
-            call(job, ticketID: ticketID)
+            // This runs in the producer's delivery callback: hand off, so the issuer call (request
+            // building, DCS signing, the audit event) never holds up other delivery reports.
+            pool.async { self.call(job, ticketID: ticketID) }
         }
     }
 

@@ -11,15 +11,17 @@ final class BenchRig {
     let phase: BenchPhase
 
     /// Starts everything with the simulator `profile` and the worker's configuration edited by `adjust`.
-    init(partitions: Int, profile: JSONValue, groupID: String, resultFetchWaitMs: Int = 10,
-         adjust: (inout [String: JSONValue]) -> Void) throws {
+    /// `wrapper` runs the worker under another program (valgrind), ready within `readyTimeoutMs`.
+    init(partitions: Int, profile: JSONValue, groupID: String, resultFetchWaitMs: Int = 10, wrapper: [String] = [],
+         readyTimeoutMs: Int64 = 30_000, adjust: (inout [String: JSONValue]) -> Void) throws {
         stack = try BenchStack(partitions: partitions, profile: profile)
         do {
-            worker = try stack.startWorker(groupID: groupID, adjust: adjust)
+            worker = try stack.startWorker(groupID: groupID, wrapper: wrapper, readyTimeoutMs: readyTimeoutMs, adjust: adjust)
             producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
             tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: partitions,
                                         fetchWaitMs: resultFetchWaitMs)
-            factory = try RequestFactory(devices: 8, replyKeyPool: 64)
+            // Eight Apple-like chains shared by all handshakes, each renewed every 5,000 Apple requests.
+            factory = try RequestFactory(devices: 8, replyKeyPool: 64, rotateChainEvery: 5_000)
             phase = BenchPhase(stack: stack, producer: producer, tracker: tracker)
             try PipelineBench.warmUp(phase, factory: factory, partitions: partitions)
         } catch {

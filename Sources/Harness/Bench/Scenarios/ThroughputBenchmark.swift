@@ -19,6 +19,8 @@ public enum ThroughputBenchmark {
         public var partitions = 6
         /// Calls in flight the worker allows.
         public var maxInFlight = 1_024
+        /// The worker producer's `linger.ms` (batching of markers, results and audit events).
+        public var lingerMs = 2
         /// Creates the defaults.
         public init() {}
     }
@@ -26,7 +28,9 @@ public enum ThroughputBenchmark {
     /// Runs the scenario; `progress` gets a line per step.
     public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let rig = try BenchRig(partitions: options.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#),
-                               groupID: "bench-throughput") { PipelineBench.tune(&$0, maxInFlight: options.maxInFlight, maxPending: options.maxInFlight * 8) }
+                               groupID: "bench-throughput") {
+            PipelineBench.tune(&$0, maxInFlight: options.maxInFlight, maxPending: options.maxInFlight * 8, lingerMs: options.lingerMs)
+        }
         defer { rig.stop() }
         let (stack, factory, phase) = (rig.stack, rig.factory, rig.phase)
 

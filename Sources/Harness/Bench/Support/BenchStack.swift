@@ -41,9 +41,11 @@ final class BenchStack: @unchecked Sendable {
     }
 
     /// Starts a worker with the demo programs pointed at this stack; `adjust` edits its
-    /// configuration document. Returns once it is ready (`/readyz`).
+    /// configuration document; `wrapper` runs it under another program (`valgrind --tool=callgrind
+    /// ...`, the same process id). Returns once it is ready (`/readyz`), waiting up to `readyTimeoutMs`.
     @discardableResult
-    func startWorker(groupID: String, adjust: (inout [String: JSONValue]) -> Void = { _ in }) throws -> ChildProcess {
+    func startWorker(groupID: String, wrapper: [String] = [], readyTimeoutMs: Int64 = 30_000,
+                     adjust: (inout [String: JSONValue]) -> Void = { _ in }) throws -> ChildProcess {
         var document = try JSONParser().parse(DemoConfiguration.json).objectValue ?? [:]
         document["kafka"] = .object(["bootstrap.servers": .string(bootstrapServers)])
         document["group_id"] = .string(groupID)
@@ -62,11 +64,17 @@ final class BenchStack: @unchecked Sendable {
         try Data(JSONWriter.encode(.object(document))).write(to: URL(fileURLWithPath: path))
         var environment = DemoConfiguration.secrets
         environment["PROVISIONER_AUDIT_KEY"] = Crypto.hex(Crypto.randomBytes(32))
-        let worker = try ChildProcess(executable: executable, arguments: ["worker", "--config", path, "--exit-with-parent"],
-                                      environment: environment)
+        let workerArguments = ["worker", "--config", path, "--exit-with-parent"]
+        // PROVISIONER_BENCH_WORKER names another build's binary for the worker (before/after runs
+        // with the same load generator, broker and simulator).
+        let workerExecutable = ProcessInfo.processInfo.environment["PROVISIONER_BENCH_WORKER"] ?? executable
+        let worker = try wrapper.isEmpty
+            ? ChildProcess(executable: workerExecutable, arguments: workerArguments, environment: environment)
+            : ChildProcess(executable: wrapper[0], arguments: Array(wrapper.dropFirst()) + [workerExecutable] + workerArguments,
+                           environment: environment)
         workers.append(worker)
         workerMetricsPorts.append(port)
-        let deadline = Timestamps.nowMs() + 30_000
+        let deadline = Timestamps.nowMs() + readyTimeoutMs
         while Timestamps.nowMs() < deadline {
             if case .success(let response) = http.executeBlocking(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(port)/readyz", timeoutMs: 500)),
                response.status == 200 {
@@ -77,7 +85,7 @@ final class BenchStack: @unchecked Sendable {
             }
             usleep(100_000)
         }
-        throw BenchmarkError("the worker was not ready within 30 s: \(worker.standardErrorLines.suffix(5).joined(separator: " | "))")
+        throw BenchmarkError("the worker was not ready within \(readyTimeoutMs / 1000) s: \(worker.standardErrorLines.suffix(5).joined(separator: " | "))")
     }
 
     /// Replaces the simulator's load profile (`POST /_sim/profile`).
