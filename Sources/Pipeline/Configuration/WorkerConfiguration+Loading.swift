@@ -114,6 +114,9 @@ extension WorkerConfiguration {
                                      "is not set: operator replays of dead letters of signed programs (\(signed), ...) will be refused unauthenticated"))
         }
 
+        // Read by `provisioner console` (ConsoleConfiguration); workers ignore it.
+        _ = root.raw("console")
+
         var audit = root.object("audit")
         configuration.pseudonymKeyEnvironmentVariable = audit.string("pseudonym_key_env", default: configuration.pseudonymKeyEnvironmentVariable)
         root.absorb(audit)
