@@ -60,7 +60,7 @@ public final class ConsoleApp: Sendable {
             return HTTPServerResponse(status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/javascript; charset=utf-8")],
                                       body: Array(ConsoleAssets.script.utf8))
         case ("GET", "/login"):
-            return loginPage(message: nil)
+            return loginPage(message: nil, existing: FormFields.cookie(Self.loginCookie, header: request.header("Cookie")))
         case ("POST", "/login"):
             return login(request, nowMs: now)
         case ("GET", "/healthz"):
@@ -130,7 +130,7 @@ public final class ConsoleApp: Sendable {
         }
         guard let token = tokens.authenticate(fields["token"] ?? "") else {
             context.logger.warning("login refused: unknown token")
-            var page = loginPage(message: "That token was not accepted.")
+            var page = loginPage(message: "That token was not accepted.", existing: expected)
             page.status = 401
             return page
         }
@@ -144,8 +144,11 @@ public final class ConsoleApp: Sendable {
         ])
     }
 
-    private func loginPage(message: String?) -> HTTPServerResponse {
-        let value = SessionStore.randomHex()
+    /// The login form; its anti-forgery value is the browser's current one when it has one (a
+    /// page loaded twice must not leave the form and the cookie disagreeing), else a fresh one.
+    private func loginPage(message: String?, existing: String?) -> HTTPServerResponse {
+        let reusable = existing.map { $0.utf8.count == 64 && $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } } ?? false
+        let value = reusable ? existing! : SessionStore.randomHex()
         var html = "<form class=\"login\" method=\"post\" action=\"/login\"><h2>Provisioner console</h2>"
         if let message { html += "<p class=\"bad\" id=\"login-message\">\(HTML.escape(message))</p>" }
         html += "<label for=\"token\">Access token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\" autofocus>"

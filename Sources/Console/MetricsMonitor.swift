@@ -10,6 +10,7 @@ public final class MetricsMonitor: Sendable {
     private struct State {
         var points: [OverviewPoint] = []
         var latest: MetricsScrape?
+        var started = false
         var stopped = false
     }
 
@@ -29,6 +30,7 @@ public final class MetricsMonitor: Sendable {
 
     /// Starts the scraping thread.
     public func start() {
+        state.withLock { $0.started = true }
         let thread = Thread { [self] in
             while !state.withLock({ $0.stopped }) {
                 scrapeOnce()
@@ -42,13 +44,15 @@ public final class MetricsMonitor: Sendable {
 
     /// Stops the thread and the HTTP client.
     public func stop() {
-        let first = state.withLock { state in
+        let (first, started) = state.withLock { state in
             defer { state.stopped = true }
-            return !state.stopped
+            return (!state.stopped, state.started)
         }
         guard first else { return }
-        wake.signal()
-        _ = finished.wait(timeout: .now() + .seconds(10))
+        if started {
+            wake.signal()
+            _ = finished.wait(timeout: .now() + .seconds(10))
+        }
         client.shutdown()
     }
 
