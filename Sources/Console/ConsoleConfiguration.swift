@@ -6,7 +6,8 @@ import Pipeline
 public struct ConsoleConfiguration: Sendable {
     /// Where to listen (`--listen` overrides); loopback unless told otherwise.
     public var listen = HostPort("127.0.0.1:8090")!
-    /// The workers' `/metrics` URLs to scrape.
+    /// The workers' `/metrics` URLs to scrape; `dns+http://NAME:PORT/metrics` scrapes every
+    /// address NAME resolves to (a headless Service: every worker pod).
     public var metricsEndpoints: [String] = []
     /// How often to scrape them.
     public var scrapeIntervalMs: Int64 = 5_000
@@ -58,8 +59,9 @@ public struct ConsoleConfiguration: Sendable {
                 throw Problem(keyPath: "console.metrics", message: "must be a list of URLs (http://HOST:PORT/metrics)")
             }
             configuration.metricsEndpoints = list.compactMap { $0 }
-            if let bad = configuration.metricsEndpoints.first(where: { !$0.hasPrefix("http://") && !$0.hasPrefix("https://") }) {
-                throw Problem(keyPath: "console.metrics", message: "'\(bad)' is not an http:// or https:// URL")
+            if let bad = configuration.metricsEndpoints.first(where: { url in
+                !["http://", "https://", "dns+http://", "dns+https://"].contains { url.hasPrefix($0) } }) {
+                throw Problem(keyPath: "console.metrics", message: "'\(bad)' is not an http://, https:// or dns+http:// URL")
             }
         }
         configuration.scrapeIntervalMs = try integer(section, "scrape_interval_ms", default: 5_000, in: 500...600_000)

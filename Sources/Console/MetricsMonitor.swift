@@ -59,7 +59,8 @@ public final class MetricsMonitor: Sendable {
     /// The figures for the Overview page now.
     public func figures() -> OverviewFigures {
         let (points, latest) = state.withLock { ($0.points, $0.latest) }
-        return OverviewFigures(points: points, latest: latest, endpoints: endpoints.count)
+        let scraped = latest.map { $0.expositions.count + $0.unreachable.count } ?? endpoints.count
+        return OverviewFigures(points: points, latest: latest, endpoints: scraped)
     }
 
     /// The newest scrape.
@@ -69,7 +70,8 @@ public final class MetricsMonitor: Sendable {
     func scrapeOnce() {
         let group = DispatchGroup()
         let bodies = Mutex<[String: PrometheusExposition]>([:])
-        for endpoint in endpoints {
+        let targets = MetricsTargets.expand(endpoints)
+        for endpoint in targets {
             group.enter()
             client.execute(HTTPClientRequest(method: "GET", url: endpoint, timeoutMs: 3_000)) { result in
                 if case .success(let response) = result, response.status == 200 {
@@ -82,7 +84,7 @@ public final class MetricsMonitor: Sendable {
         _ = group.wait(timeout: .now() + .seconds(5))
         let expositions = bodies.withLock { $0 }
         let scrape = MetricsScrape(atMs: Timestamps.nowMs(), expositions: expositions,
-                                   unreachable: endpoints.filter { expositions[$0] == nil })
+                                   unreachable: (targets.isEmpty ? endpoints : targets).filter { expositions[$0] == nil })
         let point = OverviewPoint(scrape)
         state.withLock { state in
             state.latest = scrape
