@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Pipeline", "Kafka", "Contract", "Recovery", "HTTP", "Observability",
                                                      "Simulator", "Harness", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DeployTests", dependencies: ["ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
+        .testTarget(name: "DeployTests", dependencies: ["Console", "ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
                                                     "Observability", "Recovery", "Simulator"], swiftSettings: strict),
     ]
 )

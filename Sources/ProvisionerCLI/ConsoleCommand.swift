@@ -42,7 +42,8 @@ enum ConsoleCommand: Command {
         let listenText = arguments.option("listen")
         try arguments.rejectUnknown()
         let environment = ProcessInfo.processInfo.environment
-        let worker = try ConfigurationFile.load(path: path, environment: environment, strict: false, requireSecrets: false)
+        let worker = try ConfigurationFile.load(path: path, environment: environment, strict: false, requireSecrets: false,
+                                                requirePrograms: false)
         guard let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
             throw CommandFailure("cannot read config file \(path)")
         }
