@@ -32,6 +32,12 @@ public struct ConsoleConfiguration: Sendable {
         public var description: String { "\(keyPath): \(message)" }
     }
 
+    /// The keys of the `console` section.
+    public static let keys: Set<String> = ["listen", "metrics", "scrape_interval_ms", "session_ttl_seconds", "max_replay_rate",
+                                           "trace_scan_limit", "tokens"]
+    /// The keys of each `console.tokens[]` entry.
+    public static let tokenKeys: Set<String> = ["name", "role", "hash"]
+
     /// Reads the `console` section of the configuration file `text`.
     public static func parse(json text: String) throws(Problem) -> ConsoleConfiguration {
         let document: JSONValue
@@ -44,8 +50,7 @@ public struct ConsoleConfiguration: Sendable {
             throw Problem(keyPath: "console", message: "is required: listen, metrics and at least one token (see docs/CONFIGURATION.md)")
         }
         var configuration = ConsoleConfiguration()
-        let known: Set<String> = ["listen", "metrics", "scrape_interval_ms", "session_ttl_seconds", "max_replay_rate", "trace_scan_limit", "tokens"]
-        if let unknown = section.keys.sorted().first(where: { !known.contains($0) }) {
+        if let unknown = section.keys.sorted().first(where: { !keys.contains($0) }) {
             throw Problem(keyPath: "console.\(unknown)", message: "is not a known key (see docs/CONFIGURATION.md)")
         }
         if let listen = section["listen"] {
@@ -78,6 +83,9 @@ public struct ConsoleConfiguration: Sendable {
         }
         for (index, entry) in tokens.enumerated() {
             let path = "console.tokens[\(index)]"
+            if let unknown = entry.objectValue?.keys.sorted().first(where: { !tokenKeys.contains($0) }) {
+                throw Problem(keyPath: "\(path).\(unknown)", message: "is not a known key (name, role, hash)")
+            }
             guard let name = entry["name"]?.stringValue, AuditEvent.safeIdentifier(name) == name, name != AuditEvent.invalidIdentifier else {
                 throw Problem(keyPath: "\(path).name", message: "must be 1-64 of letters, digits and ._:@- (it is written into audit events)")
             }
