@@ -101,6 +101,7 @@ try:
     shot("console-login")
     driver.find_element(By.ID, "token").send_keys("not-a-token-at-all-0000")
     driver.find_element(By.ID, "login-submit").click()
+    WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.ID, "login-message") or "forbidden" in d.page_source)
     check("not accepted" in driver.page_source, "a wrong token is refused")
     login(config["viewer_token"])
     check("victor (viewer)" in driver.find_element(By.ID, "who").text, "the viewer is named in the header")

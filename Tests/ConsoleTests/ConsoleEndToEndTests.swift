@@ -41,6 +41,22 @@ struct ConsoleEndToEndTests {
 
         let lag = try await browser.get("/lag")
         #expect(lag.status == 200 && lag.body.contains(rig.group) && lag.body.contains("lag-\(rig.stack.topics.requests)"))
+        // The worker group's commits show (read by OffsetFetch, with a consumer of its own that never joins):
+        // each row of the page is at or behind what an independent read finds a moment later.
+        let table = try #require(lag.body.components(separatedBy: "id=\"lag-\(rig.stack.topics.requests)\"").last?
+            .components(separatedBy: "</table>").first)
+        let cells = try NSRegularExpression(pattern: "<tr><td>(\\d+)</td><td>(\\d+|none)</td><td>(\\d+)</td><td>(\\d+)</td></tr>")
+        let shown = cells.matches(in: table, range: NSRange(table.startIndex..., in: table)).map { match in
+            (1...4).map { String(table[Range(match.range(at: $0), in: table)!]) }
+        }
+        let rows = try LagReader(properties: rig.stack.consumerProperties, groupID: rig.group).read([rig.stack.topics.requests])
+        #expect(shown.count == rig.stack.partitions, "\(shown)")
+        #expect(shown.contains { Int64($0[1]) ?? 0 > 0 }, "the worker's commits are shown: \(shown)")
+        for row in shown {
+            let now = try #require(rows.first { String($0.partition) == row[0] })
+            #expect((Int64(row[1]) ?? 0) <= (now.committed ?? 0) && (Int64(row[2]) ?? 0) <= now.end, "\(row) vs \(now)")
+        }
+        #expect(rig.worker.assignedPartitionCount == rig.stack.partitions, "the worker kept its partitions: the console never joined its group")
 
         // Dead letters with the CLI's filters.
         let all = try await browser.get("/dead-letters")
