@@ -167,16 +167,21 @@ try:
     remember("dead letter detail")
     shot("console-dead-letter-detail")
 
-    # Dry run, then the replay at 2 per second with the typed confirmation.
-    driver.get(base + "/dead-letters?code=publish_failed")
+    # Dry run of everything (4 would be replayed, the worker's 2 undecodable ones refused and why),
+    # then the replay at 2 per second with the typed confirmation.
+    driver.get(base + "/dead-letters")
     driver.find_element(By.ID, "preview-submit").click()
     WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.ID, "preview-summary"))
-    check("4 of 4 would be replayed" in driver.find_element(By.ID, "preview-summary").text, "the dry run names 4")
+    check("4 of 6 would be replayed; 2 refused" in driver.find_element(By.ID, "preview-summary").text, "the dry run names 4 and 2 refused")
+    check("the message itself is malformed" in driver.find_element(By.ID, "preview").text, "the preview says why it refuses")
     button = driver.find_element(By.ID, "replay-submit")
     check(not button.is_enabled(), "the replay button waits for the typed confirmation")
     rate = driver.find_element(By.ID, "replay-rate")
     rate.clear()
     rate.send_keys("2")
+    driver.find_element(By.ID, "confirm-text").send_keys("REPLAY 3")
+    check(not button.is_enabled(), "a wrong confirmation keeps it disabled")
+    driver.find_element(By.ID, "confirm-text").clear()
     driver.find_element(By.ID, "confirm-text").send_keys("REPLAY 4")
     check(button.is_enabled(), "the typed confirmation enables the replay")
     remember("preview")
@@ -187,8 +192,8 @@ try:
     WebDriverWait(driver, 90).until(lambda d: d.find_element(By.ID, "job-state").text == "finished")
     elapsed = time.time() - started
     check(elapsed >= 1.4, "4 replays at 2/s took %.2f s (at least 1.5 s expected)" % elapsed)
-    verdicts = [driver.find_element(By.ID, "verdict-%d" % i).text for i in range(4)]
-    check(verdicts == ["replayed"] * 4, "each entry's outcome: %r" % verdicts)
+    verdicts = [driver.find_element(By.ID, "verdict-%d" % i).text for i in range(6)]
+    check(sorted(verdicts) == ["refused"] * 2 + ["replayed"] * 4, "each entry's outcome: %r" % verdicts)
     remember("job")
     shot("console-replay-progress")
 
