@@ -124,6 +124,12 @@ struct ConsoleEndToEndTests {
         let finalStatus = try #require(results.compactMap { try? ProvisioningResult.decode($0.value) }.last { $0.requestID == traced && $0.isFinal })
         #expect(trace.body.contains("id=\"results-\(traced)\"") && trace.body.contains(">\(finalStatus.status.rawValue)<")
             && trace.body.contains(">\(finalStatus.nextAction.rawValue)<"))
+        // By card_ref (the audit pseudonym of the card): the card's requests, each traced.
+        let cardRef = try #require(replayedEvents.first { $0.requestID == traced }.flatMap { _ in
+            audit.compactMap { try? AuditEvent.decode($0.value) }.first { $0.requestID == traced && $0.cardRef != nil }?.cardRef?.hex })
+        let byCard = try await browser.get("/trace?q=\(cardRef)")
+        #expect(byCard.body.contains("card_ref \(cardRef): 1 request(s)") && byCard.body.contains("Request \(traced)"))
+        #expect(try await browser.get("/trace?q=%3Cscript%3E").status == 400)
         _ = try await browser.get("/dead-letters?parked=1")
 
         // The canary scan: every body sent to this client and every line the console logged.
