@@ -86,7 +86,8 @@ public struct OverviewFigures: Sendable {
     /// A number with at most one decimal (integers without).
     static func format(_ value: Double, decimals: Int = 1) -> String {
         guard value.isFinite else { return "–" }
-        if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+        guard abs(value) < 1e15 else { return String(value) }
+        if value == value.rounded() { return String(Int64(value)) }
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let rounded = (value * scale).rounded() / scale

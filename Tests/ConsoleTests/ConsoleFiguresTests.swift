@@ -22,6 +22,7 @@ struct ConsoleFiguresTests {
         #expect(abs((Quantile.of(0.7, buckets: buckets) ?? 0) - 0.15) < 1e-9)
         #expect(abs((Quantile.of(0.99, buckets: buckets) ?? 0) - 0.47) < 1e-9)
         #expect(Quantile.of(0.5, buckets: [:]) == nil)
+        #expect(OverviewFigures.format(1e20) == "1e+20" && OverviewFigures.format(.nan) == "–" && OverviewFigures.format(2.25) == "2.3")
         #expect(Quantile.difference([0.1: 60, .infinity: 70], [0.1: 50, .infinity: 60]) == [0.1: 10, .infinity: 10])
         #expect(Quantile.difference([0.1: 5, .infinity: 5], [0.1: 50, .infinity: 60]) == [0.1: 5, .infinity: 5], "a restart")
     }
