@@ -22,7 +22,7 @@ enum ConsoleCommand: Command {
                     console.tokens; replays need the replayer role and are audited ('replayed'
                     events) under the token's name. Listens on console.listen (default
                     127.0.0.1:8090, loopback). The session cookie is Secure: browsers accept it over
-                    http only from localhost; put https in front for anything else.
+                    http only from loopback (localhost, 127.0.0.1); put https in front for anything else.
         hash-token  reads a token from standard input (first line) or from VAR and prints its
                     salted hash (pbkdf2-sha256$ITERATIONS$SALT$HASH) for console.tokens[].hash.
 

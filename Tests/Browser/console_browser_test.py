@@ -23,8 +23,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 config = json.load(open(sys.argv[1]))
-# Browsers keep Secure cookies over plain http only for localhost (a secure context).
-base = config["url"].replace("http://127.0.0.1:", "http://localhost:")
+# Over plain http, browsers keep Secure cookies only for loopback (localhost, 127.0.0.1: secure contexts).
+base = config["url"]
 shots = config["screenshots"]
 os.makedirs(shots, exist_ok=True)
 failures = []
