@@ -192,7 +192,10 @@ extension ConsoleApp {
             var failure: String?
             do {
                 let outcomes = try replayer.replay(chosen, to: nil, ratePerSecond: rate, dryRun: false, nowMs: { Timestamps.nowMs() },
-                                                   progress: { index, outcome in job.record(index, outcome) })
+                                                   progress: { index, outcome in
+                                                       job.record(index, outcome)
+                                                       job.publish(ConsoleApp.event(ConsoleApp.jobJSON(job)))
+                                                   })
                 for (entry, outcome) in zip(chosen, outcomes) {
                     let (verdict, detail) = DeadLetterView.describe(outcome)
                     logger.notice("replay outcome", [("operator", .string(replayer.operatorName)), ("entry", .string(entry.identifier)),
@@ -203,6 +206,7 @@ extension ConsoleApp {
                 failure = "\(error)"
             }
             job.finish(failure: failure)
+            job.publish(ConsoleApp.event(ConsoleApp.jobJSON(job)))
             logger.notice("replay finished", [("operator", .string(replayer.operatorName)), ("job", .string(job.id)),
                                               ("failure", .string(failure ?? "none"))])
         }
@@ -222,8 +226,20 @@ extension ConsoleApp {
         return Self.document(title: "Replay", body: html, session: session, current: "/dead-letters", stream: "/events/job?id=\(job.id)")
     }
 
-    func jobEvents(_ id: String?) -> HTTPServerResponse {
+    /// The progress stream of a replay job: its state now, then after each entry until it ends.
+    func jobEvents(_ id: String?, once: Bool) -> HTTPServerResponse {
         guard let job = jobs.job(id) else { return Self.notFound }
+        let stream = once || job.snapshot.finished ? nil : HTTPEventStream()
+        let response = Self.eventStream(first: Self.jobJSON(job), stream: stream, retryMs: 1_000)
+        if let stream {
+            job.watch(stream)
+            // Finished meanwhile: its last publish may have missed this stream.
+            if job.snapshot.finished { job.publish(Self.event(Self.jobJSON(job))) }
+        }
+        return response
+    }
+
+    static func jobJSON(_ job: ReplayJob) -> [UInt8] {
         let snapshot = job.snapshot
         var writer = JSONWriter()
         writer.beginObject()
@@ -239,6 +255,6 @@ extension ConsoleApp {
         writer.endObject()
         writer.key("done"); writer.bool(snapshot.finished)
         writer.endObject()
-        return Self.event(writer.bytes, retryMs: 500)
+        return writer.bytes
     }
 }

@@ -1,5 +1,6 @@
 import Contract
 import HTTP
+import Observability
 
 extension ConsoleApp {
     private static let figureLabels: [(String, String)] = [
@@ -37,7 +38,29 @@ extension ConsoleApp {
         return Self.document(title: "Overview", body: html, session: session, current: "/", stream: "/events/overview")
     }
 
-    func overviewEvents() -> HTTPServerResponse {
+    /// The Overview stream: the figures now, then after every scrape while the session lives
+    /// (`once`: the figures now, then the response ends).
+    func overviewEvents(session: String, once: Bool) -> HTTPServerResponse {
+        let stream = once ? nil : HTTPEventStream()
+        if let stream { overviewStreams.withLock { $0.append((stream, session)) } }
+        return Self.eventStream(first: overviewJSON(), stream: stream, retryMs: 3_000)
+    }
+
+    /// Sends the new figures to every open Overview stream; ends those whose session ended.
+    func publishOverview() {
+        let now = Timestamps.nowMs()
+        let open = overviewStreams.withLock { streams in
+            streams.removeAll { $0.stream.isFinished }
+            return streams
+        }
+        guard !open.isEmpty else { return }
+        let event = Self.event(overviewJSON())
+        for (stream, session) in open {
+            if sessions.session(session, nowMs: now) == nil { stream.close() } else { stream.send(event) }
+        }
+    }
+
+    func overviewJSON() -> [UInt8] {
         let figures = context.monitor.figures()
         var writer = JSONWriter()
         writer.beginObject()
@@ -50,6 +73,6 @@ extension ConsoleApp {
         for (id, points) in figures.charts { writer.key(id); writer.string(points) }
         writer.endObject()
         writer.endObject()
-        return Self.event(writer.bytes, retryMs: Int(min(context.configuration.scrapeIntervalMs, 5_000)))
+        return writer.bytes
     }
 }

@@ -4,6 +4,7 @@ import HTTP
 import Kafka
 import Observability
 import Recovery
+import Synchronization
 
 /// Routes console requests: login, the pages, the event streams and replays; checks the session,
 /// the role and the CSRF token; adds the security headers to every answer.
@@ -17,6 +18,8 @@ public final class ConsoleApp: Sendable {
     public let sessions: SessionStore
     let tokens: TokenBook
     let jobs = ReplayJobs()
+    /// Open Overview streams and the session each belongs to.
+    let overviewStreams = Mutex<[(stream: HTTPEventStream, session: String)]>([])
 
     /// The cookie holding the login form's anti-forgery value (before a session exists).
     static let loginCookie = "console_login"
@@ -26,6 +29,7 @@ public final class ConsoleApp: Sendable {
         self.context = context
         self.sessions = SessionStore(lifetimeMs: context.configuration.sessionLifetimeMs)
         self.tokens = TokenBook(context.configuration.tokens)
+        context.monitor.observe { [weak self] in self?.publishOverview() }
     }
 
     /// Headers on every answer: a strict Content-Security-Policy (no inline script or style), no
@@ -109,8 +113,8 @@ public final class ConsoleApp: Sendable {
         case "/dead-letters/entry": return entryPage(request.query["id"], parked: request.query["parked"] == "1", session: session)
         case "/dead-letters/job": return jobPage(request.query["id"], session: session)
         case "/trace": return tracePage(request.query["q"], session: session)
-        case "/events/overview": return overviewEvents()
-        case "/events/job": return jobEvents(request.query["id"])
+        case "/events/overview": return overviewEvents(session: cookie ?? "", once: request.query["once"] == "1")
+        case "/events/job": return jobEvents(request.query["id"], once: request.query["once"] == "1")
         default: return Self.notFound
         }
     }
@@ -187,12 +191,18 @@ public final class ConsoleApp: Sendable {
         return response
     }
 
-    /// A Server-Sent Events answer carrying one `update` event; `retry` tells the browser's
-    /// EventSource when to reconnect for the next one.
-    static func event(_ json: [UInt8], retryMs: Int) -> HTTPServerResponse {
-        var body = Array("retry: \(retryMs)\nevent: update\ndata: ".utf8)
-        body += json
-        body += Array("\n\n".utf8)
-        return HTTPServerResponse(status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/event-stream; charset=utf-8")], body: body)
+    /// One Server-Sent Event named `update` carrying `json`.
+    static func event(_ json: [UInt8]) -> [UInt8] {
+        Array("event: update\ndata: ".utf8) + json + Array("\n\n".utf8)
+    }
+
+    /// A Server-Sent Events answer: `first` (an `update` event), then, unless `once`, the
+    /// connection stays open and `stream` carries the later events. `retry` tells the browser's
+    /// EventSource how soon to reconnect if the connection drops.
+    static func eventStream(first json: [UInt8], stream: HTTPEventStream?, retryMs: Int) -> HTTPServerResponse {
+        let body = Array("retry: \(retryMs)\n".utf8) + event(json)
+        let headers = [HTTPHeader(name: "Content-Type", value: "text/event-stream; charset=utf-8")]
+        guard let stream else { return HTTPServerResponse(status: 200, headers: headers, body: body) }
+        return HTTPServerResponse(status: 200, headers: headers, body: body, stream: stream)
     }
 }

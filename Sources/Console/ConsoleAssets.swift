@@ -49,6 +49,9 @@ enum ConsoleAssets {
           var stream = document.body.getAttribute('data-stream');
           if (stream && window.EventSource) {
             var source = new EventSource(stream);
+            source.addEventListener('open', function () {
+              document.body.setAttribute('data-stream-opens', String(Number(document.body.getAttribute('data-stream-opens') || '0') + 1));
+            });
             source.addEventListener('update', function (event) {
               var data = JSON.parse(event.data);
               var text = data.text || {};

@@ -12,6 +12,7 @@ public final class MetricsMonitor: Sendable {
         var latest: MetricsScrape?
         var started = false
         var stopped = false
+        var observers: [@Sendable () -> Void] = []
     }
 
     private let endpoints: [String]
@@ -63,6 +64,11 @@ public final class MetricsMonitor: Sendable {
         return OverviewFigures(points: points, latest: latest, endpoints: scraped)
     }
 
+    /// Calls `observer` after every scrape (on the scraping thread; keep it short).
+    public func observe(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
     /// The newest scrape.
     public var latest: MetricsScrape? { state.withLock { $0.latest } }
 
@@ -86,10 +92,12 @@ public final class MetricsMonitor: Sendable {
         let scrape = MetricsScrape(atMs: Timestamps.nowMs(), expositions: expositions,
                                    unreachable: (targets.isEmpty ? endpoints : targets).filter { expositions[$0] == nil })
         let point = OverviewPoint(scrape)
-        state.withLock { state in
+        let observers = state.withLock { state in
             state.latest = scrape
             state.points.append(point)
             state.points.removeAll { $0.atMs < point.atMs - OverviewFigures.windowMs }
+            return state.observers
         }
+        for observer in observers { observer() }
     }
 }

@@ -1,3 +1,4 @@
+import HTTP
 import Recovery
 import Synchronization
 
@@ -24,6 +25,7 @@ public final class ReplayJob: Sendable {
     /// Replays per second.
     public let rate: Double
     private let state: Mutex<(rows: [Row], finished: Bool, failure: String?)>
+    private let streams = Mutex<[HTTPEventStream]>([])
 
     /// Creates a job for `entries`, every row pending.
     public init(id: String, operatorName: String, rate: Double, entries: [DeadLetterEntry]) {
@@ -47,6 +49,25 @@ public final class ReplayJob: Sendable {
     /// Marks the job done (with the failure that stopped it, if any).
     public func finish(failure: String?) {
         state.withLock { $0.finished = true; $0.failure = failure }
+    }
+
+    /// Adds a progress stream (Server-Sent Events) to be fed by `publish`.
+    public func watch(_ stream: HTTPEventStream) {
+        streams.withLock { $0.append(stream) }
+    }
+
+    /// Sends `event` to every progress stream, closing them when the job is done.
+    public func publish(_ event: [UInt8]) {
+        let finished = snapshot.finished
+        let live = streams.withLock { streams in
+            streams.removeAll { $0.isFinished }
+            defer { if finished { streams.removeAll() } }
+            return streams
+        }
+        for stream in live {
+            stream.send(event)
+            if finished { stream.close() }
+        }
     }
 
     /// The rows, whether it is done, and why it stopped early.

@@ -142,8 +142,11 @@ try:
     WebDriverWait(driver, 30).until(lambda d: len(d.find_element(By.ID, "chart_requests").get_attribute("points").split()) >= 3)
     remember("overview")
     shot("console-overview")
-    status, text = fetch("/events/overview")
+    status, text = fetch("/events/overview?once=1")
     check(status == 200 and text.startswith("retry:") and "event: update" in text, "the overview stream is SSE")
+    body = driver.find_element(By.TAG_NAME, "body")
+    updates, opens = int(body.get_attribute("data-updates") or "0"), body.get_attribute("data-stream-opens")
+    check(updates >= 2 and opens == "1", "the overview's %d updates came over one open EventSource connection (%s opened)" % (updates, opens))
 
     driver.get(base + "/lag")
     check(config["group"] in driver.page_source, "the lag page names the worker group")
@@ -231,7 +234,7 @@ try:
     shot("console-trace")
 
     # Every stream once more, and the canary scan over everything the browser received.
-    fetch("/events/overview")
+    fetch("/events/overview?once=1")
     for where, text in seen:
         for secret, forms in canary_variants.items():
             if any(form in text for form in forms):

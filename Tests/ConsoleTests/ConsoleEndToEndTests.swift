@@ -25,7 +25,7 @@ struct ConsoleEndToEndTests {
         var moved = false
         var first: String?
         for _ in 0..<60 where !moved {
-            let event = try await browser.get("/events/overview")
+            let event = try await browser.get("/events/overview?once=1")
             #expect(event.status == 200 && event.headers.contains { $0.name.lowercased() == "content-type" && $0.value.hasPrefix("text/event-stream") })
             let total = event.body.range(of: "\"requests_total\":\"").map { String(event.body[$0.upperBound...].prefix { $0 != "\"" }) }
             if let total, total != "–" {
@@ -34,6 +34,11 @@ struct ConsoleEndToEndTests {
             }
             try await Task.sleep(for: .milliseconds(500))
         }
+        // The stream itself: one open response carrying an update after every scrape (1 s here).
+        let streamed = try await RawEventReader.read(port: rig.server.port, path: "/events/overview", session: try #require(browser.session),
+                                                     events: 3, timeoutMs: 20_000)
+        #expect(streamed.components(separatedBy: "event: update").count - 1 >= 3, "three updates on one connection: \(streamed.suffix(300))")
+        browser.record(streamed)
         rig.stopLoad()
         #expect(moved, "requests_total moved while the load ran")
         let overview = try await browser.get("/")
@@ -92,7 +97,7 @@ struct ConsoleEndToEndTests {
         let location = try #require(replay.location)
         var finished = false
         for _ in 0..<120 where !finished {
-            let event = try await browser.get(location.replacingOccurrences(of: "/dead-letters/job", with: "/events/job"))
+            let event = try await browser.get(location.replacingOccurrences(of: "/dead-letters/job", with: "/events/job") + "&once=1")
             finished = event.body.contains("\"done\":true")
             if !finished { try await Task.sleep(for: .milliseconds(250)) }
         }

@@ -22,6 +22,9 @@ final class ConsoleClient: @unchecked Sendable {
         return String(html[range.upperBound...].prefix { $0 != "\"" })
     }
 
+    /// Adds text received elsewhere (a stream) to what the canary scan reads.
+    func record(_ text: String) { seen.append(text) }
+
     /// Logs in with `token`; returns the final status (303 on success).
     func login(_ token: String) async throws -> Int {
         let form = try await client.execute(HTTPClientRequest(method: "GET", url: base + "/login", timeoutMs: 20_000)).get()
