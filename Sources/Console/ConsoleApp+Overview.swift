@@ -21,7 +21,7 @@ extension ConsoleApp {
         let charts = Dictionary(figures.charts.map { ($0.id, $0.points) }, uniquingKeysWith: { first, _ in first })
         for (id, label) in [("chart_requests", "Requests / s"), ("chart_p99", "End-to-end p99"), ("chart_lag", "Consumer lag"),
                             ("chart_dead_letters", "Dead letters")] {
-            html += "<div><div class=\"note\">\(HTML.escape(label)), last 15 minutes</div>"
+            html += "<div><div class=\"note\">\(HTML.escape(label)), up to the last 15 minutes</div>"
             html += "<svg class=\"chart\" viewBox=\"0 0 \(Int(OverviewFigures.chartWidth)) \(Int(OverviewFigures.chartHeight))\" preserveAspectRatio=\"none\">"
             html += "<polyline id=\"\(id)\" points=\"\(HTML.escape(charts[id] ?? ""))\"></polyline></svg></div>"
         }

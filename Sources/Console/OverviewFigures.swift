@@ -65,19 +65,22 @@ public struct OverviewFigures: Sendable {
 
         let pairs = zip(points, points.dropFirst())
         let now = last?.atMs ?? 0
-        charts.append(("chart_requests", Self.polyline(pairs.map { ($1.atMs, rate(\.requests, from: $0, to: $1) ?? 0) }, nowMs: now)))
+        // The x axis spans what is kept (at least 30 s, at most 15 minutes): a fresh console draws across the chart.
+        let span = min(Self.windowMs, max(30_000, now - (oldest?.atMs ?? now)))
+        charts.append(("chart_requests", Self.polyline(pairs.map { ($1.atMs, rate(\.requests, from: $0, to: $1) ?? 0) }, nowMs: now, spanMs: span)))
         charts.append(("chart_p99", Self.polyline(pairs.map { ($1.atMs, Quantile.of(0.99, buckets: Quantile.difference($1.endToEnd, $0.endToEnd)) ?? 0) },
-                                                  nowMs: now)))
-        charts.append(("chart_lag", Self.polyline(points.map { ($0.atMs, $0.lag) }, nowMs: now)))
-        charts.append(("chart_dead_letters", Self.polyline(points.map { ($0.atMs, $0.deadLetters - (oldest?.deadLetters ?? 0)) }, nowMs: now)))
+                                                  nowMs: now, spanMs: span)))
+        charts.append(("chart_lag", Self.polyline(points.map { ($0.atMs, $0.lag) }, nowMs: now, spanMs: span)))
+        charts.append(("chart_dead_letters", Self.polyline(points.map { ($0.atMs, $0.deadLetters - (oldest?.deadLetters ?? 0)) }, nowMs: now, spanMs: span)))
     }
 
-    /// SVG points for `series` (time, value) scaled into the chart, the right edge at `nowMs`.
-    static func polyline(_ series: [(Int64, Double)], nowMs: Int64) -> String {
+    /// SVG points for `series` (time, value) scaled into the chart, the right edge at `nowMs`, the
+    /// width `spanMs`.
+    static func polyline(_ series: [(Int64, Double)], nowMs: Int64, spanMs: Int64 = windowMs) -> String {
         guard !series.isEmpty else { return "" }
         let top = max(series.map { $0.1.isFinite ? $0.1 : 0 }.max() ?? 0, 1e-9)
         return series.map { time, value in
-            let x = chartWidth - Double(nowMs - time) / Double(windowMs) * chartWidth
+            let x = chartWidth - Double(nowMs - time) / Double(max(spanMs, 1)) * chartWidth
             let y = chartHeight - (value.isFinite ? value : 0) / top * (chartHeight - 4) - 2
             return "\(format(max(0, x), decimals: 1)),\(format(y, decimals: 1))"
         }.joined(separator: " ")
