@@ -4,7 +4,8 @@ import PackageDescription
 /// Provisioner: a Kafka worker pipeline that adds payment cards to Apple Pay and Google Wallet.
 ///
 /// Dependency directions (no cycles, no outside Swift packages):
-///   provisioner -> ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
+///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Pipeline, Recovery, HTTP, Kafka }
+///   ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
 ///   Issuers -> { HTTP, Contract };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
 ///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; Harness and the CLI build on it)
 ///   ContractFuzz -> { Contract, Recovery, Kafka } (the decoders of requests and of records read back)
@@ -48,8 +49,11 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
         // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
         .target(name: "Harness", dependencies: ["CPosix", "ProvisionerClient", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
+        // The operator console: a web page over Kafka (own consumer, no group) and the workers' /metrics.
+        .target(name: "Console", dependencies: ["COpenSSL", "Contract", "Kafka", "HTTP", "Observability", "Recovery", "Pipeline"],
+                swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
-        .target(name: "ProvisionerCLI", dependencies: ["ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
+        .target(name: "ProvisionerCLI", dependencies: ["Console", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
 
         // libFuzzer entry point for decode + validate, and for every decoder of a record read back
@@ -70,7 +74,9 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DeployTests", dependencies: ["ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "Pipeline", "Kafka", "Contract", "Recovery", "HTTP", "Observability",
+                                                     "Simulator", "Harness", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DeployTests", dependencies: ["Console", "ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
                                                     "Observability", "Recovery", "Simulator"], swiftSettings: strict),
     ]
 )

@@ -3,7 +3,8 @@ import CMicroHTTPD
 import Glibc
 #endif
 
-/// An HTTP/1.1 server on libmicrohttpd for the simulator, health and metrics endpoints.
+/// An HTTP/1.1 server on libmicrohttpd for the simulator, health and metrics endpoints, and the
+/// operator console (whose event streams use `HTTPServerResponse.stream`).
 ///
 /// libmicrohttpd's polling threads (`HTTPServerConfiguration.threadCount`, epoll each) accept
 /// connections, read each request body in full (over `maxBodyBytes` → 413 without calling the
@@ -63,8 +64,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Connections open right now.
     public var openConnectionCount: Int { core.openConnections.load(ordering: .relaxed) }
 
-    /// Stops accepting, answers every request still waiting for its answer with 503 (giving those
-    /// answers `stopDrainMilliseconds` to go out), closes all connections and joins the polling
+    /// Stops accepting, answers every request still waiting for its answer with 503 and ends every
+    /// open stream (giving those answers `stopDrainMilliseconds` to go out), closes all connections and joins the polling
     /// threads. Later `respond` calls are ignored. Idempotent; must not be called from the handler.
     ///
     /// Connections that arrive while stopping are refused by the accept policy (closed as soon as

@@ -7,12 +7,21 @@ public struct HTTPServerResponse: Sendable {
     public var headers: [HTTPHeader]
     /// The body.
     public var body: [UInt8]
+    /// When set, the response stays open after `body` and carries what is sent on the stream until
+    /// it is closed (Server-Sent Events); `Content-Length` is not sent.
+    public var stream: HTTPEventStream?
 
     /// Creates a response.
     public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A streaming response: `body` first, then what is sent on `stream` until it is closed.
+    public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [], stream: HTTPEventStream) {
+        self.init(status: status, headers: headers, body: body)
+        self.stream = stream
     }
 
     /// A response with `Content-Type: application/json`.

@@ -46,6 +46,8 @@ final class ServerCore: Sendable {
         let stopping = HTTPServerResponse.text(503, "the server is stopping; retry against another instance")
         for exchange in live {
             exchange.answer(stopping)
+            // An open stream ends (resuming its connection if suspended), so the connection can finish.
+            exchange.openStream.withLock { $0 }?.close()
         }
         let drainDeadline = MonotonicClock.nowNanoseconds() + UInt64(max(0, drainMilliseconds)) * 1_000_000
         while lifecycle.withLock({ $0.liveExchangeCount }) > 0 && MonotonicClock.nowNanoseconds() < drainDeadline {
@@ -67,7 +69,7 @@ final class ServerCore: Sendable {
         case .dispatched:
             // Called again after MHD_resume_connection.
             guard let response = exchange.answerState.withLock({ $0.takeResumedResponse() }) else { return .YES }
-            return ServerCore.queue(response, on: exchange.connection)
+            return queue(response, for: exchange)
         case .receiving:
             break
         }
@@ -87,7 +89,7 @@ final class ServerCore: Sendable {
         handler(request, HTTPResponder(exchange: exchange))
         switch exchange.answerState.withLock({ $0.handlerReturned() }) {
         case .queue(let response):
-            return ServerCore.queue(response, on: exchange.connection)
+            return queue(response, for: exchange)
         case .suspend:
             // Delayed answer: park the connection; no thread waits for it.
             MHD_suspend_connection(exchange.connection)
@@ -103,15 +105,34 @@ final class ServerCore: Sendable {
         .text(413, "the request body is larger than \(limit) bytes; send a smaller body")
     }
 
+    /// Queues the handler's answer for `exchange`: buffered, or streaming when it has a stream.
+    func queue(_ response: HTTPServerResponse, for exchange: ServerExchange) -> MHD_Result {
+        guard let stream = response.stream else { return ServerCore.queue(response, on: exchange.connection) }
+        if !response.body.isEmpty { stream.sendFirst(response.body) }
+        stream.bind(connection: exchange.connection, core: self)
+        exchange.openStream.withLock { $0 = stream }
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let mhdResponse = MHD_create_response_from_callback(UInt64.max, 4096, mhdStreamReader, context, mhdStreamFree) else {
+            Unmanaged<HTTPEventStream>.fromOpaque(context).release()
+            return .NO
+        }
+        return ServerCore.queue(response.headers, mhdResponse, status: response.status, on: exchange.connection)
+    }
+
     static func queue(_ response: HTTPServerResponse, on connection: OpaquePointer) -> MHD_Result {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse = created else { return .NO }
-        for header in response.headers where isSendable(header) {
+        return queue(response.headers, mhdResponse, status: response.status, on: connection)
+    }
+
+    /// Adds `headers` to `mhdResponse`, queues it and drops this reference to it.
+    static func queue(_ headers: [HTTPHeader], _ mhdResponse: OpaquePointer, status: Int, on connection: OpaquePointer) -> MHD_Result {
+        for header in headers where isSendable(header) {
             _ = MHD_add_response_header(mhdResponse, header.name, header.value)
         }
-        let queued = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+        let queued = MHD_queue_response(connection, UInt32(clamping: status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return queued
     }

@@ -28,6 +28,8 @@ final class ServerExchange: @unchecked Sendable {
     let connection: OpaquePointer
     let core: ServerCore
     let answerState = Mutex(ExchangeState())
+    /// The open stream of a streaming answer (closed by `HTTPServer.stop` before it waits).
+    let openStream = Mutex<HTTPEventStream?>(nil)
     var stage = Stage.receiving
     var body: [UInt8] = []
     var bodyTooLarge = false

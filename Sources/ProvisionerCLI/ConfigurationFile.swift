@@ -4,7 +4,8 @@ import Pipeline
 /// Reads a worker configuration file for a command, printing warnings and turning errors into a
 /// one-line `CommandFailure` that names every bad key.
 enum ConfigurationFile {
-    static func load(path: String, environment: [String: String], strict: Bool, requireSecrets: Bool = true) throws -> WorkerConfiguration {
+    static func load(path: String, environment: [String: String], strict: Bool, requireSecrets: Bool = true,
+                     requirePrograms: Bool = true) throws -> WorkerConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CommandFailure("cannot read config file \(path)")
         }
@@ -13,7 +14,7 @@ enum ConfigurationFile {
             let (configuration, issues) = try WorkerConfiguration.load(
                 json: String(decoding: data, as: UTF8.self), environment: environment,
                 workerID: "\(hostname)-\(ProcessInfo.processInfo.processIdentifier)", strict: strict,
-                requireSecrets: requireSecrets)
+                requireSecrets: requireSecrets, requirePrograms: requirePrograms)
             for issue in issues { printError("provisioner: \(path): \(issue)") }
             return configuration
         } catch {

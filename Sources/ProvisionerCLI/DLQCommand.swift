@@ -80,12 +80,11 @@ enum DLQCommand: Command {
                 throw UsageError("--operator must be 1-64 of letters, digits and ._:@-")
             }
             let operatorName = DeadLetterReplayer.operatorName(properties: properties, label: label) ?? "unknown"
-            var signer: RequestSigner?
-            if let signVariable {
-                guard let key = ProcessInfo.processInfo.environment[signVariable], !key.isEmpty else {
-                    throw CommandFailure("the replay key variable \(signVariable) is not set: replays of signed programs would be refused")
-                }
-                signer = RequestSigner(secret: Sensitive(key))
+            let signer: RequestSigner?
+            do {
+                signer = try RequestSigner.replaySigner(variable: signVariable, environment: ProcessInfo.processInfo.environment)
+            } catch {
+                throw CommandFailure(error.message)
             }
             let entries = try read(store, topic: topic, filter: filter)
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName,
@@ -117,32 +116,22 @@ enum DLQCommand: Command {
     }
 
     private static func filter(_ arguments: inout CommandArguments) throws -> DeadLetterFilter {
-        var filter = DeadLetterFilter()
-        filter.code = arguments.option("code")
-        filter.program = arguments.option("program")
-        if let wallet = arguments.option("wallet") {
-            guard let parsed = Wallet(rawValue: wallet) else { throw UsageError("--wallet must be apple_pay, google_wallet or google_pay") }
-            filter.wallet = parsed
+        var fields: [String: String] = [:]
+        for name in ["code", "program", "wallet", "since", "until", "request-id", "limit"] { fields[name] = arguments.option(name) }
+        do {
+            return try DeadLetterFilter.parse(fields, nowMs: Timestamps.nowMs())
+        } catch {
+            throw UsageError(error.message)
         }
-        filter.sinceMs = try arguments.option("since").map { try time($0, name: "since") }
-        filter.untilMs = try arguments.option("until").map { try time($0, name: "until") }
-        filter.requestID = arguments.option("request-id")
-        if arguments.option("limit") != nil { filter.limit = try arguments.integer("limit", default: 100, in: 1...1_000_000) }
-        return filter
     }
 
     /// RFC 3339, or an age (`90s`, `30m`, `2h`, `7d`) before now.
     static func time(_ text: String, name: String) throws -> Int64 {
-        if let parsed = RFC3339.parse(text) { return parsed }
-        let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-        if let unit = text.last, let scale = units[unit], let amount = Int64(text.dropLast()), amount >= 0 {
-            let (age, overflow) = amount.multipliedReportingOverflow(by: scale)
-            guard !overflow, age <= Timestamps.nowMs() else {
-                throw UsageError("--\(name) '\(text)' reaches back before 1970; give a shorter age or an RFC 3339 time")
-            }
-            return Timestamps.nowMs() - age
+        do {
+            return try DeadLetterFilter.time(text, name: name, nowMs: Timestamps.nowMs())
+        } catch {
+            throw UsageError(error.message)
         }
-        throw UsageError("--\(name) must be RFC 3339 (2026-11-29T10:00:00Z) or an age like 30m, 2h, 7d; got '\(text)'")
     }
 
     private static func read(_ store: DeadLetterStore, topic: String, filter: DeadLetterFilter) throws -> [DeadLetterEntry] {
@@ -168,7 +157,7 @@ enum DLQCommand: Command {
         let rows = entries.map { entry in
             [age(now.clampedSubtracting(entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
              entry.summary.program ?? "-", entry.summary.wallet?.rawValue ?? "-",
-             (entry.provenance?.isReplayable ?? false) && !entry.summary.isExpiredApplePay(nowMs: now) ? "yes" : "no",
+             DeadLetterView.isReplayable(entry, nowMs: now) ? "yes" : "no",
              entry.summary.requestID ?? "-", entry.identifier]
         }
         return TextTable(headers: ["AGE", "CODE", "PROGRAM", "WALLET", "REPLAYABLE", "REQUEST", "ID"], rows: rows).rendered
@@ -185,17 +174,17 @@ enum DLQCommand: Command {
         writer.key("code"); writer.string(orNull: entry.provenance?.code.rawValue)
         writer.key("reason"); writer.string(orNull: entry.provenance?.reason)
         writer.key("failed_at"); writer.string(orNull: entry.provenance.map { RFC3339.format(milliseconds: $0.failedAtMs) })
-        writer.key("replayable"); writer.bool((entry.provenance?.isReplayable ?? false) && !entry.summary.isExpiredApplePay(nowMs: now))
+        writer.key("replayable"); writer.bool(DeadLetterView.isReplayable(entry, nowMs: now))
         writer.key("replayable_reason"); writer.string(orNull: entry.provenance?.replayableReason)
         writer.key("original"); writer.string(orNull: entry.provenance.map { "\($0.originalTopic):\($0.originalPartition):\($0.originalOffset)" })
         if includeValue {
             writer.key("headers")
             writer.beginObject()
-            for header in entry.headers where header.key.hasPrefix("dlq.") || header.key == DeadLetterHeader.replayOf {
-                writer.key(header.key); writer.string(header.value.map { String(decoding: $0, as: UTF8.self) } ?? "")
+            for header in DeadLetterView.provenanceHeaders(entry) {
+                writer.key(header.key); writer.string(header.value)
             }
             writer.endObject()
-            writer.key("value_redacted"); writer.string(DeadLetterRedactor.render(entry.value))
+            writer.key("value_redacted"); writer.string(DeadLetterView.redactedValue(entry))
         }
         writer.endObject()
     }
@@ -217,25 +206,16 @@ enum DLQCommand: Command {
     private static func showText(_ entry: DeadLetterEntry) -> String {
         var lines = ["dead letter \(entry.identifier)"]
         let width = DeadLetterHeader.provenance.map(\.count).max() ?? 0
-        for header in entry.headers where header.key.hasPrefix("dlq.") || header.key == DeadLetterHeader.replayOf {
-            let value = header.value.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            lines.append("  " + header.key + String(repeating: " ", count: max(1, width + 2 - header.key.count)) + value)
+        for header in DeadLetterView.provenanceHeaders(entry) {
+            lines.append("  " + header.key + String(repeating: " ", count: max(1, width + 2 - header.key.count)) + header.value)
         }
-        if entry.summary.isExpiredApplePay(nowMs: Timestamps.nowMs()) {
-            lines.append("  note: Apple Pay window closed; certificates, nonce and signature were stripped; it cannot be replayed")
-        }
-        lines.append("  value (redacted): " + DeadLetterRedactor.render(entry.value))
+        if let note = DeadLetterView.note(entry, nowMs: Timestamps.nowMs()) { lines.append("  note: " + note) }
+        lines.append("  value (redacted): " + DeadLetterView.redactedValue(entry))
         return lines.joined(separator: "\n")
     }
 
     private static func describe(_ outcome: DeadLetterReplayer.Outcome) -> (String, String) {
-        switch outcome {
-        case .replayed(let topic, let dryRun): (dryRun ? "would replay" : "replayed", "to \(topic)")
-        case .refused(let reason): ("refused", reason)
-        case .failed(let reason): ("failed", reason)
-        case .replayedNotAudited(let topic, let reason):
-            ("replayed, not audited", "to \(topic); its replayed audit event could not be written (\(reason)): do not replay it again")
-        }
+        DeadLetterView.describe(outcome)
     }
 
     private static func replayTable(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome], dryRun: Bool) -> String {

@@ -12,6 +12,7 @@ public enum ProvisionerCommandLine {
         SimulatorCommand.self,
         ProduceCommand.self,
         DLQCommand.self,
+        ConsoleCommand.self,
         BenchCommand.self,
         TopicsCommand.self,
         ConfigCommand.self,

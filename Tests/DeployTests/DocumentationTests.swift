@@ -1,3 +1,4 @@
+import Console
 import Foundation
 import Testing
 
@@ -17,6 +18,8 @@ struct DocumentationTests {
         for match in properties.matches(in: source, range: NSRange(source.startIndex..., in: source)) {
             if let range = Range(match.range(at: 1), in: source) { keys.insert(String(source[range])) }
         }
+        // The `console` section, read by ConsoleConfiguration (`provisioner console`).
+        keys.formUnion(ConsoleConfiguration.keys.union(ConsoleConfiguration.tokenKeys))
         return keys
     }
 

@@ -4,8 +4,10 @@ import Observability
 extension WorkerConfiguration {
     /// Reads `text` (JSON) with `environment` overrides. Returns the configuration and every
     /// issue; throws when an issue is an error (unknown keys are errors only when `strict`).
+    /// `requirePrograms: false` is for tools that read only the Kafka and topic sections (the console).
     public static func load(json text: String, environment: [String: String], workerID: String,
-                            strict: Bool, requireSecrets: Bool = true) throws(ConfigurationError) -> (WorkerConfiguration, [ConfigurationIssue]) {
+                            strict: Bool, requireSecrets: Bool = true,
+                            requirePrograms: Bool = true) throws(ConfigurationError) -> (WorkerConfiguration, [ConfigurationIssue]) {
         var document: JSONValue
         do {
             document = try JSONParser().parse(text)
@@ -14,7 +16,7 @@ extension WorkerConfiguration {
         }
         var issues: [ConfigurationIssue] = []
         document = EnvironmentOverrides.apply(environment, to: document, issues: &issues)
-        var configuration = parse(document, workerID: workerID, issues: &issues)
+        var configuration = parse(document, workerID: workerID, requirePrograms: requirePrograms, issues: &issues)
         if requireSecrets { issues += secretIssues(configuration, environment: environment) }
         for (property, variable) in configuration.kafkaSecretVariables {
             if let value = environment[variable], !value.isEmpty { configuration.kafka[property] = value }
@@ -56,7 +58,8 @@ extension WorkerConfiguration {
     }
 
     // swiftlint:disable:next function_body_length
-    static func parse(_ document: JSONValue, workerID: String, issues: inout [ConfigurationIssue]) -> WorkerConfiguration {
+    static func parse(_ document: JSONValue, workerID: String, requirePrograms: Bool = true,
+                      issues: inout [ConfigurationIssue]) -> WorkerConfiguration {
         var configuration = WorkerConfiguration(workerID: workerID)
         var root = ConfigurationReader(path: "", value: document, issues: &issues)
 
@@ -93,7 +96,7 @@ extension WorkerConfiguration {
             if let parsed = parseProgram(name: name, &program) { configuration.programs[name] = parsed }
             programs.absorb(program)
         }
-        if configuration.programs.isEmpty && programs.issues.isEmpty {
+        if requirePrograms && configuration.programs.isEmpty && programs.issues.isEmpty {
             programs.issues.append(.init(.error, "programs", "must name at least one program"))
         }
         root.absorb(programs)
@@ -124,6 +127,9 @@ extension WorkerConfiguration {
             root.issues.append(.init(.warning, "dlq.replay_signing_secret_env",
                                      "is not set: operator replays of dead letters of signed programs (\(signed), ...) will be refused unauthenticated"))
         }
+
+        // Read by `provisioner console` (ConsoleConfiguration); workers ignore it.
+        _ = root.raw("console")
 
         var audit = root.object("audit")
         configuration.pseudonymKeyEnvironmentVariable = audit.string("pseudonym_key_env", default: configuration.pseudonymKeyEnvironmentVariable)

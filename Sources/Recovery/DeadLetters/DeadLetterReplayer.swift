@@ -52,10 +52,14 @@ public struct DeadLetterReplayer: Sendable {
     }
 
     /// Replays `entries` (oldest first) to `target` or each entry's original topic; with `dryRun`
-    /// nothing is produced; `ratePerSecond` spaces the sends. Returns one outcome per entry.
+    /// nothing is produced; `ratePerSecond` spaces the sends. Returns one outcome per entry;
+    /// `progress`, when given, hears each one as it is decided (index into `entries`, outcome).
     public func replay(_ entries: [DeadLetterEntry], to target: String?, ratePerSecond: Double?, dryRun: Bool,
-                       nowMs: @Sendable () -> Int64) throws(KafkaError) -> [Outcome] {
-        var outcomes: [Outcome] = []
+                       nowMs: @Sendable () -> Int64,
+                       progress: ((Int, Outcome) -> Void)? = nil) throws(KafkaError) -> [Outcome] {
+        var outcomes: [Outcome] = [] {
+            didSet { if let progress, let last = outcomes.last { progress(outcomes.count - 1, last) } }
+        }
         let producer = dryRun ? nil : try KafkaProducer(configuration: properties)
         defer { producer?.close(timeoutMs: 10_000) }
         let spacingMs = ratePerSecond.map { Int(1000 / max($0, 0.001)) }

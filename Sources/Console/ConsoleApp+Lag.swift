@@ -1,0 +1,27 @@
+import HTTP
+import Kafka
+
+extension ConsoleApp {
+    func lagPage(session: ConsoleSession) -> HTTPServerResponse {
+        let rows: [PartitionLag]
+        do {
+            rows = try LagReader(properties: context.kafka, groupID: context.groupID).read([context.topics.requests, context.topics.reconcile])
+        } catch {
+            return Self.problem("Lag", "could not read offsets: \(error.description)", session: session, current: "/lag")
+        }
+        var html = "<h2>Lag of group \(HTML.escape(context.groupID))</h2>"
+        html += "<p class=\"note\">Committed offset of the worker group against the end offset, per partition; read by "
+        html += "OffsetFetch without joining the group.</p>"
+        for topic in [context.topics.requests, context.topics.reconcile] {
+            let topicRows = rows.filter { $0.topic == topic }
+            html += "<h3>\(HTML.escape(topic)) (lag \(topicRows.map(\.lag).reduce(0, +)))</h3>"
+            html += HTML.table(["Partition", "Committed", "End", "Lag"],
+                               topicRows.map { [String($0.partition), $0.committed.map(String.init) ?? "none", String($0.end), String($0.lag)] },
+                               id: "lag-\(topic)")
+        }
+        html += "<h3>Paused partitions (per worker, from /metrics)</h3>"
+        let paused = context.monitor.latest?.samples("provisioner_paused_partitions") ?? []
+        html += HTML.table(["Worker endpoint", "Paused"], paused.map { [$0.endpoint, OverviewFigures.format($0.sample.number ?? 0)] }, id: "paused")
+        return Self.document(title: "Lag", body: html, session: session, current: "/lag")
+    }
+}

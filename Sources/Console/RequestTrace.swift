@@ -1,0 +1,126 @@
+import Contract
+import Kafka
+import Pipeline
+import Recovery
+
+/// Everything the topics say about one request, without its payload or any secret: audit events
+/// (with per-stage timings), results (status, code, `next_action`), call markers, reconciliation
+/// attempts, dead letters (on the dead-letter and parked topics) and replays.
+public struct RequestTrace: Sendable {
+    /// A result as the trace shows it (never the payload).
+    public struct ResultRow: Sendable {
+        /// Status.
+        public var status: String
+        /// Whether final.
+        public var isFinal: Bool
+        /// Normalized code.
+        public var code: String?
+        /// What the caller should do.
+        public var nextAction: String
+        /// Attempt.
+        public var attempt: Int
+        /// Issuer HTTP status.
+        public var httpStatus: Int?
+        /// Published at (epoch ms).
+        public var publishedAtMs: Int64?
+        /// Where it was read: `topic:partition:offset`.
+        public var position: String
+    }
+
+    /// A reconciliation job record.
+    public struct ReconcileRow: Sendable {
+        /// Attempt number.
+        public var attempt: Int
+        /// When it is due (epoch ms).
+        public var dueAtMs: Int64
+        /// The request's deadline (epoch ms).
+        public var deadlineMs: Int64
+    }
+
+    /// A call marker.
+    public struct MarkerRow: Sendable {
+        /// `started` or `completed`.
+        public var state: String
+        /// When (epoch ms).
+        public var atMs: Int64
+        /// Which worker.
+        public var worker: String
+        /// `answered` / `dead_lettered` for a completed marker.
+        public var outcome: String?
+        /// The dead letter a replay came from.
+        public var replayOf: String?
+    }
+
+    /// The request id.
+    public var requestID: String
+    /// Audit events, oldest first.
+    public var audit: [AuditEvent] = []
+    /// Results, in topic order.
+    public var results: [ResultRow] = []
+    /// Call markers.
+    public var markers: [MarkerRow] = []
+    /// Reconciliation jobs.
+    public var reconciliations: [ReconcileRow] = []
+    /// Dead letters and parked entries.
+    public var deadLetters: [DeadLetterEntry] = []
+
+    /// The `replayed` audit events.
+    public var replays: [AuditEvent] { audit.filter { $0.stage == .replayed } }
+}
+
+/// Builds `RequestTrace`s by reading the pipeline topics (newest `traceScanLimit` records per partition).
+public struct RequestTracer: Sendable {
+    /// The reader.
+    public var reader: TopicReader
+    /// Topic names.
+    public var topics: TopicNames
+
+    /// Creates a tracer.
+    public init(reader: TopicReader, topics: TopicNames) {
+        self.reader = reader
+        self.topics = topics
+    }
+
+    /// The request ids whose audit events carry `cardRef` (a `card_ref` pseudonym), newest last, at most 20.
+    public func requestIDs(cardRef: String) throws(KafkaError) -> [String] {
+        var ids: [String] = []
+        try reader.read(topics.audit) { message in
+            guard let event = try? AuditEvent.decode(message.value), event.cardRef?.hex == cardRef, let id = event.requestID,
+                  !ids.contains(id) else { return }
+            ids.append(id)
+        }
+        return Array(ids.suffix(20))
+    }
+
+    /// The trace of `requestID`.
+    public func trace(_ requestID: String) throws(KafkaError) -> RequestTrace {
+        var trace = RequestTrace(requestID: requestID)
+        try reader.read(topics.audit) { message in
+            if let event = try? AuditEvent.decode(message.value), event.requestID == requestID { trace.audit.append(event) }
+        }
+        trace.audit.sort { $0.atMs < $1.atMs }
+        try reader.read(topics.results) { message in
+            guard let result = try? ProvisioningResult.decode(message.value), result.requestID == requestID else { return }
+            trace.results.append(.init(status: result.status.rawValue, isFinal: result.isFinal, code: result.code?.rawValue,
+                                       nextAction: result.nextAction.rawValue, attempt: result.attempt, httpStatus: result.httpStatus,
+                                       publishedAtMs: result.timing.publishedAtMs ?? message.timestampMs,
+                                       position: "\(message.topic):\(message.partition):\(message.offset)"))
+        }
+        try reader.read(topics.markers) { message in
+            guard let marker = CallMarker.decode(message.value), marker.requestID == requestID else { return }
+            trace.markers.append(.init(state: marker.state.rawValue, atMs: marker.atMs, worker: marker.worker,
+                                       outcome: marker.outcome?.rawValue, replayOf: marker.replayOf))
+        }
+        try reader.read(topics.reconcile) { message in
+            guard let job = ReconcileJob.decode(message.value), job.requestID == requestID else { return }
+            trace.reconciliations.append(.init(attempt: job.attempt, dueAtMs: job.dueAtMs, deadlineMs: job.deadlineMs))
+        }
+        for topic in [topics.deadLetters, topics.parked] {
+            try reader.read(topic) { message in
+                let entry = DeadLetterEntry(message: message)
+                if entry.summary.requestID == requestID { trace.deadLetters.append(entry) }
+            }
+        }
+        return trace
+    }
+}
