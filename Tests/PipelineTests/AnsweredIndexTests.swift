@@ -78,18 +78,20 @@ struct AnsweredIndexTests {
         #expect(horizon.read(nowMs: 10 * Self.hour).sinceMs == 9 * Self.hour)
     }
 
+    static let program = #""programs": {"p": {"issuer": "imprint", "base_url": "http://127.0.0.1:1/imprint", "api_key_env": "K"}}"#
+
     @Test("config: horizon 24 h by default, index bound and limits scope read; config check's retention warning")
     func configuration() throws {
-        let defaults = try WorkerConfiguration.load(json: "{}", environment: [:], workerID: "w", strict: true, requireSecrets: false).0
+        let defaults = try WorkerConfiguration.load(json: "{\(Self.program)}", environment: [:], workerID: "w", strict: true, requireSecrets: false).0
         #expect(defaults.duplicateHorizonMs == 24 * Self.hour)
         #expect(defaults.duplicateIndexMaxEntriesPerPartition == 26_000_000)
         #expect(!defaults.scheduler.limitsPerWorker)
         let set = try WorkerConfiguration.load(
-            json: #"{"duplicates": {"horizon_seconds": 3600, "max_entries_per_partition": 1000}, "scheduler": {"limits_scope": "worker"}}"#,
+            json: "{\(Self.program), " + #""duplicates": {"horizon_seconds": 3600, "max_entries_per_partition": 1000}, "scheduler": {"limits_scope": "worker"}}"#,
             environment: [:], workerID: "w", strict: true, requireSecrets: false).0
         #expect(set.duplicateHorizonMs == Self.hour && set.duplicateIndexMaxEntriesPerPartition == 1000 && set.scheduler.limitsPerWorker)
         #expect(throws: ConfigurationError.self) {
-            _ = try WorkerConfiguration.load(json: #"{"scheduler": {"limits_scope": "everyone"}}"#, environment: [:], workerID: "w",
+            _ = try WorkerConfiguration.load(json: "{\(Self.program), " + #""scheduler": {"limits_scope": "everyone"}}"#, environment: [:], workerID: "w",
                                              strict: true, requireSecrets: false)
         }
         #expect(TopicLayout.production.horizonIssues(horizonMs: 24 * Self.hour).isEmpty)
