@@ -84,7 +84,7 @@ struct AnsweredIndexTests {
     func configuration() throws {
         let defaults = try WorkerConfiguration.load(json: "{\(Self.program)}", environment: [:], workerID: "w", strict: true, requireSecrets: false).0
         #expect(defaults.duplicateHorizonMs == 24 * Self.hour)
-        #expect(defaults.duplicateIndexMaxEntriesPerPartition == 26_000_000)
+        #expect(defaults.duplicateIndexMaxEntriesPerPartition == 2_000_000)
         #expect(!defaults.scheduler.limitsPerWorker)
         let set = try WorkerConfiguration.load(
             json: "{\(Self.program), " + #""duplicates": {"horizon_seconds": 3600, "max_entries_per_partition": 1000}, "scheduler": {"limits_scope": "worker"}}"#,

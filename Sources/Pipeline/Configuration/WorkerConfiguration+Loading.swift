@@ -207,7 +207,7 @@ extension WorkerConfiguration {
         root.absorb(nonce)
         var duplicates = root.object("duplicates")
         configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 86_400, in: 1...604_800) * 1000
-        configuration.duplicateIndexMaxEntriesPerPartition = duplicates.int("max_entries_per_partition", default: 26_000_000, in: 1...200_000_000)
+        configuration.duplicateIndexMaxEntriesPerPartition = duplicates.int("max_entries_per_partition", default: 2_000_000, in: 1...200_000_000)
         root.absorb(duplicates)
         var shutdown = root.object("shutdown")
         configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)

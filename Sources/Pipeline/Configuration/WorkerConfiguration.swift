@@ -47,7 +47,7 @@ public struct WorkerConfiguration: Sendable {
     public var duplicateHorizonMs: Int64 = 24 * 60 * 60 * 1000
     /// `duplicates.max_entries_per_partition`: bound on the answered ids held per owned partition
     /// (about 24 bytes each; the oldest go first, counted).
-    public var duplicateIndexMaxEntriesPerPartition = 26_000_000
+    public var duplicateIndexMaxEntriesPerPartition = 2_000_000
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
     /// Bound on finishing in-flight work of revoked partitions.

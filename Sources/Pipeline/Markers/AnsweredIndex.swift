@@ -8,14 +8,14 @@
 ///
 /// Fingerprints use the process's randomly seeded `Hasher` (two salted hashes): a collision that
 /// would make a new request look answered has odds of about `count / 2^96` per lookup.
-struct AnsweredIndex: Sendable {
+public struct AnsweredIndex: Sendable {
     /// A request id's fingerprint.
-    struct Fingerprint: Sendable, Hashable {
+    public struct Fingerprint: Sendable, Hashable {
         var high: UInt64
         var low: UInt32
 
         /// The fingerprint of `requestID` in this process.
-        init(_ requestID: String) {
+        public init(_ requestID: String) {
             var first = Hasher()
             first.combine(0x5EED_0001 as UInt32)
             first.combine(requestID)
@@ -35,27 +35,27 @@ struct AnsweredIndex: Sendable {
     }
 
     /// The most entries held.
-    let maxEntries: Int
+    public let maxEntries: Int
     private var ring: [Entry] = []
     private var head = 0
     /// Entries held (expired ones count until they reach the head).
-    private(set) var count = 0
+    public private(set) var count = 0
     private var slots: [Int32] = []
     private var mask = 0
     /// Entries pushed out by the bound before they expired.
-    private(set) var evictedBeforeHorizon = 0
+    public private(set) var evictedBeforeHorizon = 0
 
     /// An empty index of at most `maxEntries` ids.
-    init(maxEntries: Int) {
+    public init(maxEntries: Int) {
         self.maxEntries = max(1, min(maxEntries, Int(Int32.max)))
     }
 
     /// Bytes allocated for the ring and the table (what the index costs, whatever is in it).
-    var allocatedBytes: Int { ring.count * MemoryLayout<Entry>.stride + slots.count * MemoryLayout<Int32>.stride }
+    public var allocatedBytes: Int { ring.count * MemoryLayout<Entry>.stride + slots.count * MemoryLayout<Int32>.stride }
 
     /// Records an answered request whose horizon ends at `expiresAtMs`; expired entries at the
     /// head are dropped first. A fingerprint already held keeps its entry.
-    mutating func insert(_ fingerprint: Fingerprint, expiresAtMs: Int64, nowMs: Int64) {
+    public mutating func insert(_ fingerprint: Fingerprint, expiresAtMs: Int64, nowMs: Int64) {
         let now = Self.seconds(nowMs)
         let expiry = Self.seconds(expiresAtMs + 999)
         guard expiry > now else { return }
@@ -78,13 +78,13 @@ struct AnsweredIndex: Sendable {
     }
 
     /// Whether `fingerprint` was answered and its horizon has not ended at `nowMs`.
-    func contains(_ fingerprint: Fingerprint, nowMs: Int64) -> Bool {
+    public func contains(_ fingerprint: Fingerprint, nowMs: Int64) -> Bool {
         guard let position = find(fingerprint) else { return false }
         return ring[position].expiresAt > Self.seconds(nowMs)
     }
 
     /// Drops entries whose horizon ended (those at the head, in arrival order).
-    mutating func dropExpired(nowMs: Int64) { dropExpired(now: Self.seconds(nowMs)) }
+    public mutating func dropExpired(nowMs: Int64) { dropExpired(now: Self.seconds(nowMs)) }
 
     // MARK: - Internals
 
