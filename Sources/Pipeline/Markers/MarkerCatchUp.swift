@@ -104,12 +104,17 @@ final class MarkerCatchUp: Sendable {
                 // nil: nothing written since; the hand-over position (or the end) is early enough.
                 // Without a hand-over position the whole partition is read anyway.
                 if let position {
-                    if let since = try consumer.offset(topicPartition, atOrAfterTimestampMs: horizon.sinceMs, timeoutMs: 5_000) {
-                        readFrom = min(since, position)
-                    } else if let last = try lastTimestamp(topicPartition), last >= horizon.sinceMs {
-                        // "Nothing that recent", yet the last marker is: a broker that does not
-                        // search by time (librdkafka's mock cluster answers the end). Read it all.
+                    let since = try consumer.offset(topicPartition, atOrAfterTimestampMs: horizon.sinceMs, timeoutMs: 5_000)
+                    // The record just before the answer (the last one when the answer is "none
+                    // that recent") must be older than the horizon. When it is not, the broker
+                    // did not search by time (librdkafka's mock cluster answers arbitrarily, or
+                    // the end): read the partition whole, markers older than the horizon skipped by their time.
+                    let marks = try consumer.watermarks(topicPartition, timeoutMs: 5_000)
+                    let before = (since ?? marks.high) - 1
+                    if before >= marks.low, let stamp = try timestamp(topicPartition, at: before), stamp >= horizon.sinceMs {
                         readFrom = nil
+                    } else {
+                        readFrom = since.map { min($0, position) } ?? position
                     }
                 }
             } catch {
@@ -131,20 +136,17 @@ final class MarkerCatchUp: Sendable {
         return reached ? (found, answered) : nil
     }
 
-    /// The record timestamp of the partition's last record (nil when it is empty or the record
-    /// has none); throws when it cannot be read.
-    private func lastTimestamp(_ partition: TopicPartition) throws(KafkaError) -> Int64? {
-        let marks = try consumer.watermarks(partition, timeoutMs: 5_000)
-        guard marks.high > marks.low else { return nil }
-        try consumer.assign([TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: marks.high - 1, metadata: nil)])
+    /// The record timestamp of the record at `offset` (nil when it has none); throws when it cannot be read.
+    private func timestamp(_ partition: TopicPartition, at offset: Int64) throws(KafkaError) -> Int64? {
+        try consumer.assign([TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)])
         defer { try? consumer.assign([]) }
         let deadline = Timestamps.nowMs() + timeoutMs
         while Timestamps.nowMs() < deadline {
             for result in consumer.poll(maxMessages: 1, timeoutMs: 50) {
-                if case .success(let message) = result { return message.timestampMs }
+                if case .success(let message) = result, message.offset == offset { return message.timestampMs }
             }
         }
-        throw KafkaError(code: .timedOut, message: "reading the last record of \(partition) timed out")
+        throw KafkaError(code: .timedOut, message: "reading the record at \(offset) of \(partition) timed out")
     }
 
     /// What a previous owner's `completed` marker says about a request.

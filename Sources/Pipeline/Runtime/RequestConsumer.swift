@@ -287,12 +287,13 @@ final class RequestConsumer: Sendable {
     /// Recomputes this worker's share of the group-wide program limits from the partitions it
     /// owns now and the topic's partition count (metadata; the last count known when it cannot
     /// be read, and the owned count as the whole before any is known).
-    private func updateShare() {
+    /// `leaving`: partitions being revoked, no longer counted (their drain starts no new call).
+    private func updateShare(leaving: [TopicPartition] = []) {
         let topic = context.configuration.topics.requests
         let read = try? consumer.partitionCount(topic: topic, timeoutMs: 2_000)
         let (owned, total) = state.withLock { state -> (Int, Int?) in
             if let read, read > 0 { state.totalPartitions = read }
-            return (state.assigned.count, state.totalPartitions)
+            return (state.assigned.subtracting(leaving).count, state.totalPartitions)
         }
         if total == nil {
             context.logger.warning("requests topic partition count unknown: limits are shared as if this worker owned the whole topic",
@@ -309,6 +310,8 @@ final class RequestConsumer: Sendable {
         guard !requests.isEmpty else { return }
         context.ledger.revoke(requests)
         giveBack(requests)
+        // The share drops before the drain: the partitions' next owner may be assigned them soon after.
+        updateShare(leaving: requests)
         let deadline = context.clock() + context.configuration.revokeDrainMs
         while context.ledger.unsettledCount(requests) > 0 && context.clock() < deadline {
             usleep(2_000)
@@ -325,7 +328,6 @@ final class RequestConsumer: Sendable {
             }
         }
         release(requests)
-        updateShare()
         context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),
                                                    ("unfinished", .integer(Int64(remaining)))])
     }
