@@ -136,14 +136,15 @@ final class MarkerCatchUp: Sendable {
         return reached ? (found, answered) : nil
     }
 
-    /// The record timestamp of the record at `offset` (nil when it has none); throws when it cannot be read.
+    /// The record timestamp of the first record at or after `offset` (nil when it has none); throws
+    /// when none can be read within 5 s.
     private func timestamp(_ partition: TopicPartition, at offset: Int64) throws(KafkaError) -> Int64? {
         try consumer.assign([TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)])
         defer { try? consumer.assign([]) }
-        let deadline = Timestamps.nowMs() + timeoutMs
+        let deadline = Timestamps.nowMs() + min(timeoutMs, 5_000)
         while Timestamps.nowMs() < deadline {
             for result in consumer.poll(maxMessages: 1, timeoutMs: 50) {
-                if case .success(let message) = result, message.offset == offset { return message.timestampMs }
+                if case .success(let message) = result, message.offset >= offset { return message.timestampMs }
             }
         }
         throw KafkaError(code: .timedOut, message: "reading the record at \(offset) of \(partition) timed out")

@@ -116,8 +116,17 @@ final class RequestConsumer: Sendable {
     /// tools and lag-based autoscalers count it.
     var consumerLag: Int64 { lag.withLock { $0.values.reduce(0, +) } }
 
+    /// The requests topic's partition count, read at start by the worker (the whole the limits are shared over).
+    func setTotalPartitions(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.totalPartitions = count }
+    }
+
     private func measureLag() {
         lagQueue.async { [self] in
+            if let count = try? consumer.partitionCount(topic: context.configuration.topics.requests, timeoutMs: 2_000) {
+                setTotalPartitions(count)
+            }
             var measured: [TopicPartition: Int64] = [:]
             for (partition, committed) in context.ledger.committedOffsets {
                 guard let marks = try? consumer.watermarks(partition, timeoutMs: 2_000) else { continue }
@@ -288,12 +297,12 @@ final class RequestConsumer: Sendable {
     /// owns now and the topic's partition count (metadata; the last count known when it cannot
     /// be read, and the owned count as the whole before any is known).
     /// `leaving`: partitions being revoked, no longer counted (their drain starts no new call).
+    /// The partition count is the one last read (at start, then every 5 s off the poll thread):
+    /// a rebalance callback makes no metadata request.
     private func updateShare(leaving: [TopicPartition] = []) {
         let topic = context.configuration.topics.requests
-        let read = try? consumer.partitionCount(topic: topic, timeoutMs: 2_000)
         let (owned, total) = state.withLock { state -> (Int, Int?) in
-            if let read, read > 0 { state.totalPartitions = read }
-            return (state.assigned.subtracting(leaving).count, state.totalPartitions)
+            (state.assigned.subtracting(leaving).count, state.totalPartitions)
         }
         if total == nil {
             context.logger.warning("requests topic partition count unknown: limits are shared as if this worker owned the whole topic",

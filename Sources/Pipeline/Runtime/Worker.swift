@@ -130,6 +130,7 @@ public final class Worker: Sendable {
             throw ConfigurationError([.init(.error, "topics.markers",
                                             "\(topics.markers) has \(markerPartitions) partitions but \(topics.requests) has \(requestPartitions); markers are co-partitioned with requests and need at least as many (run 'provisioner topics apply')")])
         }
+        requests.setTotalPartitions(requestPartitions)
         try reconciler.start()
         try requests.start()
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
