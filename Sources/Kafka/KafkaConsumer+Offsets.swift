@@ -90,20 +90,22 @@ extension KafkaConsumer {
         }
     }
 
-    /// The earliest offset of `partition` whose record timestamp is at or after `timestampMs`,
-    /// asked of its leader; nil when the broker names none (no such record, or a broker that does
-    /// not look offsets up by time: librdkafka 2.0's mock cluster answers every such query with none).
-    public func offset(_ partition: TopicPartition, forTimestampMs timestampMs: Int64, timeoutMs: Int32) throws(KafkaError) -> Int64? {
+    /// The earliest offset of `partition` whose record timestamp is at or after `timestampMs`
+    /// (librdkafka `rd_kafka_offsets_for_times`, asked of the leader), or nil when no record is
+    /// that recent (every record is older: start at the end).
+    public func offset(_ partition: TopicPartition, atOrAfterTimestampMs timestampMs: Int64, timeoutMs: Int32) throws(KafkaError) -> Int64? {
         try call { () throws(KafkaError) -> Int64? in
             let list = TopicPartitionList.make([TopicPartitionOffset(partition, offset: timestampMs)])
             defer { rd_kafka_topic_partition_list_destroy(list) }
             let error = rd_kafka_offsets_for_times(handle, list, timeoutMs)
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                throw KafkaError.fromLibrary(error, context: "looking up the offset of \(partition) at \(timestampMs) ms failed")
+                throw KafkaError.fromLibrary(error, context: "looking up the offset of \(partition) at time \(timestampMs) within \(timeoutMs) ms failed")
             }
-            if let failure = TopicPartitionList.firstError(list, operation: "looking up offsets by time") { throw failure }
-            let offset = TopicPartitionList.offsets(list).first?.offset ?? -1
-            return offset >= 0 ? offset : nil
+            if let failure = TopicPartitionList.firstError(list, operation: "looking up an offset by time of") {
+                throw failure
+            }
+            guard let offset = TopicPartitionList.offsets(list).first?.offset, offset >= 0 else { return nil }
+            return offset
         }
     }
 

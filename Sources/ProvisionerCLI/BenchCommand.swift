@@ -16,6 +16,15 @@ enum BenchCommand: Command {
     }
 
     /// Every scenario: add a row to add one.
+    private static func runHorizon(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = HorizonBenchmark.Options()
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.hours = try arguments.integer("hours", default: options.hours, in: 1...168)
+        options.markers = try arguments.integer("markers", default: options.markers, in: 1_000...50_000_000)
+        try arguments.rejectUnknown()
+        return try HorizonBenchmark.run(options, progress: progress)
+    }
+
     static let scenarios: [Scenario] = [
         Scenario(
             name: "throughput", summary: "zero-latency simulator, rising open-loop rates until the worker saturates; bare HTTP loop for the ratio",
@@ -39,6 +48,9 @@ enum BenchCommand: Command {
         Scenario(
             name: "instructions", summary: "the worker under valgrind callgrind: instructions and allocations per request (noise-free)",
             options: "[--requests 500] [--burst 50] [--partitions 6] [--idle-seconds 5] [--out DIR] [--tool callgrind|dhat]", run: runInstructions),
+        Scenario(
+            name: "horizon", summary: "duplicate horizon: index memory at 24 h of a partition's answers, and marker catch-up time",
+            options: "[--rate 300] [--hours 24] [--markers 500000]", run: runHorizon),
         Scenario(
             name: HTTPClientBenchmark.name, summary: HTTPClientBenchmark.summary,
             options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "

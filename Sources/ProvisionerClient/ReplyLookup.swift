@@ -14,7 +14,7 @@ enum ReplyLookup {
             let (low, end) = try consumer.watermarks(partition, timeoutMs: 10_000)
             // When the broker names no offset for the time, read from the first record kept (and
             // skip older ones by timestamp): a broker that cannot look up by time then still finds it.
-            let start = try consumer.offset(partition, forTimestampMs: sinceMs, timeoutMs: 10_000) ?? low
+            let start = try consumer.offset(partition, atOrAfterTimestampMs: sinceMs, timeoutMs: 10_000) ?? low
             guard start < end else { return .success(nil) }
             try consumer.assign([TopicPartitionOffset(partition, offset: start)])
             let key = Array(requestID.utf8)

@@ -28,11 +28,11 @@ struct TopicLayoutTests {
         #expect((layout[.requests]?.partitions ?? 0) >= 12, "room for a dozen or more workers")
     }
 
-    @Test("retention: results, reconcile and markers short; audit 90 days; dead letters and parked two weeks")
+    @Test("retention: results and reconcile short, markers two days (the duplicate horizon and a margin); audit 90 days; dead letters and parked two weeks")
     func retention() throws {
         func retention(_ role: TopicRole) -> Int64? { TopicLayout.production[role]?.configs["retention.ms"].flatMap { Int64($0) } }
         #expect(retention(.results) == Self.day)
-        #expect(retention(.markers) == Self.day)
+        #expect(retention(.markers) == 2 * Self.day)
         #expect((retention(.reconcile) ?? .max) <= 3 * Self.day)
         #expect(retention(.audit) == 90 * Self.day)
         #expect(retention(.dlq) == 14 * Self.day)

@@ -165,6 +165,11 @@ extension WorkerConfiguration {
         }
         configuration.scheduler.globalLimit = scheduler.int("max_in_flight", default: 512, in: 1...100_000)
         configuration.maxPending = scheduler.int("max_pending", default: 4_096, in: 1...1_000_000)
+        switch scheduler.string("limits_scope", default: "group") {
+        case "group": configuration.scheduler.limitsPerWorker = false
+        case "worker": configuration.scheduler.limitsPerWorker = true
+        case let other: scheduler.issues.append(.init(.error, "scheduler.limits_scope", "must be 'group' or 'worker', found '\(other)'"))
+        }
         var endpointLimits = scheduler.object("issuer_max_in_flight")
         for issuerName in endpointLimits.keys {
             let limit = endpointLimits.int(issuerName, default: 0, in: 1...100_000)
@@ -218,7 +223,8 @@ extension WorkerConfiguration {
         configuration.nonceHorizonMs = nonce.integer("horizon_seconds", default: 900, in: 30...86_400) * 1000
         root.absorb(nonce)
         var duplicates = root.object("duplicates")
-        configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 600, in: 1...604_800) * 1000
+        configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 86_400, in: 1...604_800) * 1000
+        configuration.duplicateIndexMaxEntriesPerPartition = duplicates.int("max_entries_per_partition", default: 2_000_000, in: 1...200_000_000)
         root.absorb(duplicates)
         var shutdown = root.object("shutdown")
         configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)

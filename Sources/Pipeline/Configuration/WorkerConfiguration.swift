@@ -46,8 +46,13 @@ public struct WorkerConfiguration: Sendable {
     public var reconcileTiersMs: [Int64] = [2_000, 10_000, 60_000, 300_000]
     /// Single-use nonce memory.
     public var nonceHorizonMs: Int64 = 15 * 60 * 1000
-    /// Request ids remembered to ignore duplicates.
-    public var duplicateHorizonMs: Int64 = 10 * 60 * 1000
+    /// `duplicates.horizon_seconds`: how long an answered request id is recognised as a
+    /// duplicate, on any worker that owns its partition, across restarts and rebalances (from the
+    /// markers topic, whose retention must cover it).
+    public var duplicateHorizonMs: Int64 = 24 * 60 * 60 * 1000
+    /// `duplicates.max_entries_per_partition`: bound on the answered ids held per owned partition
+    /// (about 24 bytes each; the oldest go first, counted).
+    public var duplicateIndexMaxEntriesPerPartition = 2_000_000
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
     /// Bound on finishing in-flight work of revoked partitions.

@@ -1,9 +1,9 @@
 /// A token bucket limiting calls toward an issuer: `ratePerSecond` tokens refill continuously up to `burst`.
 public struct TokenBucket: Sendable {
     /// Tokens added per second.
-    public let ratePerSecond: Double
+    public private(set) var ratePerSecond: Double
     /// The most tokens the bucket holds.
-    public let burst: Double
+    public private(set) var burst: Double
     private var tokens: Double
     private var refilledAtMs: Int64
 
@@ -35,6 +35,15 @@ public struct TokenBucket: Sendable {
         if tokens >= 1 { return nowMs }
         let missing = 1 - tokens
         return nowMs + Int64((missing / ratePerSecond * 1000).rounded(.up))
+    }
+
+    /// Changes the rate and burst from now on (a rebalance changed the worker's share): tokens
+    /// earned so far count at the old rate, and what is held is cut to the new burst, never raised.
+    public mutating func reconfigure(ratePerSecond: Double, burst: Double, nowMs: Int64) {
+        refill(nowMs: nowMs)
+        self.ratePerSecond = max(ratePerSecond, 0.000_001)
+        self.burst = max(burst, 1)
+        tokens = min(tokens, self.burst)
     }
 
     private mutating func refill(nowMs: Int64) {

@@ -34,32 +34,49 @@ final class MarkerCatchUp: Sendable {
         self.undecodable = undecodable
     }
 
+    /// How far back a catch-up reads for the duplicate horizon, and the index it fills.
+    struct HorizonRead: Sendable {
+        /// Markers with a record timestamp at or after this (epoch ms) are read: now minus the horizon.
+        var sinceMs: Int64
+        /// The duplicate horizon: an answer at `at` counts until `at + horizonMs`.
+        var horizonMs: Int64
+        /// The index's bound.
+        var maxEntries: Int
+        /// Now (epoch ms).
+        var nowMs: Int64
+    }
+
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
     /// calls `completion` with what it found: the latest state per marker key (`CallMarker.key`),
-    /// where each request's markers are, and the requests of undecodable markers.
+    /// where each request's markers are, and the requests of undecodable markers. With `horizon`,
+    /// the read starts earlier, at the first marker written since `horizon.sinceMs` (offsets for a
+    /// timestamp), and the requests answered within the horizon (`completed`, not dead-lettered)
+    /// fill an `AnsweredIndex` handed to `completion` too; markers before `position` count for
+    /// nothing else (their requests are committed).
     ///
-    /// A read that fails (watermarks, assignment, or not reaching the end in time, as when a broker
+    /// A read that fails (watermarks, assignment, or no progress for the timeout, as when a broker
     /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
     /// resuming the partition without its markers would let a redelivered request reach the issuer
     /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
     /// closed, it gives up without calling `completion`.
-    func read(partition: Int32, from position: Int64?, while stillWanted: @escaping @Sendable () -> Bool,
-              completion: @escaping @Sendable (InheritedMarkers) -> Void) {
+    func read(partition: Int32, from position: Int64?, horizon: HorizonRead? = nil, while stillWanted: @escaping @Sendable () -> Bool,
+              completion: @escaping @Sendable (InheritedMarkers, AnsweredIndex?) -> Void) {
         queue.async { [self] in
-            attempt(partition: partition, from: position, number: 1, while: stillWanted, completion: completion)
+            attempt(partition: partition, from: position, horizon: horizon, number: 1, while: stillWanted, completion: completion)
         }
     }
 
     /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
-    private func attempt(partition: Int32, from position: Int64?, number: Int, while stillWanted: @escaping @Sendable () -> Bool,
-                         completion: @escaping @Sendable (InheritedMarkers) -> Void) {
+    private func attempt(partition: Int32, from position: Int64?, horizon: HorizonRead?, number: Int,
+                         while stillWanted: @escaping @Sendable () -> Bool,
+                         completion: @escaping @Sendable (InheritedMarkers, AnsweredIndex?) -> Void) {
         guard !closed.withLock({ $0 }), stillWanted() else { return }
-        if let states = readNow(partition: partition, from: position) {
+        if let (states, answered) = readNow(partition: partition, from: position, horizon: horizon) {
             if number > 1 {
                 logger.notice("marker catch-up succeeded after retries", [("partition", .integer(Int64(partition))),
                                                                           ("attempts", .integer(Int64(number)))])
             }
-            completion(states)
+            completion(states, answered)
             return
         }
         // librdkafka does not refresh its metadata when a watermark query is answered
@@ -71,20 +88,66 @@ final class MarkerCatchUp: Sendable {
                        [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(number))),
                         ("retry_in_ms", .integer(Int64(delayMs)))])
         queue.asyncAfter(deadline: .now() + .milliseconds(delayMs)) { [self] in
-            attempt(partition: partition, from: position, number: number + 1, while: stillWanted, completion: completion)
+            attempt(partition: partition, from: position, horizon: horizon, number: number + 1, while: stillWanted, completion: completion)
         }
     }
 
-    /// What was read from `position` to the end, or nil when the end could not be reached.
-    private func readNow(partition: Int32, from position: Int64?) -> InheritedMarkers? {
+    /// What was read from `position` (or the horizon, when earlier) to the end, or nil when the end could not be reached.
+    private func readNow(partition: Int32, from position: Int64?, horizon: HorizonRead?) -> (InheritedMarkers, AnsweredIndex?)? {
         var found = InheritedMarkers()
-        let reached = scan(partition: partition, from: position, visit: { marker, offset in
-            found.add(marker, at: offset)
+        var answered = horizon.map { AnsweredIndex(maxEntries: $0.maxEntries) }
+        let handOverFrom = position ?? 0
+        var readFrom = position
+        if let horizon {
+            let topicPartition = TopicPartition(topic: topic, partition: partition)
+            do {
+                // nil: nothing written since; the hand-over position (or the end) is early enough.
+                // Without a hand-over position the whole partition is read anyway.
+                if let position {
+                    let since = try consumer.offset(topicPartition, atOrAfterTimestampMs: horizon.sinceMs, timeoutMs: 5_000)
+                    // The record just before the answer (the last one when the answer is "none
+                    // that recent") must be older than the horizon. When it is not, the broker
+                    // did not search by time (librdkafka's mock cluster answers arbitrarily, or
+                    // the end): read the partition whole, markers older than the horizon skipped by their time.
+                    let marks = try consumer.watermarks(topicPartition, timeoutMs: 5_000)
+                    let before = (since ?? marks.high) - 1
+                    if before >= marks.low, let stamp = try timestamp(topicPartition, at: before), stamp >= horizon.sinceMs {
+                        readFrom = nil
+                    } else {
+                        readFrom = since.map { min($0, position) } ?? position
+                    }
+                }
+            } catch {
+                // Read the whole partition instead: markers older than the horizon are skipped by their time.
+                logger.warning("offsets for the duplicate horizon could not be looked up; reading the markers partition from its start",
+                               [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
+                readFrom = nil
+            }
+        }
+        let reached = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
+            if offset >= handOverFrom { found.add(marker, at: offset) }
+            if let horizon, marker.state == .completed, marker.outcome != .deadLettered {
+                answered?.insert(AnsweredIndex.Fingerprint(marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
+            }
         }, unreadable: { requestID in
             found.undecodable += 1
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
-        return reached ? found : nil
+        return reached ? (found, answered) : nil
+    }
+
+    /// The record timestamp of the first record at or after `offset` (nil when it has none); throws
+    /// when none can be read within 5 s.
+    private func timestamp(_ partition: TopicPartition, at offset: Int64) throws(KafkaError) -> Int64? {
+        try consumer.assign([TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)])
+        defer { try? consumer.assign([]) }
+        let deadline = Timestamps.nowMs() + min(timeoutMs, 5_000)
+        while Timestamps.nowMs() < deadline {
+            for result in consumer.poll(maxMessages: 1, timeoutMs: 50) {
+                if case .success(let message) = result, message.offset >= offset { return message.timestampMs }
+            }
+        }
+        throw KafkaError(code: .timedOut, message: "reading the record at \(offset) of \(partition) timed out")
     }
 
     /// What a previous owner's `completed` marker says about a request.
@@ -106,7 +169,7 @@ final class MarkerCatchUp: Sendable {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return }
             var found = Completion.notFound
-            _ = scan(partition: partition, from: position, visit: { marker, _ in
+            _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, _ in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
             }, unreadable: { _ in })
@@ -116,9 +179,10 @@ final class MarkerCatchUp: Sendable {
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
     /// handing each marker and its offset to `visit`, and the request named by the key of each marker whose value
-    /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it;
-    /// false when the end could not be reached.
-    private func scan(partition: Int32, from position: Int64?, visit: (CallMarker, Int64) -> Void,
+    /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it
+    /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped);
+    /// false when the end could not be reached (no progress for the timeout).
+    private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
                       unreadable: (String?) -> Void) -> Bool {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
@@ -138,14 +202,18 @@ final class MarkerCatchUp: Sendable {
             return false
         }
         defer { try? consumer.assign([]) }
-        let deadline = Timestamps.nowMs() + timeoutMs
+        // A long read (a day of markers for the duplicate horizon) goes on while it makes progress.
+        var deadline = Timestamps.nowMs() + timeoutMs
         var next = start
         while next < marks.high && Timestamps.nowMs() < deadline {
             for result in consumer.poll(maxMessages: 1_000, timeoutMs: 50) {
                 guard case .success(let message) = result else { continue }
+                if message.offset >= next { deadline = Timestamps.nowMs() + timeoutMs }
                 next = max(next, message.offset + 1)
                 if let marker = CallMarker.decode(message.value) {
                     visit(marker, message.offset)
+                } else if message.offset < attributeFrom {
+                    continue
                 } else {
                     let requestID = CallMarker.requestID(fromKey: message.key)
                     undecodable?.increment()

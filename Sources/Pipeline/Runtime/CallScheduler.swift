@@ -51,6 +51,17 @@ final class CallScheduler: Sendable {
         return removed.map(\.payload)
     }
 
+    /// Takes this worker's new share of the group-wide program limits (after a rebalance).
+    func setShare(_ share: LimitShare) {
+        let now = clock()
+        apply(now: now) { $0.setShare(share, nowMs: now) }
+    }
+
+    /// The current share and, per limited program, this worker's rate and bulkhead under it (metrics).
+    func shareSnapshot() -> (share: LimitShare, programs: [String: (perSecond: Double?, maxInFlight: Int?)]) {
+        state.withLock { ($0.share, $0.programShares) }
+    }
+
     /// Counts for metrics and health.
     var counts: (queued: Int, running: Int) {
         state.withLock { ($0.queuedCount, $0.runningCount) }

@@ -27,6 +27,8 @@ final class RequestConsumer: Sendable {
         var lastCommitMs: Int64 = 0
         var hasJoined = false
         var lastPollError: String?
+        /// Partitions of the requests topic, as metadata last said (the whole the limits are shared over).
+        var totalPartitions: Int?
     }
 
     /// Relays rebalance callbacks without the consumer holding the loop strongly.
@@ -114,8 +116,17 @@ final class RequestConsumer: Sendable {
     /// tools and lag-based autoscalers count it.
     var consumerLag: Int64 { lag.withLock { $0.values.reduce(0, +) } }
 
+    /// The requests topic's partition count, read at start by the worker (the whole the limits are shared over).
+    func setTotalPartitions(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.totalPartitions = count }
+    }
+
     private func measureLag() {
         lagQueue.async { [self] in
+            if let count = try? consumer.partitionCount(topic: context.configuration.topics.requests, timeoutMs: 2_000) {
+                setTotalPartitions(count)
+            }
             var measured: [TopicPartition: Int64] = [:]
             for (partition, committed) in context.ledger.committedOffsets {
                 guard let marks = try? consumer.watermarks(partition, timeoutMs: 2_000) else { continue }
@@ -264,10 +275,11 @@ final class RequestConsumer: Sendable {
             let generation = context.ledger.assign(partition, markerPosition: position)
             context.markerIndex.expect(partition, generation: generation)
             let ledger = context.ledger
-            catchUp.read(partition: partition.partition, from: position,
-                         while: { ledger.isOwned(partition, generation: generation) }) { [self] found in
+            catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
+                         while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
                 // A read of an earlier assignment ending late must not make this one ready.
                 guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
+                if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
                 context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
                 if !found.states.isEmpty || found.undecodable > 0 {
                     context.logger.info("marker catch-up found calls from a previous owner",
@@ -278,6 +290,28 @@ final class RequestConsumer: Sendable {
             }
         }
         context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
+        updateShare()
+    }
+
+    /// Recomputes this worker's share of the group-wide program limits from the partitions it
+    /// owns now and the topic's partition count (metadata; the last count known when it cannot
+    /// be read, and the owned count as the whole before any is known).
+    /// `leaving`: partitions being revoked, no longer counted (their drain starts no new call).
+    /// The partition count is the one last read (at start, then every 5 s off the poll thread):
+    /// a rebalance callback makes no metadata request.
+    private func updateShare(leaving: [TopicPartition] = []) {
+        let topic = context.configuration.topics.requests
+        let (owned, total) = state.withLock { state -> (Int, Int?) in
+            (state.assigned.subtracting(leaving).count, state.totalPartitions)
+        }
+        if total == nil {
+            context.logger.warning("requests topic partition count unknown: limits are shared as if this worker owned the whole topic",
+                                   [("topic", .string(topic))])
+        }
+        let share = LimitShare(owned: owned, total: total ?? owned)
+        flow.scheduler.setShare(share)
+        context.logger.info("share of the group-wide program limits", [("owned", .integer(Int64(share.owned))),
+                                                                       ("total", .integer(Int64(share.total)))])
     }
 
     private func revoked(_ partitions: [TopicPartition]) {
@@ -285,6 +319,8 @@ final class RequestConsumer: Sendable {
         guard !requests.isEmpty else { return }
         context.ledger.revoke(requests)
         giveBack(requests)
+        // The share drops before the drain: the partitions' next owner may be assigned them soon after.
+        updateShare(leaving: requests)
         let deadline = context.clock() + context.configuration.revokeDrainMs
         while context.ledger.unsettledCount(requests) > 0 && context.clock() < deadline {
             usleep(2_000)
@@ -311,6 +347,7 @@ final class RequestConsumer: Sendable {
         context.ledger.revoke(requests)
         giveBack(requests)
         release(requests)
+        updateShare()
         context.logger.warning("partitions lost; nothing committed for them",
                                [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
     }
@@ -327,6 +364,7 @@ final class RequestConsumer: Sendable {
     private func release(_ partitions: [TopicPartition]) {
         context.ledger.release(partitions)
         context.markerIndex.remove(partitions)
+        context.horizon.remove(partitions)
         flow.forget(partitions)
         state.withLock { state in
             state.assigned.subtract(partitions)

@@ -207,7 +207,12 @@ final class RequestFlow: Sendable {
         // operator's replay (`x-replay-of`) of a dead letter has markers of its own (keyed by the
         // dead letter too): the original's `completed` does not make it a duplicate, and its own
         // `started` makes a redelivery after a crash reconcile instead of calling again.
-        if duplicate != .fresh || marker == .completed {
+        // Answered within the duplicate horizon (this worker, an earlier owner, or before a
+        // restart: catch-up read the `completed` markers back from the horizon). An operator's
+        // replay is judged by its own markers only, as above.
+        let answeredBefore = duplicate == .fresh && marker != .completed && origin.replayOf == nil
+            && context.horizon.contains(request.requestID, in: origin.partition, nowMs: now)
+        if duplicate != .fresh || marker == .completed || answeredBefore {
             if duplicate == .fresh { context.duplicates.finish(request.requestID, owner: .init(origin), nowMs: now) }
             context.metrics.countDuplicate()
             context.audit.publish([context.audit.event(.duplicateIgnored, origin: origin, requestID: request.requestID,
@@ -508,6 +513,9 @@ final class RequestFlow: Sendable {
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
             context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
                                          markerOffset: outcome.reports.first??.offset, generation: origin.generation)
+            if outcome.allDelivered && marker.outcome != .deadLettered {
+                context.horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: context.clock())
+            }
             if !outcome.allDelivered {
                 context.logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
                                        [("error", .string(outcome.lastError?.description ?? "unknown"))])

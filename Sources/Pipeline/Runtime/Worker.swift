@@ -87,11 +87,14 @@ public final class Worker: Sendable {
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
-            duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
+            duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
+            horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs,
+                                      maxEntriesPerPartition: configuration.duplicateIndexMaxEntriesPerPartition),
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration), clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
+        workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)
         requests = try RequestConsumer(context: context, flow: flow)
         reconciler = try ReconcileRunner(context: context)
@@ -115,6 +118,10 @@ public final class Worker: Sendable {
         }
     }
 
+    /// How long the in-memory duplicate filter remembers finished ids (at most): beyond it, the
+    /// durable horizon (`DuplicateHorizon`, from the markers topic) recognises answered requests.
+    static let inMemoryDuplicateHorizonMs: Int64 = 10 * 60 * 1000
+
     /// Checks the topics exist with compatible partition counts, then starts consuming.
     public func start() throws {
         let topics = configuration.topics
@@ -124,6 +131,7 @@ public final class Worker: Sendable {
             throw ConfigurationError([.init(.error, "topics.markers",
                                             "\(topics.markers) has \(markerPartitions) partitions but \(topics.requests) has \(requestPartitions); markers are co-partitioned with requests and need at least as many (run 'provisioner topics apply')")])
         }
+        requests.setTotalPartitions(requestPartitions)
         try reconciler.start()
         try requests.start()
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
@@ -193,7 +201,23 @@ public final class Worker: Sendable {
         metrics.computedGauge("provisioner_producer_outstanding", help: "Messages produced and not yet acknowledged.") {
             Double(producer.outstandingCount)
         }
+        metrics.computedGauge("provisioner_limit_share_ratio",
+                              help: "This worker's share of the group-wide program limits: request partitions owned / partitions of the topic.") {
+            flow.scheduler.shareSnapshot().share.fraction
+        }
         for (name, program) in configuration.programs {
+            if program.rateLimit != nil {
+                metrics.computedGauge("provisioner_limit_share_rate_per_second",
+                                      help: "This worker's share of the program's group-wide rate limit, calls per second.", labels: ["program": name]) {
+                    flow.scheduler.shareSnapshot().programs[name]?.perSecond ?? 0
+                }
+            }
+            if program.maxInFlight != nil {
+                metrics.computedGauge("provisioner_limit_share_max_in_flight",
+                                      help: "This worker's share of the program's group-wide bulkhead, calls in flight.", labels: ["program": name]) {
+                    Double(flow.scheduler.shareSnapshot().programs[name]?.maxInFlight ?? 0)
+                }
+            }
             metrics.computedGauge("provisioner_bulkhead_in_flight", help: "Issuer calls in flight per program.", labels: ["program": name]) {
                 Double(flow.scheduler.isolationSnapshot().perProgram[name] ?? 0)
             }

@@ -19,6 +19,8 @@ struct WorkerContext: Sendable {
     let duplicates: DuplicateFilter
     let ledger: OffsetLedger
     let markerIndex: MarkerIndex
+    /// Request ids answered within the duplicate horizon, per owned partition.
+    let horizon: DuplicateHorizon
     let authenticator: RequestAuthenticator
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers

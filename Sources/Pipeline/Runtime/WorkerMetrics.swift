@@ -112,6 +112,23 @@ struct WorkerMetrics: Sendable {
         }
     }
 
+    /// Exports the durable duplicate horizon: ids held, bytes allocated, and ids pushed out by the
+    /// per-partition bound before their horizon ended.
+    func exportHorizon(_ horizon: DuplicateHorizon) {
+        registry.computedGauge("provisioner_duplicate_index_entries",
+                               help: "Request ids answered within the duplicate horizon, held over the partitions this worker owns.") {
+            Double(horizon.count)
+        }
+        registry.computedGauge("provisioner_duplicate_index_bytes",
+                               help: "Bytes allocated by the duplicate horizon's indexes.") {
+            Double(horizon.allocatedBytes)
+        }
+        registry.computedCounter("provisioner_duplicate_index_evictions_total",
+                                 help: "Answered request ids forgotten before the duplicate horizon because a partition's index was full (duplicates.max_entries_per_partition).") {
+            Double(horizon.evictedBeforeHorizon)
+        }
+    }
+
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
     /// to be an operator's replay).
     func countUnauthenticated(replay: Bool) {

@@ -24,6 +24,10 @@ public struct SchedulerSettings: Sendable, Equatable {
     public var breakers: [String: CircuitBreaker.Settings] = [:]
     /// Breaker settings for endpoints not named in `breakers`; nil disables breakers.
     public var defaultBreaker: CircuitBreaker.Settings? = .init()
+    /// `scheduler.limits_scope: "worker"`: program rate limits and bulkheads apply to each worker
+    /// as configured; false (the default, `"group"`): they are the group's, shared by assignment
+    /// (`LimitShare`).
+    public var limitsPerWorker = false
     /// Queue ordering.
     public var ordering: Ordering = .earliestDeadlineFirst
 

@@ -32,6 +32,8 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     private var queued = 0
     private var classAdded = false
     private var breakerChanges: [(endpoint: String, state: CircuitBreaker.State)] = []
+    /// This worker's share of the programs' group-wide limits (`.whole` until a rebalance says otherwise).
+    public private(set) var share: LimitShare = .whole
 
     /// Creates an empty scheduler.
     public init(settings: SchedulerSettings) {
@@ -59,7 +61,33 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
         return result
     }
 
+    /// This worker's rate (calls per second) and bulkhead per program with a limit, under the current share.
+    public var programShares: [String: (perSecond: Double?, maxInFlight: Int?)] {
+        var result: [String: (perSecond: Double?, maxInFlight: Int?)] = [:]
+        for (program, limit) in settings.rateLimits { result[program] = (share.rate(limit).perSecond, nil) }
+        for program in settings.programLimits.keys {
+            result[program] = (result[program]?.perSecond, programLimit(program))
+        }
+        return result
+    }
+
     // MARK: - Changes
+
+    /// Takes a new share of the group-wide program limits (a rebalance changed the partitions
+    /// owned): buckets change rate and burst from now (tokens held are cut, never raised), bulkheads
+    /// their size (calls running above a smaller one finish; no new one starts until below it).
+    /// Ignored when `settings.limitsPerWorker`. Returns what can start now.
+    public mutating func setShare(_ share: LimitShare, nowMs: Int64) -> [SchedulerDecision<Payload>] {
+        guard !settings.limitsPerWorker else { return [] }
+        self.share = share
+        for program in Array(buckets.keys) {
+            guard let limit = settings.rateLimits[program] else { continue }
+            let mine = share.rate(limit)
+            buckets[program]!.reconfigure(ratePerSecond: mine.perSecond, burst: mine.burst, nowMs: nowMs)
+        }
+        return dispatch(nowMs: nowMs)
+    }
+
 
     /// Adds a ticket and returns what to do now.
     public mutating func enqueue(_ ticket: SchedulerTicket<Payload>, nowMs: Int64) -> [SchedulerDecision<Payload>] {
@@ -232,7 +260,7 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
         for (id, heap) in classes {
             guard let head = heap.first else { continue }
             if settings.rateLimits[id.program] != nil && nextTokenMs(id.program, nowMs: nowMs) > nowMs { continue }
-            if runningByProgram[id.program, default: 0] >= settings.limit(program: id.program) { continue }
+            if runningByProgram[id.program, default: 0] >= programLimit(id.program) { continue }
             if runningByEndpoint[id.endpoint, default: 0] >= settings.limit(endpoint: id.endpoint) { continue }
             if let current = bestTicket {
                 let better = settings.ordering == .earliestDeadlineFirst
@@ -253,6 +281,9 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
         return next
     }
 
+    /// The program's bulkhead under this worker's share.
+    private func programLimit(_ program: String) -> Int { share.concurrency(settings.limit(program: program)) }
+
     private mutating func drop(_ id: ClassID, as decision: SchedulerDecision<Payload>, into decisions: inout [SchedulerDecision<Payload>]) {
         let ticket = classes[id]!.popFirst()!
         queued -= 1
@@ -270,7 +301,7 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
 
     private mutating func bucketFor(_ program: String, nowMs: Int64) -> TokenBucket {
         if let bucket = buckets[program] { return bucket }
-        let limit = settings.rateLimits[program]!
+        let limit = share.rate(settings.rateLimits[program]!)
         let bucket = TokenBucket(ratePerSecond: limit.perSecond, burst: limit.burst, nowMs: nowMs)
         buckets[program] = bucket
         return bucket
