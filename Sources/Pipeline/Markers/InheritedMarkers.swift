@@ -14,6 +14,10 @@ struct InheritedMarkers: Sendable, Equatable {
     var mayHaveStarted: Set<String> = []
     /// Markers whose value could not be read (with or without a usable key).
     var undecodable = 0
+    /// Offsets of the owners' fences (`MarkerFence`) read.
+    var fences: [Int64] = []
+    /// The end offset the read reached (the next owner's fence goes at or after it).
+    var readTo: Int64 = 0
 
     /// Nothing found.
     init() {}

@@ -80,11 +80,15 @@ final class MarkerCatchUp: Sendable {
         var found = InheritedMarkers()
         let reached = scan(partition: partition, from: position, visit: { marker, offset in
             found.add(marker, at: offset)
+        }, fence: { offset in
+            found.fences.append(offset)
         }, unreadable: { requestID in
             found.undecodable += 1
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
-        return reached ? found : nil
+        guard let end = reached else { return nil }
+        found.readTo = end
+        return found
     }
 
     /// What a previous owner's `completed` marker says about a request.
@@ -109,17 +113,18 @@ final class MarkerCatchUp: Sendable {
             _ = scan(partition: partition, from: position, visit: { marker, _ in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
-            }, unreadable: { _ in })
+            }, fence: { _ in }, unreadable: { _ in })
             completion(found)
         }
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
     /// handing each marker and its offset to `visit`, and the request named by the key of each marker whose value
-    /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it;
-    /// false when the end could not be reached.
+    /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it,
+    /// and the offset of each owner's fence (`MarkerFence`) to `fence`; the end offset read to, or
+    /// nil when the end could not be reached.
     private func scan(partition: Int32, from position: Int64?, visit: (CallMarker, Int64) -> Void,
-                      unreadable: (String?) -> Void) -> Bool {
+                      fence: (Int64) -> Void, unreadable: (String?) -> Void) -> Int64? {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
@@ -127,15 +132,15 @@ final class MarkerCatchUp: Sendable {
         } catch {
             logger.error("marker read could not get watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return false
+            return nil
         }
         let start = max(marks.low, position ?? marks.low)
-        guard start < marks.high else { return true }
+        guard start < marks.high else { return marks.high }
         do {
             try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: start, metadata: nil)])
         } catch {
             logger.error("marker read could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return false
+            return nil
         }
         defer { try? consumer.assign([]) }
         let deadline = Timestamps.nowMs() + timeoutMs
@@ -146,6 +151,8 @@ final class MarkerCatchUp: Sendable {
                 next = max(next, message.offset + 1)
                 if let marker = CallMarker.decode(message.value) {
                     visit(marker, message.offset)
+                } else if MarkerFence.decode(message.value) != nil {
+                    fence(message.offset)
                 } else {
                     let requestID = CallMarker.requestID(fromKey: message.key)
                     undecodable?.increment()
@@ -161,9 +168,9 @@ final class MarkerCatchUp: Sendable {
         if next < marks.high {
             logger.error("marker read timed out before the end of the partition",
                          [("partition", .integer(Int64(partition))), ("read_to", .integer(next)), ("end", .integer(marks.high))])
-            return false
+            return nil
         }
-        return true
+        return marks.high
     }
 
     /// Closes the reader; pending retries give up.

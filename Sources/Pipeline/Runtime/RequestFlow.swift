@@ -283,7 +283,8 @@ final class RequestFlow: Sendable {
             return
         }
         let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
-                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf)
+                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
+                                fence: context.fencing.epoch(partition: origin.partition.partition, generation: origin.generation))
         context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)],
                                   attempts: 3) { [self] outcome in
@@ -310,7 +311,44 @@ final class RequestFlow: Sendable {
                 pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
                 return
             }
-            call(job, ticketID: ticketID)
+            guard let markerOffset = outcome.reports.first??.offset else { return call(job, ticketID: ticketID) }
+            confirmFirst(job, ticketID: ticketID, marker: marker, at: markerOffset)
+        }
+    }
+
+    /// Zombie-owner fencing (`MarkerFencing`): calls only when the `started` marker acknowledged at
+    /// `offset` is the first valid one for the request and no newer owner's fence precedes it.
+    private func confirmFirst(_ job: ProvisioningJob, ticketID: UInt64, marker: CallMarker, at offset: Int64) {
+        let origin = job.origin
+        let committed = context.ledger.committedOffsets[origin.partition] ?? nil
+        context.fencing.confirm(partition: origin.partition.partition, generation: origin.generation, key: marker.key,
+                                requestID: marker.requestID, markerOffset: offset, committed: committed) { [self] confirmation, _ in
+            context.metrics.countFencing(confirmation)
+            switch confirmation {
+            case .call:
+                call(job, ticketID: ticketID)
+            case .fencedOut:
+                // A newer owner holds the partition and redoes the request: no call, no answer.
+                scheduler.finish(ticketID: ticketID, success: nil)
+                context.duplicates.release(job.request.requestID, owner: .init(origin))
+                context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+                context.logger.warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request",
+                                       [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
+            case .startedEarlier:
+                // Another owner's valid `started` came first: its call may be under way.
+                scheduler.finish(ticketID: ticketID, success: nil)
+                var marked = job
+                marked.recoveredFromMarker = true
+                let recovered = marked
+                pool.async { self.recoverFromMarker(recovered) }
+            case .unconfirmed:
+                scheduler.finish(ticketID: ticketID, success: nil)
+                let failed = Outcome(status: .failed, code: .upstreamError,
+                                     nextAction: OutcomeTable.transientNextAction(kind: job.request.kind, wallet: job.request.wallet),
+                                     isFinal: true, retry: .ifNotSent,
+                                     message: "the worker could not confirm it still owns the request's partition; the issuer was not called")
+                pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
+            }
         }
     }
 

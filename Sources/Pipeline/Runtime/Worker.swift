@@ -80,6 +80,12 @@ public final class Worker: Sendable {
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"), fault: fault)
+        let ledger = OffsetLedger()
+        let requestsTopic = configuration.topics.requests
+        let fencing = try MarkerFencing(properties: configuration.consumerProperties, topic: configuration.topics.markers,
+                                        logger: logger.child("fencing")) { partition, generation, readTo, foreign in
+            ledger.fenceRead(TopicPartition(topic: requestsTopic, partition: partition), readTo: readTo, foreign: foreign, generation: generation)
+        }
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
@@ -87,7 +93,7 @@ public final class Worker: Sendable {
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
-            duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
+            duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: ledger, markerIndex: MarkerIndex(), fencing: fencing,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
@@ -140,6 +146,7 @@ public final class Worker: Sendable {
     public func waitUntilStopped() {
         requests.waitUntilFinished()
         reconciler.waitUntilFinished()
+        context.fencing.close()
         let flushed = producer.flush(timeoutMs: 10_000)
         flow.stop()
         producer.close(timeoutMs: 5_000)

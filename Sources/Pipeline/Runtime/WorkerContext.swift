@@ -19,6 +19,8 @@ struct WorkerContext: Sendable {
     let duplicates: DuplicateFilter
     let ledger: OffsetLedger
     let markerIndex: MarkerIndex
+    /// Zombie-owner fencing: confirms a `started` marker is the first valid one before a call.
+    let fencing: MarkerFencing
     let authenticator: RequestAuthenticator
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers

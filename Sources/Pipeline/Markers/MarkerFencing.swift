@@ -1,0 +1,180 @@
+import Dispatch
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+
+/// Zombie-owner fencing (issue 20 item 7): after an owner's `started` marker is acknowledged at
+/// offset `m`, it reads its markers partition up to `m` and calls the issuer only when `FenceLog`
+/// says its marker is the first valid `started` for the request and no newer owner's fence comes
+/// before it. An owner whose poll thread was blocked (in `committed()`, a drain) while the group
+/// gave its partition to another still believes it owns it; this is what stops its call.
+///
+/// One reader (its own consumer, manually assigned, no group) on one serial queue reads each owned
+/// markers partition forward from the end of its catch-up: a verdict needs only the records since
+/// the last one read, so one read answers every call waiting on the partition. Every second it
+/// also reads each partition to its end, so the commit metadata (bounded by what was read, see
+/// `OffsetLedger.fenceRead`) keeps moving when no call is made.
+final class MarkerFencing: Sendable {
+    /// What a call waiting on its verdict is told.
+    enum Confirmation: Sendable, Equatable {
+        /// Call the issuer.
+        case call
+        /// A newer owner (or a newer assignment in this process) holds the partition: give the request up.
+        case fencedOut
+        /// Another valid `started` for the request came first: reconcile, never call.
+        case startedEarlier
+        /// The partition could not be read up to the marker in time: do not call.
+        case unconfirmed
+    }
+
+    private struct Entry {
+        var generation: UInt64
+        var log: FenceLog
+    }
+
+    private let consumer: KafkaConsumer
+    private let topic: String
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "provisioner.marker-fencing")
+    private let entries = Mutex<[Int32: Entry]>([:])
+    private let closed = Mutex(false)
+    private let timeoutMs: Int64
+    /// Told what was read: (markers partition, generation, next offset to read, other owners' valid
+    /// `started` markers by request offset).
+    private let progress: @Sendable (Int32, UInt64, Int64, [Int64: Int64]) -> Void
+
+    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 5_000,
+         progress: @escaping @Sendable (Int32, UInt64, Int64, [Int64: Int64]) -> Void) throws(KafkaError) {
+        var configuration = properties
+        configuration["group.id"] = (configuration["group.id"] ?? "provisioner") + ".marker-fencing"
+        configuration["enable.auto.commit"] = "false"
+        configuration["auto.offset.reset"] = "earliest"
+        configuration["fetch.wait.max.ms"] = configuration["fetch.wait.max.ms"] ?? "10"
+        consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
+        self.topic = topic
+        self.logger = logger
+        self.timeoutMs = timeoutMs
+        self.progress = progress
+        scheduleAdvance()
+    }
+
+    private func scheduleAdvance() {
+        queue.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in
+            guard let self, !closed.withLock({ $0 }) else { return }
+            advanceAll()
+            scheduleAdvance()
+        }
+    }
+
+    /// Partition `partition` (ledger generation `generation`) was taken with a fence at `epoch`:
+    /// read it from `readFrom` (the end of catch-up), knowing the fences catch-up saw.
+    func begin(partition: Int32, generation: UInt64, epoch: Int64, readFrom: Int64, fences: [Int64]) {
+        entries.withLock { $0[partition] = Entry(generation: generation, log: FenceLog(epoch: epoch, readFrom: readFrom, fences: fences)) }
+    }
+
+    /// The partition is no longer owned (a newer generation's `begin` replaces it too).
+    func end(partition: Int32) {
+        _ = entries.withLock { $0.removeValue(forKey: partition) }
+    }
+
+    /// The epoch of generation `generation` of `partition`, when fenced.
+    func epoch(partition: Int32, generation: UInt64) -> Int64? {
+        entries.withLock { entries in entries[partition].flatMap { $0.generation == generation ? $0.log.epoch : nil } }
+    }
+
+    /// Decides whether the `started` marker of `key` (request `requestID`), acknowledged at
+    /// `markerOffset` for generation `generation`, may be followed by the call. `committed`: the
+    /// partition's committed offset (what concerns earlier requests is forgotten).
+    func confirm(partition: Int32, generation: UInt64, key: String, requestID: String, markerOffset: Int64, committed: Int64?,
+                 completion: @escaping @Sendable (Confirmation, FenceLog.Verdict?) -> Void) {
+        queue.async { [self] in
+            guard !closed.withLock({ $0 }) else { return completion(.unconfirmed, nil) }
+            guard entries.withLock({ $0[partition]?.generation == generation }) else { return completion(.fencedOut, nil) }
+            let deadline = Timestamps.nowMs() + timeoutMs
+            while true {
+                let verdict = entries.withLock { entries -> FenceLog.Verdict?? in
+                    guard var entry = entries[partition], entry.generation == generation else { return .some(nil) }
+                    if let committed { entry.log.forget(before: committed) }
+                    entries[partition] = entry
+                    return .some(entry.log.verdict(key: key, requestID: requestID, at: markerOffset))
+                }
+                switch verdict {
+                case .some(nil) where entries.withLock({ $0[partition]?.generation != generation }):
+                    return completion(.fencedOut, nil)
+                case .some(.some(let verdict)):
+                    switch verdict {
+                    case .call: return completion(.call, verdict)
+                    case .fencedOut: return completion(.fencedOut, verdict)
+                    case .startedEarlier: return completion(.startedEarlier, verdict)
+                    }
+                default:
+                    break
+                }
+                guard Timestamps.nowMs() < deadline, read(partition: partition, generation: generation, through: markerOffset, deadline: deadline) else {
+                    logger.error("could not read the markers partition up to a call's own marker; the issuer is not called",
+                                 [("partition", .integer(Int64(partition))), ("marker_offset", .integer(markerOffset))])
+                    return completion(.unconfirmed, nil)
+                }
+            }
+        }
+    }
+
+    /// Reads every fenced partition to its end (the timer, on the queue).
+    private func advanceAll() {
+        guard !closed.withLock({ $0 }) else { return }
+        for (partition, entry) in entries.withLock({ $0 }) {
+            guard let marks = try? consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 2_000),
+                  marks.high > entry.log.readTo else { continue }
+            _ = read(partition: partition, generation: entry.generation, through: marks.high - 1, deadline: Timestamps.nowMs() + timeoutMs)
+        }
+    }
+
+    /// Reads `partition` from where its log stands through offset `last` (and whatever the same
+    /// fetches bring); false when it could not get there before `deadline`.
+    private func read(partition: Int32, generation: UInt64, through last: Int64, deadline: Int64) -> Bool {
+        guard let start = entries.withLock({ $0[partition].flatMap { $0.generation == generation ? $0.log.readTo : nil } }) else { return true }
+        guard start <= last else { return true }
+        do {
+            try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: start, metadata: nil)])
+        } catch {
+            logger.error("fencing read could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
+            return false
+        }
+        defer { try? consumer.assign([]) }
+        var next = start
+        while next <= last && Timestamps.nowMs() < deadline {
+            var records: [(FenceLog.Record, Int64)] = []
+            for result in consumer.poll(maxMessages: 1_000, timeoutMs: 20) {
+                guard case .success(let message) = result, message.partition == partition else { continue }
+                next = max(next, message.offset + 1)
+                records.append((Self.record(message), message.offset))
+            }
+            guard !records.isEmpty else { continue }
+            let read = entries.withLock { entries -> (Int64, [Int64: Int64])? in
+                guard var entry = entries[partition], entry.generation == generation else { return nil }
+                for (record, offset) in records { entry.log.read(record, at: offset) }
+                let foreign = entry.log.takeForeign()
+                entries[partition] = entry
+                return (entry.log.readTo, foreign)
+            }
+            guard let (readTo, foreign) = read else { return true }
+            progress(partition, generation, readTo, foreign)
+        }
+        return next > last
+    }
+
+    private static func record(_ message: KafkaMessage) -> FenceLog.Record {
+        if let marker = CallMarker.decode(message.value) { return .marker(marker) }
+        if MarkerFence.decode(message.value) != nil { return .fence }
+        return .unreadable(CallMarker.requestID(fromKey: message.key))
+    }
+
+    /// Stops the reader: waiting and later confirmations answer `unconfirmed`.
+    func close() {
+        queue.sync {
+            closed.withLock { $0 = true }
+            consumer.close()
+        }
+    }
+}
