@@ -25,28 +25,36 @@ extension RecoveryTests {
         let rig = try RecoveryRig(partitions: 1)
         defer { rig.stop() }
         let zombieMetrics = MetricsRegistry(), ownerMetrics = MetricsRegistry()
-        try rig.startWorker(try rig.configuration(workerID: "zombie"), metrics: zombieMetrics)
+        let zombie = try rig.startWorker(try rig.configuration(workerID: "zombie"), metrics: zombieMetrics)
         try await Self.waitForFences(rig, count: 1)
         var successor = try rig.configuration(workerID: "successor")
         successor.groupID = rig.group + "-successor"
-        _ = try rig.stack.startWorker(successor, logger: Logger(label: "successor", minimumLevel: .info, handler: rig.logs),
+        let owner = try rig.stack.startWorker(successor, logger: Logger(label: "successor", minimumLevel: .info, handler: rig.logs),
                                       metrics: ownerMetrics)
         try await Self.waitForFences(rig, count: 2)
 
         let request = try rig.factory.provision(program: "demo-imprint", wallet: .applePay, cardID: Self.card())
         let id = request.requestID
         try await rig.send(request)
-        let snapshot = try await rig.wait(for: "the answer to \(id)") { $0.final(id) != nil }
-        // The zombie's verdict is in once it was fenced out (it publishes nothing to wait for).
+        try await rig.wait(for: "the answer to \(id)") { $0.final(id) != nil }
+        // Both workers are done with R: each gave its verdict and holds nothing unsettled (the
+        // zombie gave R up; a second call, had there been one, has been answered).
         let deadline = Date().addingTimeInterval(30)
-        while zombieMetrics.total("provisioner_call_fencing_total") < 1 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while Date() < deadline {
+            let verdicts = [zombieMetrics, ownerMetrics].map { $0.total("provisioner_call_fencing_total") }
+            if verdicts.allSatisfy({ $0 >= 1 }) && zombie.unsettledCount == 0 && owner.unsettledCount == 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let snapshot = try await rig.wait(for: "the audit of \(id)") { snapshot in
+            snapshot.audit.contains { $0.requestID == id && $0.stage == .resultPublished }
+        }
 
         #expect(Self.calls(rig, handshake: request.handshake) == 1, "the zombie owner called the issuer after the hand-over too")
         #expect(zombieMetrics.value("provisioner_call_fencing_total", labels: ["verdict": "fenced_out"]) == 1,
                 "zombie: \(zombieMetrics.renderPrometheus().split(separator: "\n").filter { $0.contains("fencing") })")
         #expect(zombieMetrics.value("provisioner_call_fencing_total", labels: ["verdict": "call"]) == nil)
         #expect(ownerMetrics.value("provisioner_call_fencing_total", labels: ["verdict": "call"]) == 1)
-        let results = rig.collector.snapshot.all(id)
+        let results = snapshot.all(id)
         #expect(results.count == 1 && results.first?.status == .provisioned, "one answer, from the new owner: \(results.map(\.status))")
         #expect(snapshot.audit.filter { $0.requestID == id && $0.stage == .issuerCallStarted }.map(\.worker) == ["successor"])
     }
