@@ -27,6 +27,12 @@ final class OffsetLedger: Sendable {
     }
 
     private let state = Mutex<(partitions: [TopicPartition: Partition], nextGeneration: UInt64)>(([:], 1))
+    /// Where the peak of unsettled requests is recorded (at every received offset).
+    private let highWater: HighWaterMarks?
+
+    init(highWater: HighWaterMarks? = nil) {
+        self.highWater = highWater
+    }
 
     /// Starts a new generation for a newly assigned partition.
     func assign(_ partition: TopicPartition, markerPosition: Int64?) -> UInt64 {
@@ -61,6 +67,9 @@ final class OffsetLedger: Sendable {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.owned, entry.tracker.track(offset) else { return nil }
             state.partitions[partition] = entry
+            if let highWater {
+                highWater.recordUnsettled(state.partitions.values.reduce(0) { $0 + max(0, $1.tracker.pendingCount - $1.abandoned) })
+            }
             return entry.generation
         }
     }

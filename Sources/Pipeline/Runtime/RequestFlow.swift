@@ -55,7 +55,7 @@ final class RequestFlow: Sendable {
                 }
                 audit.publish([AuditEvent(requestID: nil, stage: .breakerChanged, atMs: context.clock(), issuer: issuer,
                                           worker: context.configuration.workerID, reason: reason)], traceparent: nil)
-            })
+            }, highWater: context.highWater)
         relay.set(self)
     }
 

@@ -80,7 +80,8 @@ public final class Worker: Sendable {
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"), fault: fault)
-        let ledger = OffsetLedger()
+        let highWater = HighWaterMarks()
+        let ledger = OffsetLedger(highWater: highWater)
         let requestsTopic = configuration.topics.requests
         let fencing = try MarkerFencing(properties: configuration.consumerProperties, topic: configuration.topics.markers,
                                         logger: logger.child("fencing")) { partition, generation, readTo, foreign in
@@ -93,7 +94,7 @@ public final class Worker: Sendable {
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
-            duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: ledger, markerIndex: MarkerIndex(), fencing: fencing,
+            duplicates: DuplicateFilter(horizonMs: configuration.duplicateHorizonMs), ledger: ledger, highWater: highWater, markerIndex: MarkerIndex(), fencing: fencing,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(), clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
@@ -199,7 +200,25 @@ public final class Worker: Sendable {
         metrics.computedGauge("provisioner_producer_outstanding", help: "Messages produced and not yet acknowledged.") {
             Double(producer.outstandingCount)
         }
+        let highWater = context.highWater
+        metrics.computedGauge("provisioner_in_flight_high_water", help: "Most issuer calls in flight at once since the worker started.") {
+            Double(highWater.current.inFlight)
+        }
+        metrics.computedGauge("provisioner_queued_high_water", help: "Most requests waiting for an issuer-call slot at once since the worker started.") {
+            Double(highWater.current.queued)
+        }
+        metrics.computedGauge("provisioner_unsettled_high_water", help: "Most requests received and not yet settled at once since the worker started.") {
+            Double(highWater.current.unsettled)
+        }
+        metrics.computedGauge("provisioner_reconcile_held_high_water",
+                              help: "Most reconciliation jobs held by one reconcile partition at once since the worker started (bounded by reconcile.max_held_per_partition).") {
+            Double(highWater.current.reconcileHeldPerPartition)
+        }
         for (name, program) in configuration.programs {
+            metrics.computedGauge("provisioner_bulkhead_in_flight_high_water", help: "Most issuer calls in flight at once per program since the worker started.",
+                                  labels: ["program": name]) {
+                Double(highWater.current.inFlightPerProgram[name] ?? 0)
+            }
             metrics.computedGauge("provisioner_bulkhead_in_flight", help: "Issuer calls in flight per program.", labels: ["program": name]) {
                 Double(flow.scheduler.isolationSnapshot().perProgram[name] ?? 0)
             }

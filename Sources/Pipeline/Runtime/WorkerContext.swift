@@ -18,6 +18,8 @@ struct WorkerContext: Sendable {
     let pseudonymizer: Pseudonymizer
     let duplicates: DuplicateFilter
     let ledger: OffsetLedger
+    /// Peaks of calls in flight, tickets queued and requests unsettled since the start.
+    let highWater: HighWaterMarks
     let markerIndex: MarkerIndex
     /// Zombie-owner fencing: confirms a `started` marker is the first valid one before a call.
     let fencing: MarkerFencing
