@@ -17,7 +17,7 @@ import Synchronization
 /// `OffsetLedger.fenceRead`) keeps moving when no call is made.
 final class MarkerFencing: Sendable {
     /// What a call waiting on its verdict is told.
-    enum Confirmation: Sendable, Equatable {
+    enum Confirmation: Sendable, Equatable, CaseIterable {
         /// Call the issuer.
         case call
         /// A newer owner (or a newer assignment in this process) holds the partition: give the request up.
@@ -26,6 +26,16 @@ final class MarkerFencing: Sendable {
         case startedEarlier
         /// The partition could not be read up to the marker in time: do not call.
         case unconfirmed
+
+        /// The `verdict` label of `provisioner_call_fencing_total`.
+        var label: String {
+            switch self {
+            case .call: "call"
+            case .fencedOut: "fenced_out"
+            case .startedEarlier: "started_earlier"
+            case .unconfirmed: "unconfirmed"
+            }
+        }
     }
 
     private struct Entry {
