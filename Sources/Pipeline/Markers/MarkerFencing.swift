@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Kafka
 import Observability
 import Recovery
@@ -24,7 +25,7 @@ final class MarkerFencing: Sendable {
         case fencedOut
         /// Another valid `started` for the request came first: reconcile, never call.
         case startedEarlier
-        /// The partition could not be read up to the marker in time: do not call.
+        /// The partition could not be read up to the marker before the call's deadline: do not call.
         case unconfirmed
 
         /// The `verdict` label of `provisioner_call_fencing_total`.
@@ -95,13 +96,16 @@ final class MarkerFencing: Sendable {
 
     /// Decides whether the `started` marker of `key` (request `requestID`), acknowledged at
     /// `markerOffset` for generation `generation`, may be followed by the call. `committed`: the
-    /// partition's committed offset (what concerns earlier requests is forgotten).
+    /// partition's committed offset (what concerns earlier requests is forgotten). A read that
+    /// fails (a broker outage) is retried until `deadlineMs`, the last moment the call could still
+    /// start; then the answer is `unconfirmed`.
     func confirm(partition: Int32, generation: UInt64, key: String, requestID: String, markerOffset: Int64, committed: Int64?,
-                 completion: @escaping @Sendable (Confirmation, FenceLog.Verdict?) -> Void) {
+                 deadlineMs: Int64, completion: @escaping @Sendable (Confirmation, FenceLog.Verdict?) -> Void) {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return completion(.unconfirmed, nil) }
             guard entries.withLock({ $0[partition]?.generation == generation }) else { return completion(.fencedOut, nil) }
-            let deadline = Timestamps.nowMs() + timeoutMs
+            let deadline = deadlineMs
+            var attempt = 0
             while true {
                 let verdict = entries.withLock { entries -> FenceLog.Verdict?? in
                     guard var entry = entries[partition], entry.generation == generation else { return .some(nil) }
@@ -121,10 +125,19 @@ final class MarkerFencing: Sendable {
                 default:
                     break
                 }
-                guard Timestamps.nowMs() < deadline, read(partition: partition, generation: generation, through: markerOffset, deadline: deadline) else {
-                    logger.error("could not read the markers partition up to a call's own marker; the issuer is not called",
-                                 [("partition", .integer(Int64(partition))), ("marker_offset", .integer(markerOffset))])
+                guard Timestamps.nowMs() < deadline else {
+                    logger.error("could not read the markers partition up to a call's own marker before the call's deadline; the issuer is not called",
+                                 [("partition", .integer(Int64(partition))), ("marker_offset", .integer(markerOffset)),
+                                  ("attempts", .integer(Int64(attempt)))])
                     return completion(.unconfirmed, nil)
+                }
+                attempt += 1
+                if !read(partition: partition, generation: generation, through: markerOffset, deadline: min(deadline, Timestamps.nowMs() + timeoutMs)) {
+                    // As for catch-up: librdkafka may not refresh a moved leader by itself.
+                    _ = try? consumer.partitionCount(topic: topic, timeoutMs: 1_000)
+                    logger.warning("fencing read failed; retried until the call's deadline",
+                                   [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(attempt)))])
+                    usleep(100_000)
                 }
             }
         }

@@ -321,8 +321,13 @@ final class RequestFlow: Sendable {
     private func confirmFirst(_ job: ProvisioningJob, ticketID: UInt64, marker: CallMarker, at offset: Int64) {
         let origin = job.origin
         let committed = context.ledger.committedOffsets[origin.partition] ?? nil
+        // The last moment the call could still start with its minimum budget.
+        let lastStartMs = context.configuration.scheduler.ordering == .earliestDeadlineFirst
+            ? job.window.publishByMs - context.configuration.publishReserveMs - job.program.minimumBudgetMs
+            : context.clock() + job.program.timeoutMs
         context.fencing.confirm(partition: origin.partition.partition, generation: origin.generation, key: marker.key,
-                                requestID: marker.requestID, markerOffset: offset, committed: committed) { [self] confirmation, _ in
+                                requestID: marker.requestID, markerOffset: offset, committed: committed,
+                                deadlineMs: lastStartMs) { [self] confirmation, _ in
             context.metrics.countFencing(confirmation)
             switch confirmation {
             case .call:
@@ -342,12 +347,12 @@ final class RequestFlow: Sendable {
                 let recovered = marked
                 pool.async { self.recoverFromMarker(recovered) }
             case .unconfirmed:
+                // The markers stayed unreadable until the call could no longer start in time.
                 scheduler.finish(ticketID: ticketID, success: nil)
-                let failed = Outcome(status: .failed, code: .upstreamError,
-                                     nextAction: OutcomeTable.transientNextAction(kind: job.request.kind, wallet: job.request.wallet),
-                                     isFinal: true, retry: .ifNotSent,
-                                     message: "the worker could not confirm it still owns the request's partition; the issuer was not called")
-                pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
+                var outcome = OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
+                outcome.message = "the worker could not confirm it still owns the request's partition before the deadline; the issuer was not called"
+                let expired = outcome
+                pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
             }
         }
     }
