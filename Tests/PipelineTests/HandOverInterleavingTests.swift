@@ -136,4 +136,20 @@ struct HandOverInterleavingTests {
         // Not yet read past the marker: no verdict.
         #expect(owner.verdict(key: "z", requestID: "z", at: 40) == nil)
     }
+
+    /// Item 7, one hand-over later. The zombie's `started` for R (epoch 5, at 25) came after the
+    /// new owner's fence (22): the zombie was fenced out and never called. When the partition
+    /// changes owner again, the next owner's catch-up must not take that marker for a call that may
+    /// have happened (it would reconcile R, which nobody called, instead of calling).
+    @Test("catch-up after a fenced-out zombie's started marker: the next owner calls, it does not reconcile")
+    func catchUpIgnoresFencedOutStarted() {
+        var found = InheritedMarkers()
+        found.fences.append(5)
+        found.add(CallMarker(requestID: "p", state: .started, requestOffset: 6, atMs: 0, worker: "w1", fence: 5), at: 10)
+        found.fences.append(22)
+        found.add(CallMarker(requestID: "r", state: .started, requestOffset: 7, atMs: 0, worker: "w1", fence: 5), at: 25)
+        found.add(CallMarker(requestID: "q", state: .started, requestOffset: 8, atMs: 0, worker: "w2", fence: 22), at: 26)
+        #expect(found.states == ["p": .started, "q": .started], "r's marker was written by a fenced-out owner: \(found.states)")
+        #expect(found.fencedOut == 1)
+    }
 }

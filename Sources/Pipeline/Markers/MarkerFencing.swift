@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Kafka
 import Observability
 import Recovery
@@ -50,12 +49,13 @@ final class MarkerFencing: Sendable {
     private let queue = DispatchQueue(label: "provisioner.marker-fencing")
     private let entries = Mutex<[Int32: Entry]>([:])
     private let closed = Mutex(false)
-    private let timeoutMs: Int64
+    /// How long one read may hold the queue.
+    private let attemptMs: Int64
     /// Told what was read: (markers partition, generation, next offset to read, other owners' valid
     /// `started` markers by request offset).
     private let progress: @Sendable (Int32, UInt64, Int64, [Int64: Int64]) -> Void
 
-    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 5_000,
+    init(properties: [String: String], topic: String, logger: Logger, attemptMs: Int64 = 1_000,
          progress: @escaping @Sendable (Int32, UInt64, Int64, [Int64: Int64]) -> Void) throws(KafkaError) {
         var configuration = properties
         configuration["group.id"] = (configuration["group.id"] ?? "provisioner") + ".marker-fencing"
@@ -65,7 +65,7 @@ final class MarkerFencing: Sendable {
         consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         self.topic = topic
         self.logger = logger
-        self.timeoutMs = timeoutMs
+        self.attemptMs = attemptMs
         self.progress = progress
         scheduleAdvance()
     }
@@ -102,54 +102,71 @@ final class MarkerFencing: Sendable {
     func confirm(partition: Int32, generation: UInt64, key: String, requestID: String, markerOffset: Int64, committed: Int64?,
                  deadlineMs: Int64, completion: @escaping @Sendable (Confirmation, FenceLog.Verdict?) -> Void) {
         queue.async { [self] in
-            guard !closed.withLock({ $0 }) else { return completion(.unconfirmed, nil) }
-            guard entries.withLock({ $0[partition]?.generation == generation }) else { return completion(.fencedOut, nil) }
-            let deadline = deadlineMs
-            var attempt = 0
-            while true {
-                let verdict = entries.withLock { entries -> FenceLog.Verdict?? in
-                    guard var entry = entries[partition], entry.generation == generation else { return .some(nil) }
-                    if let committed { entry.log.forget(before: committed) }
-                    entries[partition] = entry
-                    return .some(entry.log.verdict(key: key, requestID: requestID, at: markerOffset))
-                }
-                switch verdict {
-                case .some(nil) where entries.withLock({ $0[partition]?.generation != generation }):
-                    return completion(.fencedOut, nil)
-                case .some(.some(let verdict)):
-                    switch verdict {
-                    case .call: return completion(.call, verdict)
-                    case .fencedOut: return completion(.fencedOut, verdict)
-                    case .startedEarlier: return completion(.startedEarlier, verdict)
-                    }
-                default:
-                    break
-                }
-                guard Timestamps.nowMs() < deadline else {
-                    logger.error("could not read the markers partition up to a call's own marker before the call's deadline; the issuer is not called",
-                                 [("partition", .integer(Int64(partition))), ("marker_offset", .integer(markerOffset)),
-                                  ("attempts", .integer(Int64(attempt)))])
-                    return completion(.unconfirmed, nil)
-                }
-                attempt += 1
-                if !read(partition: partition, generation: generation, through: markerOffset, deadline: min(deadline, Timestamps.nowMs() + timeoutMs)) {
-                    // As for catch-up: librdkafka may not refresh a moved leader by itself.
-                    _ = try? consumer.partitionCount(topic: topic, timeoutMs: 1_000)
-                    logger.warning("fencing read failed; retried until the call's deadline",
-                                   [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(attempt)))])
-                    usleep(100_000)
-                }
-            }
+            attemptConfirm(Pending(partition: partition, generation: generation, key: key, requestID: requestID, markerOffset: markerOffset,
+                                   committed: committed, deadlineMs: deadlineMs, completion: completion), attempt: 1)
         }
+    }
+
+    /// A call waiting for its verdict.
+    private struct Pending: Sendable {
+        let partition: Int32
+        let generation: UInt64
+        let key: String
+        let requestID: String
+        let markerOffset: Int64
+        let committed: Int64?
+        let deadlineMs: Int64
+        let completion: @Sendable (Confirmation, FenceLog.Verdict?) -> Void
+    }
+
+    /// One turn on the queue: the verdict when the log has been read past the marker, else one
+    /// bounded read; a failed read is tried again later (other calls' turns run meanwhile).
+    private func attemptConfirm(_ pending: Pending, attempt: Int) {
+        guard !closed.withLock({ $0 }) else { return pending.completion(.unconfirmed, nil) }
+        while true {
+            let verdict = entries.withLock { entries -> FenceLog.Verdict?? in
+                guard var entry = entries[pending.partition], entry.generation == pending.generation else { return .none }
+                if let committed = pending.committed { entry.log.forget(before: committed) }
+                entries[pending.partition] = entry
+                return .some(entry.log.verdict(key: pending.key, requestID: pending.requestID, at: pending.markerOffset))
+            }
+            switch verdict {
+            case .none: return pending.completion(.fencedOut, nil)  // a newer assignment, or no longer owned
+            case .some(.some(let verdict)):
+                switch verdict {
+                case .call: return pending.completion(.call, verdict)
+                case .fencedOut: return pending.completion(.fencedOut, verdict)
+                case .startedEarlier: return pending.completion(.startedEarlier, verdict)
+                }
+            case .some(.none):
+                break
+            }
+            let now = Timestamps.nowMs()
+            guard now < pending.deadlineMs else {
+                logger.error("could not read the markers partition up to a call's own marker before the call's deadline; the issuer is not called",
+                             [("partition", .integer(Int64(pending.partition))), ("marker_offset", .integer(pending.markerOffset)),
+                              ("attempts", .integer(Int64(attempt)))])
+                return pending.completion(.unconfirmed, nil)
+            }
+            guard read(partition: pending.partition, generation: pending.generation, through: pending.markerOffset,
+                       deadline: min(pending.deadlineMs, now + attemptMs)) else { break }
+        }
+        // As for catch-up: librdkafka may not refresh a moved leader by itself.
+        _ = try? consumer.partitionCount(topic: topic, timeoutMs: 500)
+        logger.warning("fencing read failed; retried until the call's deadline",
+                       [("partition", .integer(Int64(pending.partition))), ("attempt", .integer(Int64(attempt)))])
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [self] in attemptConfirm(pending, attempt: attempt + 1) }
     }
 
     /// Reads every fenced partition to its end (the timer, on the queue).
     private func advanceAll() {
         guard !closed.withLock({ $0 }) else { return }
+        // Short and best-effort: a broker outage must not hold the calls waiting on this queue.
         for (partition, entry) in entries.withLock({ $0 }) {
-            guard let marks = try? consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 2_000),
-                  marks.high > entry.log.readTo else { continue }
-            _ = read(partition: partition, generation: entry.generation, through: marks.high - 1, deadline: Timestamps.nowMs() + timeoutMs)
+            guard let marks = try? consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 500) else { return }
+            guard marks.high > entry.log.readTo else { continue }
+            guard read(partition: partition, generation: entry.generation, through: marks.high - 1,
+                       deadline: Timestamps.nowMs() + attemptMs) else { return }
         }
     }
 
