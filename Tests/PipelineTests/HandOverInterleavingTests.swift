@@ -108,48 +108,4 @@ struct HandOverInterleavingTests {
         #expect(index.state(of: "r", in: partition) == .started)
         #expect(index.readFrom(partition) == 40)
     }
-
-    /// Item 7, the window between catch-up and fence. The new owner W2 read the markers to 20
-    /// (catch-up end) and wrote its fence at 22; the zombie W1 (epoch 5) wrote its `started` for R
-    /// at 21, after W2's catch-up passed but before W2's fence. Both logs are read in the same order:
-    /// W1's marker is valid (no newer fence before it), so W1 calls and W2, whose own `started` for
-    /// R lands at 30, reconciles instead of calling. A later zombie marker (at 25, after the fence)
-    /// is invalid: W1 is fenced out, and that marker does not stop W2's own call for another request.
-    @Test("zombie started between the new owner's catch-up end and its fence: the zombie calls once, the new owner reconciles")
-    func zombieStartedBeforeNewOwnersFence() {
-        var zombie = FenceLog(epoch: 5, readFrom: 6, fences: [5])
-        var owner = FenceLog(epoch: 22, readFrom: 20, fences: [5])
-        func started(_ id: String, _ requestOffset: Int64, fence: Int64) -> FenceLog.Record {
-            .marker(CallMarker(requestID: id, state: .started, requestOffset: requestOffset, atMs: 0, worker: "w", fence: fence))
-        }
-        let log: [(Int64, FenceLog.Record)] = [(21, started("r", 7, fence: 5)), (22, .fence), (25, started("q", 8, fence: 5)),
-                                               (30, started("r", 7, fence: 22)), (31, started("q", 8, fence: 22))]
-        for (offset, record) in log {
-            zombie.read(record, at: offset)
-            owner.read(record, at: offset)
-        }
-        #expect(zombie.verdict(key: "r", requestID: "r", at: 21) == .call)
-        #expect(zombie.verdict(key: "q", requestID: "q", at: 25) == .fencedOut(by: 22), "the zombie would call after the new owner's fence")
-        #expect(owner.verdict(key: "r", requestID: "r", at: 30) == .startedEarlier(at: 21), "both would call for r")
-        #expect(owner.verdict(key: "q", requestID: "q", at: 31) == .call, "a fenced-out zombie marker must not stop the owner's call (q would be lost to reconciliation)")
-        #expect(owner.takeForeign() == [7: 21], "the zombie's valid marker must hold the commit metadata back")
-        // Not yet read past the marker: no verdict.
-        #expect(owner.verdict(key: "z", requestID: "z", at: 40) == nil)
-    }
-
-    /// Item 7, one hand-over later. The zombie's `started` for R (epoch 5, at 25) came after the
-    /// new owner's fence (22): the zombie was fenced out and never called. When the partition
-    /// changes owner again, the next owner's catch-up must not take that marker for a call that may
-    /// have happened (it would reconcile R, which nobody called, instead of calling).
-    @Test("catch-up after a fenced-out zombie's started marker: the next owner calls, it does not reconcile")
-    func catchUpIgnoresFencedOutStarted() {
-        var found = InheritedMarkers()
-        found.fences.append(5)
-        found.add(CallMarker(requestID: "p", state: .started, requestOffset: 6, atMs: 0, worker: "w1", fence: 5), at: 10)
-        found.fences.append(22)
-        found.add(CallMarker(requestID: "r", state: .started, requestOffset: 7, atMs: 0, worker: "w1", fence: 5), at: 25)
-        found.add(CallMarker(requestID: "q", state: .started, requestOffset: 8, atMs: 0, worker: "w2", fence: 22), at: 26)
-        #expect(found.states == ["p": .started, "q": .started], "r's marker was written by a fenced-out owner: \(found.states)")
-        #expect(found.fencedOut == 1)
-    }
 }

@@ -14,24 +14,12 @@ struct InheritedMarkers: Sendable, Equatable {
     var mayHaveStarted: Set<String> = []
     /// Markers whose value could not be read (with or without a usable key).
     var undecodable = 0
-    /// Offsets of the owners' fences (`MarkerFence`) read.
-    var fences: [Int64] = []
-    /// The end offset the read reached (the next owner's fence goes at or after it).
-    var readTo: Int64 = 0
 
     /// Nothing found.
     init() {}
 
-    /// `started` markers ignored because their writer had been fenced out before writing them
-    /// (a newer owner's fence lies between its epoch and the marker): it never called.
-    var fencedOut = 0
-
-    /// Records `marker`, read at markers offset `offset` (after every fence before it).
+    /// Records `marker`, read at markers offset `offset`.
     mutating func add(_ marker: CallMarker, at offset: Int64) {
-        if marker.state == .started, let writer = marker.fence, fences.contains(where: { $0 > writer && $0 < offset }) {
-            fencedOut += 1
-            return
-        }
         if states[marker.key] != .completed { states[marker.key] = marker.state }
         markerOffsets[marker.requestOffset] = min(markerOffsets[marker.requestOffset] ?? offset, offset)
     }

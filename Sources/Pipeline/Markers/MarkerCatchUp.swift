@@ -129,15 +129,11 @@ final class MarkerCatchUp: Sendable {
             if let horizon, marker.state == .completed, marker.outcome != .deadLettered {
                 answered?.insert(AnsweredIndex.Fingerprint(marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
             }
-        }, fence: { offset in
-            if offset >= handOverFrom { found.fences.append(offset) }
         }, unreadable: { requestID in
             found.undecodable += 1
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
-        guard let end = reached else { return nil }
-        found.readTo = end
-        return (found, answered)
+        return reached ? (found, answered) : nil
     }
 
     /// The record timestamp of the first record at or after `offset` (nil when it has none); throws
@@ -176,7 +172,7 @@ final class MarkerCatchUp: Sendable {
             _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, _ in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
-            }, fence: { _ in }, unreadable: { _ in })
+            }, unreadable: { _ in })
             completion(found)
         }
     }
@@ -184,11 +180,10 @@ final class MarkerCatchUp: Sendable {
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
     /// handing each marker and its offset to `visit`, and the request named by the key of each marker whose value
     /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it
-    /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped),
-    /// and the offset of each owner's fence (`MarkerFence`) to `fence`; the end offset read to, or
-    /// nil when the end could not be reached (no progress for the timeout).
+    /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped);
+    /// false when the end could not be reached (no progress for the timeout).
     private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
-                      fence: (Int64) -> Void, unreadable: (String?) -> Void) -> Int64? {
+                      unreadable: (String?) -> Void) -> Bool {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
@@ -196,15 +191,15 @@ final class MarkerCatchUp: Sendable {
         } catch {
             logger.error("marker read could not get watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return nil
+            return false
         }
         let start = max(marks.low, position ?? marks.low)
-        guard start < marks.high else { return marks.high }
+        guard start < marks.high else { return true }
         do {
             try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: start, metadata: nil)])
         } catch {
             logger.error("marker read could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return nil
+            return false
         }
         defer { try? consumer.assign([]) }
         // A long read (a day of markers for the duplicate horizon) goes on while it makes progress.
@@ -217,8 +212,6 @@ final class MarkerCatchUp: Sendable {
                 next = max(next, message.offset + 1)
                 if let marker = CallMarker.decode(message.value) {
                     visit(marker, message.offset)
-                } else if MarkerFence.decode(message.value) != nil {
-                    fence(message.offset)
                 } else if message.offset < attributeFrom {
                     continue
                 } else {
@@ -236,9 +229,9 @@ final class MarkerCatchUp: Sendable {
         if next < marks.high {
             logger.error("marker read timed out before the end of the partition",
                          [("partition", .integer(Int64(partition))), ("read_to", .integer(next)), ("end", .integer(marks.high))])
-            return nil
+            return false
         }
-        return marks.high
+        return true
     }
 
     /// Closes the reader; pending retries give up.

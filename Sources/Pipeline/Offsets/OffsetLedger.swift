@@ -21,18 +21,9 @@ final class OffsetLedger: Sendable {
         var lastAckedMarkerOffset: Int64?
         /// Marker position carried in the last commit metadata (from the assignment at first).
         var markerPosition: Int64?
-        /// How far the fencing reader has read this markers partition (nil before the fence): a
-        /// zombie owner's marker beyond it is unknown here, so the commit metadata never passes it.
-        var fenceReadTo: Int64?
     }
 
     private let state = Mutex<(partitions: [TopicPartition: Partition], nextGeneration: UInt64)>(([:], 1))
-    /// Where the peak of unsettled requests is recorded (at every received offset).
-    private let highWater: HighWaterMarks?
-
-    init(highWater: HighWaterMarks? = nil) {
-        self.highWater = highWater
-    }
 
     /// Starts a new generation for a newly assigned partition.
     func assign(_ partition: TopicPartition, markerPosition: Int64?) -> UInt64 {
@@ -67,9 +58,6 @@ final class OffsetLedger: Sendable {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.owned, entry.tracker.track(offset) else { return nil }
             state.partitions[partition] = entry
-            if let highWater {
-                highWater.recordUnsettled(state.partitions.values.reduce(0) { $0 + max(0, $1.tracker.pendingCount - $1.abandoned) })
-            }
             return entry.generation
         }
     }
@@ -124,20 +112,6 @@ final class OffsetLedger: Sendable {
             guard var entry = state.partitions[partition], entry.generation == generation else { return }
             let committed = entry.lastCommitted ?? .min
             for (requestOffset, markerOffset) in markerOffsets where requestOffset >= committed {
-                entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
-            }
-            state.partitions[partition] = entry
-        }
-    }
-
-    /// The fencing reader has read the markers partition up to `readTo`, finding `foreign`: other
-    /// owners' valid `started` markers (request offset → marker offset), kept like inherited ones.
-    func fenceRead(_ partition: TopicPartition, readTo: Int64, foreign: [Int64: Int64], generation: UInt64) {
-        state.withLock { state in
-            guard var entry = state.partitions[partition], entry.generation == generation else { return }
-            entry.fenceReadTo = max(entry.fenceReadTo ?? readTo, readTo)
-            let committed = entry.lastCommitted ?? .min
-            for (requestOffset, markerOffset) in foreign where requestOffset >= committed {
                 entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
             }
             state.partitions[partition] = entry
@@ -216,12 +190,9 @@ final class OffsetLedger: Sendable {
         if entry.pendingMarkers.contains(where: { $0 >= committing }), let last = entry.lastAckedMarkerOffset {
             candidates.append(last + 1)
         }
-        let position: Int64? = if let lowest = candidates.min() { lowest }
-            else if let last = entry.lastAckedMarkerOffset { last + 1 } else { entry.markerPosition }
-        // Never past what the fencing reader has read: a zombie owner's valid `started` marker of an
-        // uncommitted request may lie beyond it.
-        guard let readTo = entry.fenceReadTo else { return position }
-        return min(position ?? readTo, readTo)
+        if let lowest = candidates.min() { return lowest }
+        if let last = entry.lastAckedMarkerOffset { return last + 1 }
+        return entry.markerPosition
     }
 
     /// Reads the marker position back from commit metadata (`markers=<offset>`).

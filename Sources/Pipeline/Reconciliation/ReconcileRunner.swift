@@ -72,9 +72,9 @@ final class ReconcileRunner: Sendable {
         }
     }
 
-    init(context: WorkerContext, maxRunning: Int = 64) throws(KafkaError) {
+    init(context: WorkerContext, maxHeldPerPartition: Int = 1_000, maxRunning: Int = 64) throws(KafkaError) {
         self.context = context
-        self.maxHeldPerPartition = context.configuration.reconcileMaxHeldPerPartition
+        self.maxHeldPerPartition = maxHeldPerPartition
         self.maxRunning = maxRunning
         var properties = context.configuration.consumerProperties
         properties["group.id"] = context.configuration.groupID + ".reconcile"
@@ -124,13 +124,7 @@ final class ReconcileRunner: Sendable {
         while true {
             let (stopping, deadline, running) = state.withLock { ($0.stopRequested, $0.drainDeadlineMs, $0.running) }
             if stopping && (running == 0 || context.clock() >= deadline) { break }
-            // No more than the fullest unpaused partition has room for: one poll's records are all
-            // held, so a larger batch would pass the hold limit before the pause takes effect.
-            let room = state.withLock { state in
-                state.trackers.keys.filter { !state.paused.contains($0) }
-                    .map { maxHeldPerPartition - state.heldPerPartition[$0, default: 0] }.min() ?? 256
-            }
-            for result in consumer.poll(maxMessages: min(256, max(1, room)), timeoutMs: stopping ? 10 : 50) {
+            for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
                 guard case .success(let message) = result else { continue }
                 hold(message)
             }
@@ -169,18 +163,13 @@ final class ReconcileRunner: Sendable {
         let pause = state.withLock { state -> Bool in
             state.held.insert(held)
             state.heldPerPartition[partition, default: 0] += 1
-            context.highWater.recordReconcileHeld(state.heldPerPartition[partition]!)
             if state.heldPerPartition[partition]! >= maxHeldPerPartition && !state.paused.contains(partition) {
                 state.paused.insert(partition)
                 return true
             }
             return false
         }
-        if pause {
-            consumer.pause([partition])
-            context.logger.info("reconciliation partition paused: hold limit reached",
-                                [("partition", .integer(Int64(partition.partition))), ("held", .integer(Int64(maxHeldPerPartition)))])
-        }
+        if pause { consumer.pause([partition]) }
         armTimer()
     }
 
@@ -208,11 +197,7 @@ final class ReconcileRunner: Sendable {
             state.paused.subtract(resume)
             return (due, resume)
         }
-        if !resume.isEmpty {
-            consumer.resume(resume)
-            context.logger.info("reconciliation partitions resumed: below half the hold limit",
-                                [("partitions", .string(resume.map { String($0.partition) }.joined(separator: ",")))])
-        }
+        if !resume.isEmpty { consumer.resume(resume) }
         for held in due { reconcile(held) }
         armTimer()
     }
@@ -512,23 +497,15 @@ final class ReconcileRunner: Sendable {
                 state.nextGeneration += 1
             }
         }
-        // librdkafka keeps a partition's pause across a revoke and a new assignment: one paused
-        // at the hold limit before the rebalance would never be fetched again.
-        consumer.resume(partitions)
-        context.logger.info("reconciliation partitions assigned", [("partitions", .string(partitions.map { String($0.partition) }.joined(separator: ",")))])
     }
 
     private func revoked(_ partitions: [TopicPartition], commit: Bool) {
         let gone = Set(partitions)
-        let dropped = state.withLock { state -> Int in
-            let dropped = state.held.removeAll { gone.contains($0.partition) }.count
+        state.withLock { state in
+            _ = state.held.removeAll { gone.contains($0.partition) }
             for partition in partitions { state.heldPerPartition[partition] = nil }
             state.paused.subtract(gone)
-            return dropped
         }
-        context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
-                            [("partitions", .string(partitions.map { String($0.partition) }.joined(separator: ","))),
-                             ("held_dropped", .integer(Int64(dropped)))])
         if commit {
             let deadline = context.clock() + context.configuration.revokeDrainMs
             while state.withLock({ $0.running > 0 }) && context.clock() < deadline { usleep(2_000) }

@@ -12,15 +12,12 @@ final class CallScheduler: Sendable {
     private let clock: @Sendable () -> Int64
     private let carryOut: @Sendable ([SchedulerDecision<ProvisioningJob>]) -> Void
     private let breakerChanged: @Sendable (String, CircuitBreaker.State) -> Void
-    /// Peaks of calls in flight and tickets queued (recorded under the lock at every change).
-    let highWater: HighWaterMarks
 
     /// `carryOut` receives decisions to act on (on the caller's thread: hop to a queue if slow).
     init(settings: SchedulerSettings, clock: @escaping @Sendable () -> Int64,
          carryOut: @escaping @Sendable ([SchedulerDecision<ProvisioningJob>]) -> Void,
-         breakerChanged: @escaping @Sendable (String, CircuitBreaker.State) -> Void, highWater: HighWaterMarks = HighWaterMarks()) {
+         breakerChanged: @escaping @Sendable (String, CircuitBreaker.State) -> Void) {
         state = Mutex(WorkScheduler(settings: settings))
-        self.highWater = highWater
         self.clock = clock
         self.carryOut = carryOut
         self.breakerChanged = breakerChanged
@@ -88,7 +85,6 @@ final class CallScheduler: Sendable {
     private func apply(now: Int64, _ change: (inout WorkScheduler<ProvisioningJob>) -> [SchedulerDecision<ProvisioningJob>]) {
         let (decisions, changes, wake) = state.withLock { scheduler in
             let decisions = change(&scheduler)
-            highWater.recordScheduler(running: scheduler.runningCount, queued: scheduler.queuedCount, perProgram: scheduler.runningPerProgram)
             return (decisions, scheduler.takeBreakerChanges(), scheduler.nextWakeMs(nowMs: now))
         }
         for change in changes { breakerChanged(change.endpoint, change.state) }

@@ -2,7 +2,6 @@ import Contract
 import Foundation
 import Kafka
 import Observability
-import Recovery
 import Synchronization
 
 /// Owns the requests consumer and its poll thread: polls without stopping, hands messages to the
@@ -287,7 +286,7 @@ final class RequestConsumer: Sendable {
                                         [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
                                          ("undecodable", .integer(Int64(found.undecodable)))])
                 }
-                fence(partition, generation: generation, found: found, attempt: 1)
+                _ = state.withLock { $0.readyToResume.insert(partition) }
             }
         }
         context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
@@ -313,29 +312,6 @@ final class RequestConsumer: Sendable {
         flow.scheduler.setShare(share)
         context.logger.info("share of the group-wide program limits", [("owned", .integer(Int64(share.owned))),
                                                                        ("total", .integer(Int64(share.total)))])
-    }
-
-    /// Writes this owner's fence in the partition's markers partition once catch-up has read it,
-    /// and resumes the partition only when the fence is acknowledged: its offset is the epoch every
-    /// later `started` marker carries (see `MarkerFencing`). Retried while the partition is owned.
-    private func fence(_ partition: TopicPartition, generation: UInt64, found: InheritedMarkers, attempt: Int) {
-        guard context.ledger.isOwned(partition, generation: generation) else { return }
-        let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock())
-        context.publisher.publish([record.message(topic: context.configuration.topics.markers, partition: partition.partition)]) { [self] outcome in
-            guard let epoch = outcome.reports.first??.offset else {
-                context.logger.warning("fence not written; the partition stays paused and the write is retried",
-                                       [("partition", .integer(Int64(partition.partition))), ("attempt", .integer(Int64(attempt))),
-                                        ("error", .string(outcome.lastError?.description ?? "unknown"))])
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(2_000, 100 << min(attempt, 5)))) { [self] in
-                    fence(partition, generation: generation, found: found, attempt: attempt + 1)
-                }
-                return
-            }
-            guard context.ledger.isOwned(partition, generation: generation) else { return }
-            context.fencing.begin(partition: partition.partition, generation: generation, epoch: epoch, readFrom: found.readTo, fences: found.fences)
-            context.ledger.fenceRead(partition, readTo: found.readTo, foreign: [:], generation: generation)
-            _ = state.withLock { $0.readyToResume.insert(partition) }
-        }
     }
 
     private func revoked(_ partitions: [TopicPartition]) {
@@ -387,7 +363,6 @@ final class RequestConsumer: Sendable {
 
     private func release(_ partitions: [TopicPartition]) {
         context.ledger.release(partitions)
-        for partition in partitions { context.fencing.end(partition: partition.partition) }
         context.markerIndex.remove(partitions)
         context.horizon.remove(partitions)
         flow.forget(partitions)

@@ -55,7 +55,7 @@ final class RequestFlow: Sendable {
                 }
                 audit.publish([AuditEvent(requestID: nil, stage: .breakerChanged, atMs: context.clock(), issuer: issuer,
                                           worker: context.configuration.workerID, reason: reason)], traceparent: nil)
-            }, highWater: context.highWater)
+            })
         relay.set(self)
     }
 
@@ -296,8 +296,7 @@ final class RequestFlow: Sendable {
             return
         }
         let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
-                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
-                                fence: context.fencing.epoch(partition: origin.partition.partition, generation: origin.generation))
+                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf)
         context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)],
                                   attempts: 3) { [self] outcome in
@@ -326,50 +325,7 @@ final class RequestFlow: Sendable {
             }
             // This runs in the producer's delivery callback: hand off, so the issuer call (request
             // building, DCS signing, the audit event) never holds up other delivery reports.
-            guard let markerOffset = outcome.reports.first??.offset else { return pool.async { self.call(job, ticketID: ticketID) } }
-            confirmFirst(job, ticketID: ticketID, marker: marker, at: markerOffset)
-        }
-    }
-
-    /// Zombie-owner fencing (`MarkerFencing`): calls only when the `started` marker acknowledged at
-    /// `offset` is the first valid one for the request and no newer owner's fence precedes it.
-    private func confirmFirst(_ job: ProvisioningJob, ticketID: UInt64, marker: CallMarker, at offset: Int64) {
-        let origin = job.origin
-        let committed = context.ledger.committedOffsets[origin.partition] ?? nil
-        // The last moment the call could still start with its minimum budget.
-        let lastStartMs = context.configuration.scheduler.ordering == .earliestDeadlineFirst
-            ? job.window.publishByMs - context.configuration.publishReserveMs - job.program.minimumBudgetMs
-            : context.clock() + job.program.timeoutMs
-        context.fencing.confirm(partition: origin.partition.partition, generation: origin.generation, key: marker.key,
-                                requestID: marker.requestID, markerOffset: offset, committed: committed,
-                                deadlineMs: lastStartMs) { [self] confirmation, _ in
-            context.metrics.countFencing(confirmation)
-            switch confirmation {
-            case .call:
-                // On the fencing reader's queue: hand off to the pool.
-                pool.async { self.call(job, ticketID: ticketID) }
-            case .fencedOut:
-                // A newer owner holds the partition and redoes the request: no call, no answer.
-                scheduler.finish(ticketID: ticketID, success: nil)
-                context.duplicates.release(job.request.requestID, owner: .init(origin))
-                context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
-                context.logger.warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request",
-                                       [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
-            case .startedEarlier:
-                // Another owner's valid `started` came first: its call may be under way.
-                scheduler.finish(ticketID: ticketID, success: nil)
-                var marked = job
-                marked.recoveredFromMarker = true
-                let recovered = marked
-                pool.async { self.recoverFromMarker(recovered) }
-            case .unconfirmed:
-                // The markers stayed unreadable until the call could no longer start in time.
-                scheduler.finish(ticketID: ticketID, success: nil)
-                var outcome = OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
-                outcome.message = "the worker could not confirm it still owns the request's partition before the deadline; the issuer was not called"
-                let expired = outcome
-                pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
-            }
+            pool.async { self.call(job, ticketID: ticketID) }
         }
     }
 

@@ -80,13 +80,6 @@ public final class Worker: Sendable {
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"), fault: fault)
-        let highWater = HighWaterMarks()
-        let ledger = OffsetLedger(highWater: highWater)
-        let requestsTopic = configuration.topics.requests
-        let fencing = try MarkerFencing(properties: configuration.consumerProperties, topic: configuration.topics.markers,
-                                        logger: logger.child("fencing")) { partition, generation, readTo, foreign in
-            ledger.fenceRead(TopicPartition(topic: requestsTopic, partition: partition), readTo: readTo, foreign: foreign, generation: generation)
-        }
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
@@ -94,10 +87,9 @@ public final class Worker: Sendable {
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
-            duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: ledger, highWater: highWater, markerIndex: MarkerIndex(),
+            duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs,
                                       maxEntriesPerPartition: configuration.duplicateIndexMaxEntriesPerPartition),
-            fencing: fencing,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration), clock: clock)
@@ -157,7 +149,6 @@ public final class Worker: Sendable {
     public func waitUntilStopped() {
         requests.waitUntilFinished()
         reconciler.waitUntilFinished()
-        context.fencing.close()
         let flushed = producer.flush(timeoutMs: 10_000)
         flow.stop()
         producer.close(timeoutMs: 5_000)
@@ -214,20 +205,6 @@ public final class Worker: Sendable {
                               help: "This worker's share of the group-wide program limits: request partitions owned / partitions of the topic.") {
             flow.scheduler.shareSnapshot().share.fraction
         }
-        let highWater = context.highWater
-        metrics.computedGauge("provisioner_in_flight_high_water", help: "Most issuer calls in flight at once since the worker started.") {
-            Double(highWater.current.inFlight)
-        }
-        metrics.computedGauge("provisioner_queued_high_water", help: "Most requests waiting for an issuer-call slot at once since the worker started.") {
-            Double(highWater.current.queued)
-        }
-        metrics.computedGauge("provisioner_unsettled_high_water", help: "Most requests received and not yet settled at once since the worker started.") {
-            Double(highWater.current.unsettled)
-        }
-        metrics.computedGauge("provisioner_reconcile_held_high_water",
-                              help: "Most reconciliation jobs held by one reconcile partition at once since the worker started (bounded by reconcile.max_held_per_partition).") {
-            Double(highWater.current.reconcileHeldPerPartition)
-        }
         for (name, program) in configuration.programs {
             if program.rateLimit != nil {
                 metrics.computedGauge("provisioner_limit_share_rate_per_second",
@@ -240,10 +217,6 @@ public final class Worker: Sendable {
                                       help: "This worker's share of the program's group-wide bulkhead, calls in flight.", labels: ["program": name]) {
                     Double(flow.scheduler.shareSnapshot().programs[name]?.maxInFlight ?? 0)
                 }
-            }
-            metrics.computedGauge("provisioner_bulkhead_in_flight_high_water", help: "Most issuer calls in flight at once per program since the worker started.",
-                                  labels: ["program": name]) {
-                Double(highWater.current.inFlightPerProgram[name] ?? 0)
             }
             metrics.computedGauge("provisioner_bulkhead_in_flight", help: "Issuer calls in flight per program.", labels: ["program": name]) {
                 Double(flow.scheduler.isolationSnapshot().perProgram[name] ?? 0)

@@ -18,13 +18,9 @@ struct WorkerContext: Sendable {
     let pseudonymizer: Pseudonymizer
     let duplicates: DuplicateFilter
     let ledger: OffsetLedger
-    /// Peaks of calls in flight, tickets queued and requests unsettled since the start.
-    let highWater: HighWaterMarks
     let markerIndex: MarkerIndex
     /// Request ids answered within the duplicate horizon, per owned partition.
     let horizon: DuplicateHorizon
-    /// Zombie-owner fencing: confirms a `started` marker is the first valid one before a call.
-    let fencing: MarkerFencing
     let authenticator: RequestAuthenticator
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers

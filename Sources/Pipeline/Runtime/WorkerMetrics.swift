@@ -129,13 +129,6 @@ struct WorkerMetrics: Sendable {
         }
     }
 
-    /// Counts a fencing verdict on a call whose `started` marker was acknowledged.
-    func countFencing(_ confirmation: MarkerFencing.Confirmation) {
-        registry.counter("provisioner_call_fencing_total",
-                         help: "Verdicts on calls after their started marker: call, fenced_out (a newer owner holds the partition), started_earlier (another owner's call came first: reconciled), unconfirmed (the markers could not be read: not called).",
-                         labels: ["verdict": confirmation.label]).increment()
-    }
-
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
     /// to be an operator's replay).
     func countUnauthenticated(replay: Bool) {
