@@ -70,7 +70,26 @@ extension ReliabilityTests {
                 return ids.allSatisfy { snapshot.final($0) != nil }
             }
             recoveries[phase] = max(recoveries[phase] ?? 0, Timestamps.nowMs() - healedAt)
-            if !ok { phaseFailures.append(phase) }
+            if !ok {
+                phaseFailures.append(phase)
+                // What was still unanswered, its audit trail, and what the workers said since the fault: the cause.
+                let snapshot = collector.snapshot
+                let open = ids.filter { snapshot.final($0) == nil }
+                print("DIAGNOSTIC phase \(phase): \(open.count) unanswered 60 s after healing at \(healedAt)")
+                for id in open.prefix(8) {
+                    let results = snapshot.results[id]?.map { "\($0.result.status.rawValue)" } ?? []
+                    print("DIAGNOSTIC open", id, "results:", results)
+                    for event in snapshot.audit where event.requestID == id {
+                        print("DIAGNOSTIC audit", id, event.atMs, event.stage.rawValue, event.worker ?? "-", event.partition ?? -1, event.offset ?? -1)
+                    }
+                }
+                for (index, log) in logs.enumerated() {
+                    for record in log.records where record.atMs >= healedAt - 15_000 && record.level >= .info {
+                        print("DIAGNOSTIC faults-w\(index + 1)", record.atMs, record.level, record.message,
+                              record.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+                    }
+                }
+            }
         }
         func hold(_ milliseconds: Int) async { try? await Task.sleep(for: .milliseconds(milliseconds)) }
         let brokers = stack.cluster.brokerIDs
