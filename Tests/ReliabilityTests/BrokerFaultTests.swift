@@ -61,21 +61,44 @@ extension ReliabilityTests {
         let extraDelivered = Mutex<Set<String>>([])
         var recoveries: [String: Int64] = [:]
         var phaseFailures: [String] = []
-        /// After a fault is healed: every request sent so far gets a final result.
+        /// Longest wait for a handed-over request's final after the fault was healed, per phase.
+        var handOverWaits: [String: Int64] = [:]
+        /// After a fault is healed: every request sent so far gets a final result within 60 s, but
+        /// one. A request whose partition changed owner after its `started` marker and before any
+        /// answer (the new owner published the interim "a previous worker started this issuer
+        /// call") is reconciled no earlier than its publish-by: until then the previous owner may
+        /// still answer (docs/ARCHITECTURE.md, hand-overs). A Google request's window is 60 s, so
+        /// its final may come later than 60 s after the fault; such requests, and only they, get
+        /// until their deadline plus the reconciliation tiers (8.5 s) and 20 s of room.
         func recovered(_ phase: String) async {
             let healedAt = Timestamps.nowMs()
             let ids = load.sent.map(\.request.requestID) + extra
-            let ok = await Waiting.until(timeoutMs: 60_000) {
+            var ok = await Waiting.until(timeoutMs: 60_000) {
                 let snapshot = collector.snapshot
                 return ids.allSatisfy { snapshot.final($0) != nil }
             }
             recoveries[phase] = max(recoveries[phase] ?? 0, Timestamps.nowMs() - healedAt)
             if !ok {
+                let snapshot = collector.snapshot
+                let open = ids.filter { snapshot.final($0) == nil }
+                let handedOver = open.filter { id in
+                    snapshot.results[id]?.contains { !$0.result.isFinal && $0.result.message.contains("a previous worker started this issuer call") } == true
+                }
+                if handedOver.count == open.count {
+                    let deadline = handedOver.compactMap { id in snapshot.results[id]?.compactMap(\.result.timing.deadlineMs).max() }.max() ?? healedAt
+                    ok = await Waiting.until(timeoutMs: max(0, deadline + 8_500 + 20_000 - Timestamps.nowMs())) {
+                        let snapshot = collector.snapshot
+                        return handedOver.allSatisfy { snapshot.final($0) != nil }
+                    }
+                    handOverWaits[phase] = max(handOverWaits[phase] ?? 0, Timestamps.nowMs() - healedAt)
+                }
+            }
+            if !ok {
                 phaseFailures.append(phase)
                 // What was still unanswered, its audit trail, and what the workers said since the fault: the cause.
                 let snapshot = collector.snapshot
                 let open = ids.filter { snapshot.final($0) == nil }
-                print("DIAGNOSTIC phase \(phase): \(open.count) unanswered 60 s after healing at \(healedAt)")
+                print("DIAGNOSTIC phase \(phase): \(open.count) unanswered at \(Timestamps.nowMs()), healed at \(healedAt)")
                 for id in open.prefix(8) {
                     let results = snapshot.results[id]?.map { "\($0.result.status.rawValue)" } ?? []
                     print("DIAGNOSTIC open", id, "results:", results)
@@ -201,7 +224,7 @@ extension ReliabilityTests {
         let snapshot = collector.snapshot
         let lost = ids.filter { delivered.contains($0) && snapshot.final($0) == nil }
         #expect(answered && lost.isEmpty, "\(lost.count) delivered requests got no final result: \(lost.prefix(5))")
-        #expect(phaseFailures.isEmpty, "after these faults the requests sent so far were not all answered within 60 s: \(phaseFailures)")
+        #expect(phaseFailures.isEmpty, "after these faults the requests sent so far were not all answered within 60 s (a handed-over one by its deadline plus the tiers): \(phaseFailures)")
 
         // At-least-once: a request may be answered twice, never with two different answers.
         var duplicates = 0
@@ -271,6 +294,7 @@ extension ReliabilityTests {
             })),
             "worker_warnings": ReliabilityReport.counts(warningKinds),
             "slowest_recovery_ms": ReliabilityReport.counts(recoveries.mapValues { Int($0) }),
+            "hand_over_recovery_ms": ReliabilityReport.counts(handOverWaits.mapValues { Int($0) }),
         ])
     }
 
