@@ -131,19 +131,21 @@ extension GroupLimitTests {
 
         // Never above the quota. Each phase's window (steady state, the shares unchanged for 2 s):
         // 5 × 100 + the group's burst (10) + one token per worker carried over the window's edge
-        // (3) = 513 (docs/CONFIGURATION.md "Limits shared by assignment"), + the calls started
-        // before the window and stamped in it (100/s × up to 100 ms from a worker's start to the
-        // simulator's handler on this loaded machine: 10) = 523 (104.6/s), + what a stall of the
-        // simulator (a probe answered after over 50 ms) stamped late into it (100/s of its length).
-        // Through the rebalances a worker's calls can arrive bunched (its threads waiting for a
-        // CPU right after an assignment: up to 167 in one second seen, 50 + 50 allowed), so the
-        // whole offered period is held to the exact bound instead: 100/s × its length + 13, nothing
-        // being in flight before it began.
+        // (3) = 513 (docs/CONFIGURATION.md "Limits shared by assignment"). The limiter bounds
+        // when a worker starts a call (WorkSchedulerTests, time passed in); the simulator stamps it
+        // when its handler runs, and on this 2-core machine shared with a broker, four workers
+        // and other builds a worker's HTTP thread can wait for a CPU after starting calls, which
+        // then arrive together (one second of 160 after a rebalance, none of the simulator's
+        // probes late): + 0.5 s of the rate (50) for calls started before the window and stamped
+        // in it = 563 (112.6/s), + what a stall of the simulator itself (a probe answered after
+        // over 50 ms) stamped late into the window (100/s of its length). The whole offered
+        // period, rebalances included, is held to the exact bound: 100/s × its length + 13,
+        // nothing being in flight before it began.
         let perSecondLimit = Int(Self.limit.perSecond)
         let carried = Int(Self.limit.burst) + 3
         for window in windows {
             let late = Int(stalls.endedMs(fromMs: window.fromMs, toMs: window.fromMs + windowMs)) * perSecondLimit / 1000
-            let bound = perSecondLimit * Int(windowMs / 1000) + carried + perSecondLimit / 10 + late
+            let bound = perSecondLimit * Int(windowMs / 1000) + carried + perSecondLimit / 2 + late
             #expect(window.calls <= bound, "\(window.phase): \(window.calls) calls in \(windowMs) ms, above \(bound)\n\(report)")
         }
         let totalMs = offerEndedMs + 1_000 - offerStartedMs
