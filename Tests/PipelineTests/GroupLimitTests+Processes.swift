@@ -87,7 +87,7 @@ extension GroupLimitTests {
         measure("three workers", fromMs: offerStartedMs + 2_000)
 
         // SIGKILL: no leave, no commit. The group notices after session.timeout.ms (4.5 s) and
-        // assigns its partitions to the survivors (cooperative-sticky moves nothing else).
+        // the survivors (revoking everything first: eager) are given three partitions each.
         let killed = workers.removeLast()
         killed.process.kill()
         note("\(killed.name) killed")
@@ -97,7 +97,7 @@ extension GroupLimitTests {
         note("two share the group")
         measure("two workers", fromMs: 0)
 
-        // A third process joins: two rounds (the survivors give one partition each back, then it is assigned them).
+        // A third process joins: one eager round, two partitions each.
         let joining = try LimitedChildWorker(rig, name: "quota-4", configPath: configPath)
         workers.append(joining)
         everyWorker.append(joining)
