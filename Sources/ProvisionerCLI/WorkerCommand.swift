@@ -40,6 +40,9 @@ enum WorkerCommand: Command {
             worker = try Worker(configuration: configuration, environment: environment, logger: logger)
             worker.whenFailed { stop.trigger() }
             try worker.start()
+            if let port = worker.observabilityPort {
+                logger.notice("serving /healthz, /readyz and /metrics", [("port", .integer(Int64(port)))])
+            }
         } catch let error as ConfigurationError {
             throw CommandFailure(error.description)
         } catch {

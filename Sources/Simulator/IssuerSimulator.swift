@@ -60,4 +60,11 @@ public final class IssuerSimulator: Sendable {
     public var calls: [SimulatorCall] {
         engine.state.withLock { $0.calls }
     }
+
+    /// How many calls arrived in `[fromMs, toMs)` (epoch ms, the simulator's own clock, stamped
+    /// as each request was received), among the newest `CallTimes.capacity` calls: rates
+    /// measured where the issuer sees them.
+    public func callCount(fromMs: Int64, toMs: Int64) -> Int {
+        engine.state.withLock { $0.callTimes.count(fromMs: fromMs, toMs: toMs) }
+    }
 }

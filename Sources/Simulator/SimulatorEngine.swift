@@ -114,7 +114,8 @@ final class SimulatorEngine: Sendable {
     func record(_ issuer: IssuerKind, cardID: String, handshake: () -> String) {
         guard state.withLock({ $0.profile.recordCalls }) else { return }
         let key = handshake()
-        state.withLock { $0.record(issuer: issuer, cardID: cardID, handshake: key) }
+        let atMs = Self.nowMs()
+        state.withLock { $0.record(issuer: issuer, cardID: cardID, handshake: key, atMs: atMs) }
     }
 
     func delay(for magic: MagicBehaviour, issuer: IssuerKind) -> Int {

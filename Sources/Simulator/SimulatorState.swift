@@ -14,6 +14,8 @@ struct SimulatorState: Sendable {
 
     private var callIndex: [CallKey: Int] = [:]
     private(set) var calls: [SimulatorCall] = []
+    /// When each call of `calls` arrived (epoch ms, in order), the newest `CallTimes.capacity`.
+    private(set) var callTimes = CallTimes()
     private var usedNonces = BoundedStore<DigestKey, Bool>(capacity: 2_000_000)
     private var dapiNonces = DAPINonceWindow()
     private var flakySeen: Set<CardKey> = []
@@ -61,8 +63,9 @@ struct SimulatorState: Sendable {
 
     // MARK: - Calls and reset
 
-    mutating func record(issuer: IssuerKind, cardID: String, handshake: String) {
+    mutating func record(issuer: IssuerKind, cardID: String, handshake: String, atMs: Int64) {
         guard profile.recordCalls else { return }
+        callTimes.append(atMs)
         let key = CallKey(issuer: issuer.rawValue, cardID: cardID, handshake: handshake)
         if let index = callIndex[key] {
             calls[index].count += 1
@@ -77,6 +80,7 @@ struct SimulatorState: Sendable {
     mutating func reset() {
         callIndex.removeAll()
         calls.removeAll()
+        callTimes = CallTimes()
         usedNonces.removeAll()
         dapiNonces.removeAll()
         flakySeen.removeAll()

@@ -1,10 +1,25 @@
 import Contract
+import Foundation
 import HTTP
 import Simulator
 import Testing
 
 extension SimulatorTests {
     @Suite(.timeLimit(.minutes(5))) struct Control {
+        @Test func callsAreStampedWhenTheyArriveAndResetForgetsTheStamps() async throws {
+            let harness = try SimulatorHarness()
+            let device = try SimulatedDevice()
+            let before = Int64(Date().timeIntervalSince1970 * 1000)
+            _ = try await harness.imprint("pm_t1", "google_wallet", device.googleHandshake().requestFields())
+            _ = try await harness.imprint("pm_t2", "google_wallet", device.googleHandshake().requestFields(), key: "wrong")  // 401: counted
+            let after = Int64(Date().timeIntervalSince1970 * 1000) + 1
+            #expect(harness.simulator.callCount(fromMs: before, toMs: after) == 2)
+            #expect(harness.simulator.callCount(fromMs: after, toMs: .max) == 0)
+            #expect(harness.simulator.callCount(fromMs: 0, toMs: before) == 0)
+            harness.simulator.reset()
+            #expect(harness.simulator.callCount(fromMs: 0, toMs: .max) == 0)
+        }
+
         @Test func callsAreCountedPerCardAndHandshakeAndResetForgetsThem() async throws {
             let harness = try SimulatorHarness()
             let device = try SimulatedDevice()
