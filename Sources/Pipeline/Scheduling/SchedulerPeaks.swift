@@ -9,6 +9,10 @@ public struct SchedulerPeaks: Sendable, Equatable {
     /// Most calls in flight at once, per program.
     public internal(set) var runningPerProgram: [String: Int] = [:]
 
-    /// Creates empty peaks.
-    public init() {}
+    /// Creates peaks (empty by default).
+    public init(running: Int = 0, queued: Int = 0, runningPerProgram: [String: Int] = [:]) {
+        self.running = running
+        self.queued = queued
+        self.runningPerProgram = runningPerProgram
+    }
 }
