@@ -9,9 +9,10 @@ enum FuzzHarness {
     static let deadlines = DeadlinePolicy()
 
     static func run(_ bytes: [UInt8]) {
-        // A fresh nonce guard per input: a reproducer replays the same way alone as it did after
-        // thousands of other inputs (a shared guard would answer `replayed` from their nonces).
-        let nonces = NonceGuard(horizonMs: 60_000, maxEntries: 10_000)
+        // A fresh nonce guard per input, and per issuer within it: a reproducer replays the same
+        // way alone as it did after thousands of other inputs (a shared guard would answer
+        // `nonce_reused` from their nonces), and every issuer's validation goes past the nonce
+        // check (one guard for all four would stop the last three at `nonce_reused`).
         RecordFuzz.run(bytes)
         // The parser must round-trip whatever it accepts.
         if let value = try? JSONParser(maxDepth: 64, maxBytes: 64 * 1024).parse(bytes) {
@@ -35,6 +36,7 @@ enum FuzzHarness {
             }
         case .decoded(let request):
             for issuer in IssuerKind.allCases {
+                let nonces = NonceGuard(horizonMs: 60_000, maxEntries: 16)
                 let failure = validator.validate(request, issuer: issuer, nonceGuard: nonces, nowMs: 1_000)
                 let window = deadlines.window(for: request, recordTimestampMs: 0, receivedAtMs: 0)
                 _ = deadlines.admit(window, nowMs: 0)

@@ -11,7 +11,7 @@ import TestSupport
 /// Only the rules JSON Schema cannot express may explain a disagreement (`OutsideSchemaRule`,
 /// listed in docs/CONTRACT.md); each is keyed on the Swift rejection's code and field and checks
 /// that the request really is the case the rule describes.
-@Suite("Schemas agree with the Swift decoder and validator")
+@Suite("Schemas agree with the Swift decoder and validator", .timeLimit(.minutes(5)))
 struct SchemaDifferentialTests {
     struct Case {
         var name: String

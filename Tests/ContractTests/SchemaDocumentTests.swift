@@ -4,7 +4,7 @@ import TestSupport
 
 /// Issue 17 §2: `docs/asyncapi.yaml` and `docs/schemas/*.schema.json` are well-formed, checked by an
 /// independent tool (Python `jsonschema` and PyYAML, through `Tests/Interop/schema_check.py`).
-@Suite("Schemas: the AsyncAPI document and the JSON Schemas are well-formed")
+@Suite("Schemas: the AsyncAPI document and the JSON Schemas are well-formed", .timeLimit(.minutes(5)))
 struct SchemaDocumentTests {
     @Test("every schema is valid draft-07; the AsyncAPI document is 3.0.x and every $ref resolves")
     func documentsAreWellFormed() throws {

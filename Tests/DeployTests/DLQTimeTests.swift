@@ -3,7 +3,7 @@ import Observability
 import Testing
 
 /// `provisioner dlq --since/--until`: ages and times are parsed without overflow.
-@Suite("dlq --since and --until parsing")
+@Suite("dlq --since and --until parsing", .timeLimit(.minutes(5)))
 struct DLQTimeTests {
     @Test("an age too long for Int64 milliseconds is a usage error, not a trap")
     func hugeAgesAreRefused() throws {

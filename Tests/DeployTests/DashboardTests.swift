@@ -13,7 +13,7 @@ import TestSupport
 /// every metric and label the dashboard queries is one the worker exposes, and what it exposes
 /// follows the Prometheus conventions of ENGINEERING.md (`_total` counters, base units, bounded
 /// label values).
-@Suite("Deploy/grafana: the dashboard queries what the worker exposes; /metrics follows Prometheus conventions", .serialized)
+@Suite("Deploy/grafana: the dashboard queries what the worker exposes; /metrics follows Prometheus conventions", .serialized, .timeLimit(.minutes(10)))
 struct DashboardTests {
     static let dashboardPath = "Deploy/grafana/provisioner.json"
 

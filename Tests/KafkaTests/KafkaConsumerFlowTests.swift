@@ -39,6 +39,36 @@ struct KafkaConsumerFlowTests {
         #expect(afterResume.first?.value == Array("while-paused".utf8))
     }
 
+    /// What the reconciliation runner's hold limit rests on: records `poll` returned past the
+    /// limit are not held, and the paused partition is sought back to the first of them. A pause
+    /// alone would resume after the last record returned; the seek must keep the partition paused
+    /// and take effect on resume.
+    @Test("a paused partition sought back to records poll already returned stays paused, and delivers them again on resume")
+    func seekWhilePaused() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 1)
+        let partition = TopicPartition(topic: topic, partition: 0)
+        let producer = try cluster.producer()
+        defer { producer.close(timeoutMs: 1_000) }
+        let consumer = try cluster.consumer(group: UniqueName.make("group"))
+        defer { consumer.close() }
+        try consumer.assign([TopicPartitionOffset(partition, offset: TopicPartitionOffset.beginning)])
+        for index in 0..<6 {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("record-\(index)".utf8), partition: 0))
+        }
+        #expect(await Polling.messages(from: consumer, count: 6).map(\.offset) == [0, 1, 2, 3, 4, 5])
+
+        consumer.pause([partition])
+        try consumer.seek(partition, to: 3, timeoutMs: 5_000)
+        let whilePaused = await Polling.messages(from: consumer, during: .milliseconds(500))
+        #expect(whilePaused.isEmpty, "the seek resumed the partition: \(whilePaused.map(\.offset))")
+
+        consumer.resume([partition])
+        let again = await Polling.messages(from: consumer, count: 3)
+        #expect(again.map(\.offset) == [3, 4, 5])
+        #expect(again.first?.value == Array("record-3".utf8))
+    }
+
     @Test("close waits for a poll running on another thread; later calls report destroyed")
     func closeDuringPoll() async throws {
         let cluster = try TestCluster()

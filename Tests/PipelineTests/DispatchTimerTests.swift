@@ -6,7 +6,7 @@ import Testing
 
 /// The reusable timer behind the scheduler and the reconciliation runner: however `schedule`
 /// calls interleave, it fires for the earliest deadline asked for.
-@Suite("DispatchTimer arms for the earliest deadline")
+@Suite("DispatchTimer arms for the earliest deadline", .timeLimit(.minutes(5)))
 struct DispatchTimerTests {
     static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 

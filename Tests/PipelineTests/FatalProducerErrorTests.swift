@@ -9,7 +9,7 @@ import Testing
 /// Issue 20, item 3: a fatal producer error (injected with librdkafka's `rd_kafka_test_fatal_error`)
 /// must never let an offset be committed whose result or dead letter was not acknowledged; the
 /// worker stops fetching, fails `/readyz`, and a restarted worker answers what it held.
-@Suite("End to end: a fatal producer error", .serialized)
+@Suite("End to end: a fatal producer error", .serialized, .timeLimit(.minutes(10)))
 struct FatalProducerErrorTests {
     @Test("fatal producer error: a request received afterwards is not committed unanswered; fetching stops, readiness fails, the next worker answers it")
     func fatalProducerErrorCommitsNothingUnwritten() throws {

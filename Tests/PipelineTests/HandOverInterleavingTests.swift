@@ -7,7 +7,7 @@ import Testing
 /// Issue 20: interleavings where a partition changing owner could lose a request or call an issuer
 /// twice, forced step by step on the value-type state the worker keeps (ledger, markers, duplicate
 /// filter). Each test is named after its interleaving.
-@Suite("Hand-over interleavings on the ledger and marker state")
+@Suite("Hand-over interleavings on the ledger and marker state", .timeLimit(.minutes(5)))
 struct HandOverInterleavingTests {
     static let partition = TopicPartition(topic: "provisioning.requests", partition: 0)
 

@@ -9,7 +9,7 @@ import Testing
 /// Issue 15: metric series are never freed, so a label fed from message content lets a producer
 /// grow `/metrics` without bound; and a flood that evicts the nonce guard or the duplicate filter
 /// must show on `/metrics`.
-@Suite("Metrics: bounded labels and exported evictions")
+@Suite("Metrics: bounded labels and exported evictions", .timeLimit(.minutes(5)))
 struct MetricBoundsTests {
     static let configured = ProgramConfiguration(name: "acme-imprint", issuer: .imprint, baseURL: "https://api.imprint.example",
                                                  apiKeyEnvironmentVariable: "ACME_KEY")
@@ -122,7 +122,7 @@ struct MetricBoundsTests {
 
 /// The same bound through a running worker: requests naming programs it does not configure, and
 /// undecodable requests naming anything, never add a series to its `/metrics`.
-@Suite("End to end: /metrics labels come from configuration", .serialized)
+@Suite("End to end: /metrics labels come from configuration", .serialized, .timeLimit(.minutes(10)))
 struct MetricLabelsEndToEndTests {
     @Test("unknown and rejected program names from messages are counted as program=\"unknown\", never as themselves")
     func messageProgramNamesNeverBecomeLabels() throws {

@@ -8,7 +8,7 @@ import Testing
 /// offsets 13, 14, 15, then — after the catch-up pause/resume — 13, 14, 15, 16, … again; the
 /// tracker held 13–15 twice, the second entries never completed, and nothing was committed on
 /// that partition after every result was published.
-@Suite("Records fetched again within one assignment")
+@Suite("Records fetched again within one assignment", .timeLimit(.minutes(5)))
 struct RefetchTests {
     static let partition = TopicPartition(topic: "provisioning.requests", partition: 0)
 

@@ -11,7 +11,7 @@ import TestSupport
 /// schemas (`docs/schemas`), judged by Python `jsonschema`, and declares no member the schemas do
 /// not document. The run mixes successes for every issuer and wallet, rejections (ours and the
 /// issuers'), an expiry, a duplicate, dead letters, and 504s reconciled both ways.
-@Suite("End to end: emitted records match the published schemas", .serialized)
+@Suite("End to end: emitted records match the published schemas", .serialized, .timeLimit(.minutes(10)))
 struct SchemaConformanceTests {
     private static func edited(_ request: GeneratedRequest, _ edit: (inout [String: JSONValue]) -> Void) throws -> GeneratedRequest {
         guard case .object(var members) = try JSONParser().parse(request.value) else { throw TestSupportError("not an object") }

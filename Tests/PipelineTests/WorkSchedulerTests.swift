@@ -131,6 +131,26 @@ struct WorkSchedulerTests {
         #expect(scheduler.queuedCount == 3)
     }
 
+    @Test("peaks: most calls in flight (in all, per program) and tickets waiting, kept after the counts fall; a ticket started at once never counts as waiting")
+    mutating func peaks() {
+        var settings = SchedulerSettings()
+        settings.globalLimit = 3
+        settings.programLimits = ["a": 2]
+        var scheduler = WorkScheduler<String>(settings: settings)
+        let first = scheduler.enqueue(ticket("a0", program: "a", publishBy: 20_000), nowMs: 0)
+        #expect(scheduler.peaks == SchedulerPeaks(running: 1, queued: 0, runningPerProgram: ["a": 1]))
+        var ids = [id(of: "a0", in: first)!]
+        for name in ["a1", "a2", "b0", "b1"] {
+            let decisions = scheduler.enqueue(ticket(name, program: String(name.prefix(1)), publishBy: 20_000), nowMs: 0)
+            ids += started(decisions).compactMap { id(of: $0, in: decisions) }
+        }
+        // a0, a1 and b0 run (the global limit 3, program a's 2); a2 and b1 wait.
+        #expect(scheduler.peaks == SchedulerPeaks(running: 3, queued: 2, runningPerProgram: ["a": 2, "b": 1]))
+        for ticketID in ids { _ = scheduler.finish(ticketID: ticketID, success: true, nowMs: 1) }
+        #expect(scheduler.runningCount < 3 && scheduler.queuedCount == 0)
+        #expect(scheduler.peaks.running == 3 && scheduler.peaks.queued == 2 && scheduler.peaks.runningPerProgram["a"] == 2)
+    }
+
     @Test("an endpoint bulkhead caps calls to that endpoint across programs")
     mutating func endpointBulkhead() {
         var settings = SchedulerSettings()

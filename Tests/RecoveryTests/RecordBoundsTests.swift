@@ -6,7 +6,7 @@ import Testing
 
 /// Records the worker reads back from its own topics are bounded field by field: a damaged or
 /// forged one is refused (with a reason), never decoded with values that overflow later.
-@Suite("Records read back from Kafka are bounded")
+@Suite("Records read back from Kafka are bounded", .timeLimit(.minutes(5)))
 struct RecordBoundsTests {
     static let job = ReconcileJob(requestID: "req-1", program: "demo-imprint", issuer: .imprint, wallet: .applePay, kind: .provision,
                                   cardID: Sensitive("pm_1"), deviceRef: String(repeating: "ab", count: 32), transactionReference: nil,

@@ -87,10 +87,12 @@ public final class EmbeddedStack: Sendable {
         return text.replacingOccurrences(of: "127.0.0.1:9464", with: "127.0.0.1:0")
     }
 
-    /// Starts a worker with `configuration` (see `configuration(groupID:workerID:adjust:)`).
+    /// Starts a worker with `configuration` (see `configuration(groupID:workerID:adjust:)`);
+    /// `clock` lets a test move the worker's time on.
     @discardableResult
-    public func startWorker(_ configuration: WorkerConfiguration, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()) throws -> Worker {
-        let worker = try Worker(configuration: configuration, environment: environment, logger: logger, metrics: metrics)
+    public func startWorker(_ configuration: WorkerConfiguration, logger: Logger, metrics: MetricsRegistry = MetricsRegistry(),
+                            clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws -> Worker {
+        let worker = try Worker(configuration: configuration, environment: environment, logger: logger, metrics: metrics, clock: clock)
         try worker.start()
         workers.withLock { $0.append(worker) }
         return worker

@@ -217,6 +217,7 @@ extension WorkerConfiguration {
                 configuration.reconcileTiersMs = values
             }
         }
+        configuration.reconcileMaxHeldPerPartition = reconcile.int("max_held_per_partition", default: 1_000, in: 2...1_000_000)
         root.absorb(reconcile)
 
         var nonce = root.object("nonce_guard")

@@ -20,6 +20,11 @@ public struct PartitionOffsetTracker: Sendable {
     /// Number of offsets received and not yet complete.
     public private(set) var pendingCount = 0
 
+    /// Whether `track(offset)` would record it (it is greater than every offset tracked before).
+    public func accepts(_ offset: Int64) -> Bool {
+        lastTracked.map { offset > $0 } ?? true
+    }
+
     /// Records a received offset; returns false (nothing recorded) when it is not greater than
     /// every offset tracked before: a redelivery of a record already tracked.
     @discardableResult

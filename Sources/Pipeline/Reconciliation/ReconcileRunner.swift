@@ -10,11 +10,19 @@ import Synchronization
 /// Runs reconciliation jobs from `provisioning.reconcile` when they are due.
 ///
 /// Jobs are read as they arrive and held in a due-time heap (no busy-waiting: one timer for the
-/// earliest). A partition is paused while it holds `maxHeldPerPartition` jobs, so a long tier
-/// cannot pull the topic into memory. A due job asks the issuer for its state: a definitive
+/// earliest). A partition is paused while it holds `reconcile.max_held_per_partition` jobs, so a
+/// long tier cannot pull the topic into memory; a record that arrives for a partition already at
+/// its limit (fetched in the same batch, or just after a new assignment) is not held: the partition
+/// stays paused and is rewound to that record, which is fetched again once the partition has room.
+/// No partition ever holds more than the limit. A due job asks the issuer for its state: a definitive
 /// answer publishes the final, truthful result; an unusable one schedules the next tier; the last
 /// tier publishes a final `check_wallet` result and dead-letters the job for operators.
 /// Offsets are committed contiguously, like requests. Its consumer group is `<group_id>.reconcile`.
+///
+/// Threads: only the poll thread pauses, resumes and rewinds the consumer (and runs the rebalance
+/// callbacks); `runDue` (timer and answer threads) only marks partitions to resume, and the poll
+/// thread resumes them on its next turn. librdkafka keeps a partition's pause across a revoke and
+/// a new assignment of it, so a partition paused when it was revoked is resumed on assignment.
 ///
 /// A job handed over from a previous owner of the request's partition (`handOver`) whose issuer
 /// has no state query first looks for that owner's `completed` marker: the owner may only have
@@ -49,7 +57,15 @@ final class ReconcileRunner: Sendable {
         var held = PriorityHeap<Held> { ($0.job.dueAtMs, $0.offset) < ($1.job.dueAtMs, $1.offset) }
         var heldPerPartition: [TopicPartition: Int] = [:]
         var trackers: [TopicPartition: (tracker: PartitionOffsetTracker, generation: UInt64, lastCommitted: Int64?)] = [:]
+        /// Partitions at their hold limit (until below half).
         var paused: Set<TopicPartition> = []
+        /// Partitions librdkafka was told to pause and not yet to resume: kept across a revoke,
+        /// since librdkafka keeps the pause (changed on the poll thread only).
+        var libraryPaused: Set<TopicPartition> = []
+        /// Partitions `runDue` released from `paused`, for the poll thread to resume.
+        var resumeWanted: Set<TopicPartition> = []
+        /// Most jobs one partition held at once since the start.
+        var heldPeak = 0
         var running = 0
         var nextGeneration: UInt64 = 1
         var lastCommitMs: Int64 = 0
@@ -72,9 +88,9 @@ final class ReconcileRunner: Sendable {
         }
     }
 
-    init(context: WorkerContext, maxHeldPerPartition: Int = 1_000, maxRunning: Int = 64) throws(KafkaError) {
+    init(context: WorkerContext, maxRunning: Int = 64) throws(KafkaError) {
         self.context = context
-        self.maxHeldPerPartition = maxHeldPerPartition
+        self.maxHeldPerPartition = max(1, context.configuration.reconcileMaxHeldPerPartition)
         self.maxRunning = maxRunning
         var properties = context.configuration.consumerProperties
         properties["group.id"] = context.configuration.groupID + ".reconcile"
@@ -118,16 +134,30 @@ final class ReconcileRunner: Sendable {
     /// Jobs held waiting for their tier (metrics: the reconciliation backlog).
     var backlog: Int { state.withLock { $0.held.count + $0.running } }
 
+    /// Most jobs one reconcile partition held at once since the start (metrics: never above the limit).
+    var heldPeak: Int { state.withLock { $0.heldPeak } }
+
     // MARK: - Loop
 
     private func run() {
         while true {
-            let (stopping, deadline, running) = state.withLock { ($0.stopRequested, $0.drainDeadlineMs, $0.running) }
+            let (stopping, deadline, running, firstDue) = state.withLock {
+                ($0.stopRequested, $0.drainDeadlineMs, $0.running, $0.held.first?.job.dueAtMs)
+            }
             if stopping && (running == 0 || context.clock() >= deadline) { break }
+            // The timer counts in monotonic time from when it was armed; a clock step forward
+            // must not leave a due job waiting for it.
+            if let firstDue, firstDue <= context.clock() { runDue() }
+            resumeReleased()
+            var rewind: [TopicPartition: Int64] = [:]
             for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
                 guard case .success(let message) = result else { continue }
-                hold(message)
+                if !hold(message) {
+                    let partition = TopicPartition(topic: message.topic, partition: message.partition)
+                    rewind[partition] = min(rewind[partition] ?? .max, message.offset)
+                }
             }
+            if !rewind.isEmpty { rewindRefused(rewind) }
             commitIfDue(force: false)
         }
         timer.cancel()
@@ -138,39 +168,101 @@ final class ReconcileRunner: Sendable {
         finishedSignal.signal()
     }
 
-    private func hold(_ message: KafkaMessage) {
+    /// Holds a fetched job; false when it was not held because its partition is at the hold limit
+    /// (the caller rewinds the partition to it). A record fetched again, or of a partition no
+    /// longer assigned, is dropped (true).
+    private func hold(_ message: KafkaMessage) -> Bool {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        let generation: UInt64? = state.withLock { state in
-            // A record fetched again (the consumer rewound after a pause/resume) is already held or done.
-            guard var entry = state.trackers[partition], entry.tracker.track(message.offset) else { return nil }
-            state.trackers[partition] = entry
-            return entry.generation
-        }
-        guard let generation else { return }
-        let job: ReconcileJob
-        switch ReconcileJob.read(message.value) {
-        case .success(let read): job = read
-        case .failure(let problem):
-            deadLetterRecord(message, generation: generation, reason: "the record is not a reconciliation job: \(problem.reason)")
-            return
-        }
-        if let replayOf = message.header(DeadLetterHeader.replayOf), ReplayReference(bytes: replayOf) == nil {
-            deadLetterRecord(message, generation: generation,
-                             reason: "the record's x-replay-of header is not topic:partition:offset within \(ReplayReference.maximumBytes) bytes")
-            return
-        }
-        let held = Held(job: job, partition: partition, offset: message.offset, generation: generation, headers: message.headers)
-        let pause = state.withLock { state -> Bool in
-            state.held.insert(held)
-            state.heldPerPartition[partition, default: 0] += 1
-            if state.heldPerPartition[partition]! >= maxHeldPerPartition && !state.paused.contains(partition) {
-                state.paused.insert(partition)
-                return true
+        let read = ReconcileJob.read(message.value)
+        var problem: String?
+        switch read {
+        case .failure(let failure): problem = "the record is not a reconciliation job: \(failure.reason)"
+        case .success:
+            if let replayOf = message.header(DeadLetterHeader.replayOf), ReplayReference(bytes: replayOf) == nil {
+                problem = "the record's x-replay-of header is not topic:partition:offset within \(ReplayReference.maximumBytes) bytes"
             }
-            return false
         }
-        if pause { consumer.pause([partition]) }
-        armTimer()
+        enum Taken { case dropped, refused(pause: Bool), poison(UInt64), held(pause: Bool, count: Int) }
+        let taken = state.withLock { state -> Taken in
+            // A record fetched again (the consumer rewound after a pause/resume) is already held or done.
+            guard var entry = state.trackers[partition], entry.tracker.accepts(message.offset) else { return .dropped }
+            guard problem == nil, case .success(let job) = read else {
+                entry.tracker.track(message.offset)
+                state.trackers[partition] = entry
+                return .poison(entry.generation)
+            }
+            if state.heldPerPartition[partition, default: 0] >= maxHeldPerPartition {
+                state.paused.insert(partition)
+                return .refused(pause: state.libraryPaused.insert(partition).inserted)
+            }
+            entry.tracker.track(message.offset)
+            state.trackers[partition] = entry
+            state.held.insert(Held(job: job, partition: partition, offset: message.offset, generation: entry.generation,
+                                   headers: message.headers))
+            let count = state.heldPerPartition[partition, default: 0] + 1
+            state.heldPerPartition[partition] = count
+            state.heldPeak = max(state.heldPeak, count)
+            guard count >= maxHeldPerPartition else { return .held(pause: false, count: count) }
+            state.paused.insert(partition)
+            return .held(pause: state.libraryPaused.insert(partition).inserted, count: count)
+        }
+        switch taken {
+        case .dropped:
+            return true
+        case .poison(let generation):
+            deadLetterRecord(message, generation: generation, reason: problem ?? "")
+            return true
+        case .refused(let pause):
+            if pause { pausePartition(partition) }
+            return false
+        case .held(let pause, _):
+            if pause { pausePartition(partition) }
+            armTimer()
+            return true
+        }
+    }
+
+    private func pausePartition(_ partition: TopicPartition) {
+        consumer.pause([partition])
+        context.logger.info("reconciliation partition paused: hold limit reached",
+                            [("partition", .integer(Int64(partition.partition))), ("limit", .integer(Int64(maxHeldPerPartition)))])
+    }
+
+    /// Records of partitions at their limit were returned by this poll and not held: librdkafka
+    /// would go on after them on resume (a pause keeps the position after the last record
+    /// returned), so each partition, paused already, is rewound to its first one not held.
+    private func rewindRefused(_ rewind: [TopicPartition: Int64]) {
+        for (partition, offset) in rewind {
+            do {
+                try consumer.seek(partition, to: offset, timeoutMs: 5_000)
+                context.logger.info("reconciliation partition rewound: records past the hold limit are fetched again later",
+                                    [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset))])
+            } catch {
+                // Still paused and uncommitted from `offset`: its next owner (after a rebalance or a restart) reads them.
+                context.logger.error("reconciliation partition could not be rewound to records past the hold limit",
+                                     [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset)),
+                                      ("error", .string(error.description))])
+            }
+        }
+    }
+
+    /// Resumes (on the poll thread) the partitions `runDue` released, unless held full again or gone.
+    private func resumeReleased() {
+        let resume = state.withLock { state -> [TopicPartition] in
+            let resume = state.resumeWanted.filter {
+                !state.paused.contains($0) && state.libraryPaused.contains($0) && state.trackers[$0] != nil
+            }
+            state.resumeWanted.removeAll()
+            state.libraryPaused.subtract(resume)
+            return Array(resume)
+        }
+        guard !resume.isEmpty else { return }
+        consumer.resume(resume)
+        context.logger.info("reconciliation partitions resumed: below half the hold limit", [("partitions", .string(Self.names(resume)))])
+    }
+
+    private static func names(_ partitions: [TopicPartition]) -> String {
+        partitions.map { String($0.partition) }.sorted().joined(separator: ",")
     }
 
     private func armTimer() {
@@ -182,7 +274,7 @@ final class ReconcileRunner: Sendable {
     /// Starts every due job (up to `maxRunning` at once).
     private func runDue() {
         let now = context.clock()
-        let (due, resume) = state.withLock { state -> ([Held], [TopicPartition]) in
+        let due = state.withLock { state -> [Held] in
             var due: [Held] = []
             while state.running < maxRunning, let first = state.held.first, first.job.dueAtMs <= now {
                 state.held.popFirst()
@@ -190,14 +282,11 @@ final class ReconcileRunner: Sendable {
                 state.running += 1
                 due.append(first)
             }
-            var resume: [TopicPartition] = []
-            for partition in state.paused where state.heldPerPartition[partition, default: 0] < maxHeldPerPartition / 2 {
-                resume.append(partition)
-            }
-            state.paused.subtract(resume)
-            return (due, resume)
+            let below = state.paused.filter { state.heldPerPartition[$0, default: 0] < maxHeldPerPartition / 2 }
+            state.paused.subtract(below)
+            state.resumeWanted.formUnion(below)
+            return due
         }
-        if !resume.isEmpty { consumer.resume(resume) }
         for held in due { reconcile(held) }
         armTimer()
     }
@@ -491,21 +580,33 @@ final class ReconcileRunner: Sendable {
     // MARK: - Rebalance (poll thread)
 
     private func assigned(_ partitions: [TopicPartition]) {
-        state.withLock { state in
+        let resume = state.withLock { state -> [TopicPartition] in
             for partition in partitions {
                 state.trackers[partition] = (PartitionOffsetTracker(), state.nextGeneration, nil)
                 state.nextGeneration += 1
             }
+            let resume = state.libraryPaused.intersection(partitions)
+            state.libraryPaused.subtract(resume)
+            return Array(resume)
         }
+        // librdkafka keeps a partition's pause across a revoke and a new assignment: one paused at
+        // the hold limit before the rebalance would never be fetched again.
+        if !resume.isEmpty { consumer.resume(resume) }
+        context.logger.info("reconciliation partitions assigned",
+                            [("partitions", .string(Self.names(partitions))), ("resumed", .string(Self.names(resume)))])
     }
 
     private func revoked(_ partitions: [TopicPartition], commit: Bool) {
         let gone = Set(partitions)
-        state.withLock { state in
-            _ = state.held.removeAll { gone.contains($0.partition) }
+        let dropped = state.withLock { state -> Int in
+            let dropped = state.held.removeAll { gone.contains($0.partition) }.count
             for partition in partitions { state.heldPerPartition[partition] = nil }
             state.paused.subtract(gone)
+            state.resumeWanted.subtract(gone)
+            return dropped
         }
+        context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
+                            [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
         if commit {
             let deadline = context.clock() + context.configuration.revokeDrainMs
             while state.withLock({ $0.running > 0 }) && context.clock() < deadline { usleep(2_000) }

@@ -67,6 +67,9 @@ final class CallScheduler: Sendable {
         state.withLock { ($0.queuedCount, $0.runningCount) }
     }
 
+    /// The most calls in flight (in all, per program) and tickets waiting at once since the start (metrics).
+    var peaks: SchedulerPeaks { state.withLock { $0.peaks } }
+
     /// Occupancy, breaker states and tokens, for metrics.
     func isolationSnapshot() -> (perProgram: [String: Int], perEndpoint: [String: Int], breakers: [String: CircuitBreaker.State], tokens: [String: Double]) {
         let now = clock()

@@ -29,6 +29,9 @@ final class RequestConsumer: Sendable {
         var lastPollError: String?
         /// Partitions of the requests topic, as metadata last said (the whole the limits are shared over).
         var totalPartitions: Int?
+        /// Most requests unsettled at once, read after each poll's records were taken (only they
+        /// raise the count).
+        var unsettledPeak = 0
     }
 
     /// Relays rebalance callbacks without the consumer holding the loop strongly.
@@ -115,6 +118,10 @@ final class RequestConsumer: Sendable {
     /// of the last measurement (every 5 s): high watermark minus committed offset, as Kafka's
     /// tools and lag-based autoscalers count it.
     var consumerLag: Int64 { lag.withLock { $0.values.reduce(0, +) } }
+
+    /// Most requests received and not yet settled at once since the start, read after each poll
+    /// (where the count can only have risen) under the loop's own lock (metrics).
+    var unsettledPeak: Int { state.withLock { $0.unsettledPeak } }
 
     /// The requests topic's partition count, read at start by the worker (the whole the limits are shared over).
     func setTotalPartitions(_ count: Int) {
@@ -210,6 +217,7 @@ final class RequestConsumer: Sendable {
         let limit = context.configuration.maxPending
         enum Action { case none, pause([TopicPartition]), resume([TopicPartition]) }
         let (action, caughtUp) = state.withLock { state -> (Action, [TopicPartition]) in
+            state.unsettledPeak = max(state.unsettledPeak, pending)
             let ready = Array(state.readyToResume.intersection(state.assigned))
             state.readyToResume.removeAll()
             for partition in ready { state.catchingUp.remove(partition) }

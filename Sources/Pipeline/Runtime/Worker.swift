@@ -28,8 +28,9 @@ public final class Worker: Sendable {
     private let fault = ProducerFault()
 
     /// Builds a worker; throws a `ConfigurationError` naming what is missing (a secret, a topic).
+    /// `clock` (wall-clock milliseconds) is for tests that move time on; production keeps the default.
     public init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
-                metrics: MetricsRegistry = MetricsRegistry()) throws {
+                metrics: MetricsRegistry = MetricsRegistry(), clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws {
         self.configuration = configuration
         self.metrics = metrics
         ResourceLimits.raiseOpenFileLimit()
@@ -76,7 +77,6 @@ public final class Worker: Sendable {
         let fault = self.fault
         producer = try KafkaProducer(configuration: producerProperties) { error in fault.record(error) }
         http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath))
-        let clock: @Sendable () -> Int64 = { Timestamps.nowMs() }
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"), fault: fault)
@@ -198,6 +198,21 @@ public final class Worker: Sendable {
             Double(requests.consumerLag)
         }
         metrics.computedGauge("provisioner_reconcile_backlog", help: "Reconciliation jobs held or running.") { Double(reconciler.backlog) }
+        // Peaks since the start, recorded where the counts rise (no peak between two scrapes is missed).
+        metrics.computedGauge("provisioner_in_flight_high_water", help: "Most issuer calls in flight at once since the worker started.") {
+            Double(flow.scheduler.peaks.running)
+        }
+        metrics.computedGauge("provisioner_queued_high_water", help: "Most requests waiting for an issuer-call slot at once since the worker started.") {
+            Double(flow.scheduler.peaks.queued)
+        }
+        metrics.computedGauge("provisioner_unsettled_high_water",
+                              help: "Most requests received and not yet settled at once since the worker started (read after each poll).") {
+            Double(requests.unsettledPeak)
+        }
+        metrics.computedGauge("provisioner_reconcile_held_high_water",
+                              help: "Most reconciliation jobs one reconcile partition held at once since the worker started (at most reconcile.max_held_per_partition).") {
+            Double(reconciler.heldPeak)
+        }
         metrics.computedGauge("provisioner_producer_outstanding", help: "Messages produced and not yet acknowledged.") {
             Double(producer.outstandingCount)
         }
@@ -217,6 +232,10 @@ public final class Worker: Sendable {
                                       help: "This worker's share of the program's group-wide bulkhead, calls in flight.", labels: ["program": name]) {
                     Double(flow.scheduler.shareSnapshot().programs[name]?.maxInFlight ?? 0)
                 }
+            }
+            metrics.computedGauge("provisioner_bulkhead_in_flight_high_water", help: "Most issuer calls in flight at once per program since the worker started.",
+                                  labels: ["program": name]) {
+                Double(flow.scheduler.peaks.runningPerProgram[name] ?? 0)
             }
             metrics.computedGauge("provisioner_bulkhead_in_flight", help: "Issuer calls in flight per program.", labels: ["program": name]) {
                 Double(flow.scheduler.isolationSnapshot().perProgram[name] ?? 0)

@@ -32,6 +32,8 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     private var queued = 0
     private var classAdded = false
     private var breakerChanges: [(endpoint: String, state: CircuitBreaker.State)] = []
+    /// The most calls in flight and tickets waiting at once since the scheduler was created.
+    public private(set) var peaks = SchedulerPeaks()
     /// This worker's share of the programs' group-wide limits (`.whole` until a rebalance says otherwise).
     public private(set) var share: LimitShare = .whole
 
@@ -101,7 +103,10 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
             busyKeys.insert(ticket.key)
             pushReady(ticket)
         }
-        return dispatch(nowMs: nowMs)
+        // After dispatch: a ticket started at once never waited.
+        let decisions = dispatch(nowMs: nowMs)
+        peaks.queued = max(peaks.queued, queued)
+        return decisions
     }
 
     /// Reports that a started call ended. `success` feeds the endpoint's breaker: true for any
@@ -177,6 +182,10 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
             }
             running[ticket.id] = (ticket, isProbe)
             runningByProgram[ticket.program, default: 0] += 1
+            peaks.running = max(peaks.running, running.count)
+            if let inProgram = runningByProgram[ticket.program], inProgram > peaks.runningPerProgram[ticket.program, default: 0] {
+                peaks.runningPerProgram[ticket.program] = inProgram
+            }
             runningByEndpoint[ticket.endpoint, default: 0] += 1
             decisions.append(.start(ticket, isProbe: isProbe))
         }

@@ -50,9 +50,10 @@ final class RecoveryRig: Sendable {
 
     /// Starts a worker and waits until the group owns every requests partition.
     @discardableResult
-    func startWorker(_ configuration: WorkerConfiguration, metrics: MetricsRegistry = MetricsRegistry()) throws -> Worker {
+    func startWorker(_ configuration: WorkerConfiguration, metrics: MetricsRegistry = MetricsRegistry(),
+                     clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws -> Worker {
         let worker = try stack.startWorker(configuration, logger: Logger(label: configuration.workerID, minimumLevel: .info, handler: logs),
-                                           metrics: metrics)
+                                           metrics: metrics, clock: clock)
         guard stack.waitForGroup(timeoutMs: 60_000) else {
             throw TestSupportError("the worker group did not form within 60 s; logs:\n\(recentLogs())")
         }
