@@ -25,7 +25,7 @@ struct BackpressureTests {
         let metrics = try #require(rig.metrics(of: worker))
         let assignmentsBefore = rig.logs.records.filter { $0.message == "partitions assigned" }.count
 
-        let requests = try (0..<96).map { index in
+        let requests = try (0..<64).map { index in
             try rig.factory.provision(program: "demo-imprint", wallet: .googlePay,
                                       cardID: "pm_bp\(index)_\(Crypto.hex(Crypto.randomBytes(4)))-slow-250")
         }
@@ -33,8 +33,15 @@ struct BackpressureTests {
         var maxPaused = 0.0
         var maxInFlight = 0.0
         var maxUnsettled = 0.0
+        // The per-partition gauge: which partitions were seen paused (1).
+        let partitions = (0..<rig.stack.partitions).map(String.init)
+        func pausedGauge(_ partition: String) -> Double? {
+            metrics.value("provisioner_partition_paused", labels: ["topic": rig.stack.topics.requests, "partition": partition])
+        }
+        var seenPaused: Set<String> = []
         func sample() {
             maxPaused = max(maxPaused, metrics.value("provisioner_paused_partitions") ?? 0)
+            seenPaused.formUnion(partitions.filter { pausedGauge($0) == 1 })
             maxInFlight = max(maxInFlight, metrics.value("provisioner_in_flight") ?? 0)
             maxUnsettled = max(maxUnsettled, metrics.value("provisioner_unsettled") ?? 0)
         }
@@ -68,5 +75,8 @@ struct BackpressureTests {
         #expect(rig.logs.records.filter { $0.message == "partitions assigned" }.count == assignmentsBefore)
         #expect(worker.assignedPartitionCount == rig.stack.partitions)
         #expect(metrics.value("provisioner_paused_partitions") == 0, "partitions still paused after the load")
+        // Backpressure pauses every partition: each one's gauge was 1, and is 0 again (not absent) now.
+        #expect(seenPaused == Set(partitions), "provisioner_partition_paused was 1 only for \(seenPaused.sorted())")
+        #expect(partitions.allSatisfy { pausedGauge($0) == 0 }, "\(partitions.map { pausedGauge($0) as Any })")
     }
 }

@@ -169,7 +169,10 @@ final class ReconcileRunner: Sendable {
             }
             return false
         }
-        if pause { consumer.pause([partition]) }
+        if pause {
+            consumer.pause([partition])
+            context.metrics.setPartitionPaused(partition, true)
+        }
         armTimer()
     }
 
@@ -198,6 +201,7 @@ final class ReconcileRunner: Sendable {
             return (due, resume)
         }
         if !resume.isEmpty { consumer.resume(resume) }
+        for partition in resume { context.metrics.setPartitionPaused(partition, false) }
         for held in due { reconcile(held) }
         armTimer()
     }
@@ -501,11 +505,13 @@ final class ReconcileRunner: Sendable {
 
     private func revoked(_ partitions: [TopicPartition], commit: Bool) {
         let gone = Set(partitions)
-        state.withLock { state in
+        let wasPaused = state.withLock { state -> Set<TopicPartition> in
             _ = state.held.removeAll { gone.contains($0.partition) }
             for partition in partitions { state.heldPerPartition[partition] = nil }
-            state.paused.subtract(gone)
+            defer { state.paused.subtract(gone) }
+            return state.paused.intersection(gone)
         }
+        for partition in wasPaused { context.metrics.setPartitionPaused(partition, false) }
         if commit {
             let deadline = context.clock() + context.configuration.revokeDrainMs
             while state.withLock({ $0.running > 0 }) && context.clock() < deadline { usleep(2_000) }
