@@ -44,6 +44,9 @@ public struct WorkerConfiguration: Sendable {
     public var maxPending = 4_096
     /// Reconciliation delays, one per attempt.
     public var reconcileTiersMs: [Int64] = [2_000, 10_000, 60_000, 300_000]
+    /// Reconciliation jobs held per reconcile partition before it is paused (resumed below half).
+    /// Set in code only (tests); no configuration key.
+    public var reconcileMaxHeldPerPartition = 1_000
     /// Single-use nonce memory.
     public var nonceHorizonMs: Int64 = 15 * 60 * 1000
     /// `duplicates.horizon_seconds`: how long an answered request id is recognised as a

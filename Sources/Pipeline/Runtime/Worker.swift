@@ -97,7 +97,7 @@ public final class Worker: Sendable {
         workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)
         requests = try RequestConsumer(context: context, flow: flow)
-        reconciler = try ReconcileRunner(context: context)
+        reconciler = try ReconcileRunner(context: context, maxHeldPerPartition: configuration.reconcileMaxHeldPerPartition)
         if let listen = configuration.httpListen, let address = HostPort(listen) {
             let requests = self.requests
             observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
