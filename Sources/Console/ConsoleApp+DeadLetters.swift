@@ -33,7 +33,7 @@ extension ConsoleApp {
         var html = "<table id=\"\(parked ? "parked-list" : "dead-letter-list")\"><thead><tr><th>Age</th><th>Code</th><th>Program</th><th>Wallet</th>"
         html += "<th>Replayable</th><th>Request</th><th>Entry</th></tr></thead><tbody>"
         for entry in entries {
-            let age = ConsoleApp.age(nowMs - (entry.provenance?.failedAtMs ?? entry.timestampMs ?? nowMs))
+            let age = DeadLetterView.age(nowMs - (entry.provenance?.failedAtMs ?? entry.timestampMs ?? nowMs))
             html += "<tr class=\"dead-letter\"><td>\(age)</td><td>\(HTML.escape(entry.provenance?.code.rawValue ?? "?"))</td>"
             html += "<td>\(HTML.escape(entry.summary.program ?? "-"))</td><td>\(HTML.escape(entry.summary.wallet?.rawValue ?? "-"))</td>"
             html += "<td>\(DeadLetterView.isReplayable(entry, nowMs: nowMs) ? "yes" : "no")</td>"
@@ -42,15 +42,6 @@ extension ConsoleApp {
         }
         if entries.isEmpty { html += "<tr><td colspan=\"7\" class=\"empty\">none</td></tr>" }
         return html + "</tbody></table>"
-    }
-
-    /// `age` as the CLI prints it.
-    static func age(_ ms: Int64) -> String {
-        let seconds = max(0, ms / 1000)
-        if seconds < 60 { return "\(seconds)s" }
-        if seconds < 3600 { return "\(seconds / 60)m\(seconds % 60)s" }
-        if seconds < 86_400 { return "\(seconds / 3600)h\((seconds % 3600) / 60)m" }
-        return "\(seconds / 86_400)d\((seconds % 86_400) / 3600)h"
     }
 
     func deadLettersPage(_ query: [String: String], session: ConsoleSession) -> HTTPServerResponse {

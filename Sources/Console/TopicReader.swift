@@ -1,5 +1,4 @@
 import Kafka
-import Observability
 
 /// Reads the newest records of a topic up to its current end by manual assignment: no consumer
 /// group is joined and nothing is committed, so the workers' group never notices.
@@ -27,30 +26,7 @@ public struct TopicReader: Sendable {
         configuration["enable.auto.offset.store"] = "false"
         let consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         defer { consumer.close() }
-        let count = try consumer.partitionCount(topic: topic, timeoutMs: 10_000)
-        var ends: [Int32: Int64] = [:]
-        var starts: [TopicPartitionOffset] = []
-        for partition in 0..<Int32(count) {
-            let marks = try consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 5_000)
-            guard marks.high > marks.low else { continue }
-            ends[partition] = marks.high
-            starts.append(TopicPartitionOffset(topic: topic, partition: partition, offset: max(marks.low, marks.high - perPartitionLimit),
-                                               metadata: nil))
-        }
-        guard !starts.isEmpty else { return }
-        try consumer.assign(starts)
-        var next: [Int32: Int64] = Dictionary(uniqueKeysWithValues: starts.map { ($0.partition, $0.offset) })
-        let deadline = Timestamps.nowMs() + timeoutMs
-        while next.contains(where: { $0.value < ends[$0.key]! }) {
-            guard Timestamps.nowMs() < deadline else {
-                throw KafkaError(code: .timedOut, message: "reading \(topic) did not reach its end within \(timeoutMs) ms")
-            }
-            for result in consumer.poll(maxMessages: 1_000, timeoutMs: 100) {
-                guard case .success(let message) = result else { continue }
-                next[message.partition] = max(next[message.partition] ?? 0, message.offset + 1)
-                guard message.offset < ends[message.partition] ?? 0 else { continue }
-                visit(message)
-            }
-        }
+        let limit = perPartitionLimit
+        try consumer.readToEnd(topic: topic, timeoutMs: timeoutMs, start: { low, high in max(low, high - limit) }, visit: visit)
     }
 }

@@ -144,18 +144,10 @@ enum DLQCommand: Command {
 
     // MARK: - Output
 
-    static func age(_ ms: Int64) -> String {
-        let seconds = max(0, ms / 1000)
-        if seconds < 60 { return "\(seconds)s" }
-        if seconds < 3600 { return "\(seconds / 60)m\(seconds % 60)s" }
-        if seconds < 86_400 { return "\(seconds / 3600)h\((seconds % 3600) / 60)m" }
-        return "\(seconds / 86_400)d\((seconds % 86_400) / 3600)h"
-    }
-
     private static func listTable(_ entries: [DeadLetterEntry], topic: String) -> String {
         let now = Timestamps.nowMs()
         let rows = entries.map { entry in
-            [age(now.clampedSubtracting(entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
+            [DeadLetterView.age(now.clampedSubtracting(entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
              entry.summary.program ?? "-", entry.summary.wallet?.rawValue ?? "-",
              DeadLetterView.isReplayable(entry, nowMs: now) ? "yes" : "no",
              entry.summary.requestID ?? "-", entry.identifier]

@@ -150,6 +150,9 @@ try:
 
     driver.get(base + "/lag")
     check(config["group"] in driver.page_source, "the lag page names the worker group")
+    paused = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, 'td[id^="paused-"]')]
+    check(len(paused) >= 2 and all(text == "no" or text.startswith("paused by http://") for text in paused),
+          "each partition row says whether it is paused and by which worker: %s" % paused)
     remember("lag")
     shot("console-lag")
 

@@ -36,7 +36,8 @@ final class ConsoleStackRig: @unchecked Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
-    init(replayableCount: Int = 4, name: String) throws {
+    /// `configure` changes the worker's configuration (e.g. a small `maxPending`).
+    init(replayableCount: Int = 4, name: String, configure: (inout WorkerConfiguration) -> Void = { _ in }) throws {
         stack = try EmbeddedStack(brokers: 1, partitions: 3)
         group = UniqueName.make(name)
         let replaySecret = "ReplayKey" + Crypto.hex(Crypto.randomBytes(12))
@@ -44,6 +45,7 @@ final class ConsoleStackRig: @unchecked Sendable {
         environment["CONSOLE_TEST_REPLAY_KEY"] = replaySecret
         let configuration = try stack.configuration(groupID: group, workerID: "console-w1") {
             $0.replaySigningSecretEnvironmentVariable = "CONSOLE_TEST_REPLAY_KEY"
+            configure(&$0)
         }
         worker = try Worker(configuration: configuration, environment: environment,
                             logger: Logger(label: "worker", minimumLevel: .notice, handler: workerLogs), metrics: MetricsRegistry())

@@ -139,9 +139,12 @@ struct DashboardTests {
     // MARK: - Conventions over /metrics
 
     /// The bounded set of each label name the worker may use: true when `value` belongs to it.
-    static func boundedSets(programs: Set<String>, endpoints: Set<String>) -> [String: (String) -> Bool] {
+    /// `topics`: the worker's configured topics; `partitions`: the most any of them has.
+    static func boundedSets(programs: Set<String>, endpoints: Set<String>, topics: Set<String> = [], partitions: Int = 0) -> [String: (String) -> Bool] {
         let unknown = WorkerMetrics.unknownLabel
         return [
+            "topic": { topics.contains($0) },
+            "partition": { Int($0).map { (0..<partitions).contains($0) } ?? false },
             "program": { programs.contains($0) || $0 == unknown },
             "issuer": { IssuerKind(rawValue: $0) != nil },
             "wallet": { Wallet(rawValue: $0) != nil || $0 == unknown },
@@ -158,7 +161,8 @@ struct DashboardTests {
     }
 
     /// What in `exposition` breaks the conventions (empty when nothing does).
-    static func conventionProblems(_ exposition: Exposition, programs: Set<String>, endpoints: Set<String>) -> [String] {
+    static func conventionProblems(_ exposition: Exposition, programs: Set<String>, endpoints: Set<String>,
+                                   topics: Set<String> = [], partitions: Int = 0) -> [String] {
         var problems = exposition.problems
         for (name, kind) in exposition.types.sorted(by: { $0.key < $1.key }) {
             if !name.hasPrefix("provisioner_") { problems.append("\(name): not under provisioner_") }
@@ -190,7 +194,7 @@ struct DashboardTests {
                 problems.append("\(name): a duration histogram whose name does not end in _seconds")
             }
         }
-        let bounded = boundedSets(programs: programs, endpoints: endpoints)
+        let bounded = boundedSets(programs: programs, endpoints: endpoints, topics: topics, partitions: partitions)
         var reported: Set<String> = []
         for sample in exposition.samples {
             guard let family = exposition.family(of: sample.name) else {
@@ -217,6 +221,9 @@ struct DashboardTests {
         var text: String
         var programs: Set<String>
         var endpoints: Set<String>
+        /// The worker's configured topics and their partition count (the `topic` and `partition` labels' sets).
+        var topics: Set<String>
+        var partitions: Int
     }
 
     /// One scrape shared by the tests that need it (starting a worker takes seconds).
@@ -299,7 +306,8 @@ struct DashboardTests {
         let response = try await client.execute(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(port)/metrics", timeoutMs: 10_000)).get()
         try #require(response.status == 200, "/metrics answered \(response.status)")
         return Scrape(text: response.body.string, programs: Set(configuration.programs.keys),
-                      endpoints: Set(configuration.programs.values.map(\.endpoint)))
+                      endpoints: Set(configuration.programs.values.map(\.endpoint)),
+                      topics: [configuration.topics.requests, configuration.topics.reconcile], partitions: stack.partitions)
     }
 
     // MARK: - Tests
@@ -347,7 +355,8 @@ struct DashboardTests {
         for (old, new) in Self.deprecated {
             #expect(exposition.types[old] == "histogram" && exposition.types[new] == "histogram", "\(old) and \(new) are both exported")
         }
-        let problems = Self.conventionProblems(exposition, programs: scrape.programs, endpoints: scrape.endpoints)
+        let problems = Self.conventionProblems(exposition, programs: scrape.programs, endpoints: scrape.endpoints,
+                                               topics: scrape.topics, partitions: scrape.partitions)
         #expect(problems.isEmpty, "\(problems.count) problems:\n\(problems.joined(separator: "\n"))")
     }
 
@@ -365,6 +374,11 @@ struct DashboardTests {
             # HELP provisioner_call_ms Calls.
             # TYPE provisioner_call_ms counter
             provisioner_call_ms{card="pm_123"} 1
+            # HELP provisioner_partition_paused Paused.
+            # TYPE provisioner_partition_paused gauge
+            provisioner_partition_paused{partition="1",topic="requests"} 1
+            provisioner_partition_paused{partition="7",topic="requests"} 0
+            provisioner_partition_paused{partition="2",topic="req-8c1f2a"} 0
             """)
         let real = try Repository.json(Self.dashboardPath)
         let realExpr = try #require(Self.queries(real).first { $0.expr.contains("provisioner_requests_total") }?.expr)
@@ -389,12 +403,15 @@ struct DashboardTests {
         #expect(Self.dashboardProblems(dashboard([#"sum(provisioner_requests_total)"#]), exposed: exposed)
             .contains { $0 == "the dashboard charts no provisioner_deadline_misses_total" })
 
-        let conventions = Self.conventionProblems(exposed, programs: ["demo-imprint"], endpoints: [])
+        let conventions = Self.conventionProblems(exposed, programs: ["demo-imprint"], endpoints: [], topics: ["requests"], partitions: 3)
         #expect(conventions.contains("provisioner_call_ms: a counter whose name does not end in _total"))
         #expect(conventions.contains("provisioner_call_ms: unit 'ms' is not a base unit (use _seconds or _bytes)"))
         #expect(conventions.contains { $0.contains("label 'card' has no known bounded set") })
         #expect(conventions.contains { $0.contains(#"program="req-8c1f2a" is outside its bounded set"#) })
         #expect(conventions.contains { $0.contains("its replacement provisioner_issuer_latency_seconds is not exported") })
         #expect(!conventions.contains { $0.contains("provisioner_requests_total: a counter") })
+        #expect(conventions.contains { $0.contains(#"partition="7" is outside its bounded set"#) })
+        #expect(conventions.contains { $0.contains(#"topic="req-8c1f2a" is outside its bounded set"#) })
+        #expect(!conventions.contains { $0.contains(#"partition="1""#) || $0.contains(#"topic="requests""#) })
     }
 }

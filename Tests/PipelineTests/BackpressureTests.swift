@@ -30,10 +30,18 @@ struct BackpressureTests {
                                       cardID: "pm_bp\(index)_\(Crypto.hex(Crypto.randomBytes(4)))-slow-250")
         }
         let ids = requests.map(\.requestID)
+        // The per-partition gauge, looked at while the stream piles up (backpressure holds every
+        // partition paused for seconds then): which partitions were seen paused (1).
+        let partitions = (0..<rig.stack.partitions).map(String.init)
+        func pausedGauge(_ partition: String) -> Double? {
+            metrics.value("provisioner_partition_paused", labels: ["topic": rig.stack.topics.requests, "partition": partition])
+        }
+        var seenPaused: Set<String> = []
         // A stream faster than the issuer calls can drain (4 at a time, 250 ms each): about 50 a
         // second against 16, so max_pending is reached within the first second.
         for request in requests {
             try rig.send(request)
+            seenPaused.formUnion(partitions.filter { pausedGauge($0) == 1 })
             usleep(20_000)
         }
         let answered = rig.collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
@@ -63,5 +71,8 @@ struct BackpressureTests {
         #expect(rig.logs.records.filter { $0.message == "partitions assigned" }.count == assignmentsBefore)
         #expect(worker.assignedPartitionCount == rig.stack.partitions)
         #expect(metrics.value("provisioner_paused_partitions") == 0, "partitions still paused after the load")
+        // Backpressure pauses every partition: each one's gauge was 1, and is 0 again (not absent) now.
+        #expect(seenPaused == Set(partitions), "provisioner_partition_paused was 1 only for \(seenPaused.sorted())")
+        #expect(partitions.allSatisfy { pausedGauge($0) == 0 }, "\(partitions.map { pausedGauge($0) as Any })")
     }
 }

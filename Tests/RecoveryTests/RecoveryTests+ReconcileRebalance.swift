@@ -69,6 +69,12 @@ extension RecoveryTests {
 
         try await waitFor("W1 to hold \(limit) jobs per partition") { backlog(first) == 2 * limit }
         #expect(logged("reconciliation partition paused: hold limit reached") >= 2)
+        // Which partitions are paused, as operators see it (the console's Lag page): both, on W1.
+        @Sendable func pausedGauge(_ metrics: MetricsRegistry, _ partition: Int32) -> Double? {
+            metrics.value("provisioner_partition_paused", labels: ["topic": rig.topics.reconcile, "partition": String(partition)])
+        }
+        #expect(pausedGauge(first, 0) == 1 && pausedGauge(first, 1) == 1,
+                "provisioner_partition_paused on W1 at the hold limit: \(String(describing: pausedGauge(first, 0))), \(String(describing: pausedGauge(first, 1)))")
 
         let assignedBefore = rig.logs.records.filter { $0.message == "reconciliation partitions assigned" }.count
         let w2 = try rig.stack.startWorker(try rig.configuration(workerID: "w2") { $0.reconcileMaxHeldPerPartition = limit },
@@ -99,6 +105,8 @@ extension RecoveryTests {
         #expect(first.value("provisioner_reconcile_held_high_water") == Double(limit), "W1's peak per partition")
         #expect(second.value("provisioner_reconcile_held_high_water") == Double(limit), "W2's peak per partition")
         #expect(logged("reconciliation partitions resumed: below half the hold limit") >= 1)
+        #expect(pausedGauge(first, 0) == 0 && pausedGauge(first, 1) == 0, "W1 still shows a reconcile partition paused after its jobs ran")
+        #expect(pausedGauge(second, 0) != 1 && pausedGauge(second, 1) != 1, "W2 left and still shows a reconcile partition paused")
         // Whether records came past the limit in one poll (refused, then rewound) is up to how
         // librdkafka batched the fetches (it did in most runs): when it happened, every job ending
         // once above proves the rewound records were fetched again; the count says how often.

@@ -224,6 +224,7 @@ final class ReconcileRunner: Sendable {
 
     private func pausePartition(_ partition: TopicPartition) {
         consumer.pause([partition])
+        context.metrics.setPartitionPaused(partition, true)
         context.logger.info("reconciliation partition paused: hold limit reached",
                             [("partition", .integer(Int64(partition.partition))), ("limit", .integer(Int64(maxHeldPerPartition)))])
     }
@@ -258,6 +259,7 @@ final class ReconcileRunner: Sendable {
         }
         guard !resume.isEmpty else { return }
         consumer.resume(resume)
+        for partition in resume { context.metrics.setPartitionPaused(partition, false) }
         context.logger.info("reconciliation partitions resumed: below half the hold limit", [("partitions", .string(Self.names(resume)))])
     }
 
@@ -598,13 +600,15 @@ final class ReconcileRunner: Sendable {
 
     private func revoked(_ partitions: [TopicPartition], commit: Bool) {
         let gone = Set(partitions)
-        let dropped = state.withLock { state -> Int in
+        let (dropped, wasPaused) = state.withLock { state -> (Int, Set<TopicPartition>) in
             let dropped = state.held.removeAll { gone.contains($0.partition) }.count
             for partition in partitions { state.heldPerPartition[partition] = nil }
             state.paused.subtract(gone)
             state.resumeWanted.subtract(gone)
-            return dropped
+            // Still paused in librdkafka (resumed when assigned again), but no longer this worker's to show.
+            return (dropped, state.libraryPaused.intersection(gone))
         }
+        for partition in wasPaused { context.metrics.setPartitionPaused(partition, false) }
         context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
                             [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
         if commit {

@@ -32,6 +32,11 @@ final class RequestConsumer: Sendable {
         /// Most requests unsettled at once, read after each poll's records were taken (only they
         /// raise the count).
         var unsettledPeak = 0
+        /// Partitions last exported as paused (`provisioner_partition_paused` = 1).
+        var exportedPaused: Set<TopicPartition> = []
+
+        /// Partitions paused now: all assigned under backpressure, else those catching up.
+        var paused: Set<TopicPartition> { backpressurePaused ? assigned : catchingUp.intersection(assigned) }
     }
 
     /// Relays rebalance callbacks without the consumer holding the loop strongly.
@@ -207,6 +212,18 @@ final class RequestConsumer: Sendable {
         }
         consumer.pause(assigned)
         context.metrics.pausedPartitions.set(Double(assigned.count))
+        exportPaused()
+    }
+
+    /// Sets the per-partition pause gauge of every partition whose state changed since the last export.
+    private func exportPaused() {
+        let (paused, resumed) = state.withLock { state -> (Set<TopicPartition>, Set<TopicPartition>) in
+            let now = state.paused
+            defer { state.exportedPaused = now }
+            return (now.subtracting(state.exportedPaused), state.exportedPaused.subtracting(now))
+        }
+        for partition in paused { context.metrics.setPartitionPaused(partition, true) }
+        for partition in resumed { context.metrics.setPartitionPaused(partition, false) }
     }
 
     /// Pauses every partition while too much work is held; resumes below half; resumes
@@ -243,6 +260,7 @@ final class RequestConsumer: Sendable {
         }
         if !caughtUp.isEmpty { consumer.resume(caughtUp) }
         context.metrics.pausedPartitions.set(Double(pausedCount))
+        exportPaused()
     }
 
     private func commitIfDue(force: Bool) {
@@ -277,6 +295,7 @@ final class RequestConsumer: Sendable {
             state.catchingUp.formUnion(requests)
             state.hasJoined = true
         }
+        exportPaused()
         for partition in requests {
             let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
             let position = OffsetLedger.markerPosition(fromMetadata: metadata)
@@ -378,5 +397,6 @@ final class RequestConsumer: Sendable {
             state.assigned.subtract(partitions)
             state.catchingUp.subtract(partitions)
         }
+        exportPaused()
     }
 }

@@ -1,4 +1,5 @@
 import Contract
+import Kafka
 import Observability
 import Recovery
 
@@ -81,6 +82,17 @@ struct WorkerMetrics: Sendable {
                          labels: ["reason": SchedulerRefusal(rawValue: reason)?.rawValue ?? Self.unknownLabel,
                                   "program": programLabel(program)]).increment()
     }
+
+    /// The per-partition pause gauge: 1 while `partition` (of the requests or the reconcile topic,
+    /// both from configuration) is paused, 0 once resumed or revoked. Partition numbers are bounded
+    /// by the topic's partition count, so the series stay bounded; a revoked one stays at 0.
+    func setPartitionPaused(_ partition: TopicPartition, _ paused: Bool) {
+        registry.gauge(Self.partitionPaused, help: "1 while this worker has the partition paused (backpressure, marker catch-up, reconcile hold limit), 0 otherwise.",
+                       labels: ["topic": partition.topic, "partition": String(partition.partition)]).set(paused ? 1 : 0)
+    }
+
+    /// The name of the per-partition pause gauge (the console's Lag page reads it).
+    static let partitionPaused = "provisioner_partition_paused"
 
     /// Counts a duplicate delivery.
     func countDuplicate() {

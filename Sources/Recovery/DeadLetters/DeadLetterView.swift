@@ -4,6 +4,16 @@ import Contract
 /// console: the provenance headers, the redacted value, whether it can be replayed now, and the
 /// words for a replay outcome. Nothing here reads the key or the raw value.
 public enum DeadLetterView {
+    /// An age of `ms` milliseconds as `dlq list` and the console print it: `42s`, `3m5s`, `2h7m`, `4d1h`
+    /// (whole units, truncated; negative ages are `0s`).
+    public static func age(_ ms: Int64) -> String {
+        let seconds = max(0, ms / 1000)
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m\(seconds % 60)s" }
+        if seconds < 86_400 { return "\(seconds / 3600)h\((seconds % 3600) / 60)m" }
+        return "\(seconds / 86_400)d\((seconds % 86_400) / 3600)h"
+    }
+
     /// Whether `entry` can be replayed at `nowMs` (its stored verdict, unless an Apple Pay window closed since).
     public static func isReplayable(_ entry: DeadLetterEntry, nowMs: Int64) -> Bool {
         (entry.provenance?.isReplayable ?? false) && !entry.summary.isExpiredApplePay(nowMs: nowMs)
