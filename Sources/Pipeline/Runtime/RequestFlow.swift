@@ -335,11 +335,7 @@ final class RequestFlow: Sendable {
                 pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
                 return
             }
-            guard let markerOffset else {
-                // Acknowledged without an offset (not expected with acks=all): no fence can be checked against it.
-                notCalledUnconfirmed(job, ticketID: ticketID)
-                return
-            }
+            guard let markerOffset else { return }
             confirmFirst(job, ticketID: ticketID, epoch: epoch, at: markerOffset)
         }
     }
@@ -370,18 +366,13 @@ final class RequestFlow: Sendable {
                                        [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
             case .unconfirmed:
                 // The markers stayed unreadable until the call could no longer start in time.
-                notCalledUnconfirmed(job, ticketID: ticketID)
+                scheduler.finish(ticketID: ticketID, success: nil)
+                var outcome = OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
+                outcome.message = "the worker could not confirm it still owns the request's partition before the deadline; the issuer was not called"
+                let expired = outcome
+                pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
             }
         }
-    }
-
-    /// Ownership could not be confirmed against the fences in time: no call, an `expired` answer.
-    private func notCalledUnconfirmed(_ job: ProvisioningJob, ticketID: UInt64) {
-        scheduler.finish(ticketID: ticketID, success: nil)
-        var outcome = OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
-        outcome.message = "the worker could not confirm it still owns the request's partition before the deadline; the issuer was not called"
-        let expired = outcome
-        pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
     }
 
     private func call(_ job: ProvisioningJob, ticketID: UInt64) {
