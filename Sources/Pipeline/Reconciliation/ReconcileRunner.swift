@@ -182,7 +182,7 @@ final class ReconcileRunner: Sendable {
                 problem = "the record's x-replay-of header is not topic:partition:offset within \(ReplayReference.maximumBytes) bytes"
             }
         }
-        enum Taken { case dropped, refused(pause: Bool), poison(UInt64), held(pause: Bool, count: Int) }
+        enum Taken { case dropped, refused(pause: Bool), poison(UInt64), held(pause: Bool) }
         let taken = state.withLock { state -> Taken in
             // A record fetched again (the consumer rewound after a pause/resume) is already held or done.
             guard var entry = state.trackers[partition], entry.tracker.accepts(message.offset) else { return .dropped }
@@ -202,9 +202,9 @@ final class ReconcileRunner: Sendable {
             let count = state.heldPerPartition[partition, default: 0] + 1
             state.heldPerPartition[partition] = count
             state.heldPeak = max(state.heldPeak, count)
-            guard count >= maxHeldPerPartition else { return .held(pause: false, count: count) }
+            guard count >= maxHeldPerPartition else { return .held(pause: false) }
             state.paused.insert(partition)
-            return .held(pause: state.libraryPaused.insert(partition).inserted, count: count)
+            return .held(pause: state.libraryPaused.insert(partition).inserted)
         }
         switch taken {
         case .dropped:
@@ -215,7 +215,7 @@ final class ReconcileRunner: Sendable {
         case .refused(let pause):
             if pause { pausePartition(partition) }
             return false
-        case .held(let pause, _):
+        case .held(let pause):
             if pause { pausePartition(partition) }
             armTimer()
             return true

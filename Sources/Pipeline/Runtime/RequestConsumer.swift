@@ -113,7 +113,7 @@ final class RequestConsumer: Sendable {
 
     /// Partitions paused for backpressure or catch-up.
     var pausedCount: Int {
-        state.withLock { $0.backpressurePaused ? $0.assigned.count : $0.catchingUp.count }
+        state.withLock { $0.paused.count }
     }
 
     private let lag = Mutex<[TopicPartition: Int64]>([:])
