@@ -295,6 +295,8 @@ extension ReliabilityTests {
             "worker_warnings": ReliabilityReport.counts(warningKinds),
             "slowest_recovery_ms": ReliabilityReport.counts(recoveries.mapValues { Int($0) }),
             "hand_over_recovery_ms": ReliabilityReport.counts(handOverWaits.mapValues { Int($0) }),
+            // Requests partitions the fetch watchdog found stuck and restarted (FetchWatchdog).
+            "fetch_stalls_restarted": ReliabilityReport.int(Int(registries.reduce(0) { $0 + $1.total("provisioner_fetch_stalls_total") })),
         ])
     }
 

@@ -176,6 +176,16 @@ final class OffsetLedger: Sendable {
         state.withLock { state in state.partitions.filter(\.value.owned).mapValues(\.lastCommitted) }
     }
 
+    /// Owned partitions with their generation and the next offset that generation has not
+    /// received (the last received plus one; nil before any): what `FetchWatchdog` watches.
+    var receivedPositions: [TopicPartition: (generation: UInt64, next: Int64?, committed: Int64?)] {
+        state.withLock { state in
+            state.partitions.filter(\.value.owned).mapValues { entry in
+                (entry.generation, entry.tracker.lastTracked.map { $0 + 1 }, entry.lastCommitted)
+            }
+        }
+    }
+
     /// Owned partitions and the number of unsettled offsets in each (metrics).
     var snapshot: [TopicPartition: Int] {
         state.withLock { state in

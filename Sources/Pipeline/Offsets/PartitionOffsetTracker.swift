@@ -10,7 +10,7 @@ public struct PartitionOffsetTracker: Sendable {
     private var done: [Bool] = []
     private var head = 0
     /// The highest offset tracked (kept when the front of `offsets` is dropped).
-    private var lastTracked: Int64?
+    public private(set) var lastTracked: Int64?
     /// The offset after the last one known complete at the front; `nil` before anything completes.
     private var frontier: Int64?
 

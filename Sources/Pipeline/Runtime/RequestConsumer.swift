@@ -34,6 +34,10 @@ final class RequestConsumer: Sendable {
         var unsettledPeak = 0
         /// Partitions last exported as paused (`provisioner_partition_paused` = 1).
         var exportedPaused: Set<TopicPartition> = []
+        /// Raised on every pause or resume this loop makes (`FetchWatchdog.Sample.flowVersion`).
+        var flowVersion: UInt64 = 0
+        /// Stuck partitions the watchdog found, for the poll thread to restart.
+        var stalls: [FetchWatchdog.Stall] = []
 
         /// Partitions paused now: all assigned under backpressure, else those catching up.
         var paused: Set<TopicPartition> { backpressurePaused ? assigned : catchingUp.intersection(assigned) }
@@ -111,6 +115,11 @@ final class RequestConsumer: Sendable {
     /// Partitions currently assigned.
     var assignedPartitions: Set<TopicPartition> { state.withLock { $0.assigned } }
 
+    /// Pauses `partition` in librdkafka behind the loop's back (tests only; see `Worker`).
+    func stallFetchingForTesting(_ partition: TopicPartition) {
+        consumer.pause([partition])
+    }
+
     /// Partitions paused for backpressure or catch-up.
     var pausedCount: Int {
         state.withLock { $0.paused.count }
@@ -118,6 +127,8 @@ final class RequestConsumer: Sendable {
 
     private let lag = Mutex<[TopicPartition: Int64]>([:])
     private let lagQueue = DispatchQueue(label: "provisioner.consumer-lag")
+    /// Used on `lagQueue` only (a Mutex to be Sendable).
+    private let watchdog = Mutex(FetchWatchdog())
 
     /// Requests on the topic not yet answered and committed, summed over assigned partitions, as
     /// of the last measurement (every 5 s): high watermark minus committed offset, as Kafka's
@@ -140,15 +151,49 @@ final class RequestConsumer: Sendable {
                 setTotalPartitions(count)
             }
             var measured: [TopicPartition: Int64] = [:]
-            for (partition, committed) in context.ledger.committedOffsets {
+            var samples: [TopicPartition: FetchWatchdog.Sample] = [:]
+            let (paused, flowVersion) = state.withLock { ($0.paused, $0.flowVersion) }
+            for (partition, position) in context.ledger.receivedPositions {
                 guard let marks = try? consumer.watermarks(partition, timeoutMs: 2_000) else { continue }
-                var start = committed
+                var start = position.committed
                 if start == nil {
                     start = (try? consumer.committed([partition], timeoutMs: 2_000))?.first.map { $0.offset >= 0 ? $0.offset : marks.low }
                 }
                 measured[partition] = max(0, marks.high - (start ?? marks.low))
+                samples[partition] = FetchWatchdog.Sample(generation: position.generation, nextOffset: position.next ?? start ?? marks.low,
+                                                          highWatermark: marks.high, paused: paused.contains(partition),
+                                                          flowVersion: flowVersion)
             }
             lag.withLock { $0 = measured }
+            let stalls = watchdog.withLock { $0.observe(samples, nowMs: context.clock()) }
+            if !stalls.isEmpty { state.withLock { $0.stalls.append(contentsOf: stalls) } }
+        }
+    }
+
+    /// Restarts the partitions the watchdog found stuck (poll thread): resumes each one still
+    /// owned by the same generation and not paused by this loop, and seeks it to the next offset
+    /// not received.
+    private func restartStalled(stopping: Bool) {
+        let stalls = state.withLock { state -> [FetchWatchdog.Stall] in
+            defer { state.stalls.removeAll() }
+            guard !stopping else { return [] }
+            let stalls = state.stalls.filter { !state.paused.contains($0.partition) }
+            if !stalls.isEmpty { state.flowVersion += 1 }
+            return stalls
+        }
+        for stall in stalls where context.ledger.isOwned(stall.partition, generation: stall.generation) {
+            context.metrics.fetchStalls.increment()
+            consumer.resume([stall.partition])
+            var failure: String?
+            do {
+                try consumer.seek(stall.partition, to: stall.seekTo, timeoutMs: 0)
+            } catch {
+                failure = error.description
+            }
+            context.logger.warning("requests partition stopped delivering records with records waiting: resumed and sought to the next offset not received",
+                                   [("partition", .integer(Int64(stall.partition.partition))), ("offset", .integer(stall.seekTo)),
+                                    ("waiting", .integer(stall.waiting)), ("stalled_ms", .integer(stall.stalledMs)),
+                                    ("seek_error", .string(failure ?? "none"))])
         }
     }
 
@@ -192,6 +237,7 @@ final class RequestConsumer: Sendable {
                 if !state.hasJoined && context.clock() - startedMs > 10_000 { state.hasJoined = true }
             }
             applyFlowControl(stopping: stopping)
+            restartStalled(stopping: stopping)
             commitIfDue(force: false)
             if context.clock() - lastLagMs >= 5_000 {
                 lastLagMs = context.clock()
@@ -208,6 +254,7 @@ final class RequestConsumer: Sendable {
     private func pauseAll() {
         let assigned = state.withLock { state -> [TopicPartition] in
             state.backpressurePaused = true
+            state.flowVersion += 1
             return Array(state.assigned)
         }
         consumer.pause(assigned)
@@ -238,12 +285,15 @@ final class RequestConsumer: Sendable {
             let ready = Array(state.readyToResume.intersection(state.assigned))
             state.readyToResume.removeAll()
             for partition in ready { state.catchingUp.remove(partition) }
+            if !ready.isEmpty { state.flowVersion += 1 }
             if !state.backpressurePaused && pending >= limit {
                 state.backpressurePaused = true
+                state.flowVersion += 1
                 return (.pause(Array(state.assigned)), [])
             }
             if state.backpressurePaused && pending <= limit / 2 {
                 state.backpressurePaused = false
+                state.flowVersion += 1
                 return (.resume(Array(state.assigned.subtracting(state.catchingUp))), [])
             }
             return (.none, state.backpressurePaused ? [] : ready)
@@ -294,6 +344,7 @@ final class RequestConsumer: Sendable {
             state.assigned.formUnion(requests)
             state.catchingUp.formUnion(requests)
             state.hasJoined = true
+            state.flowVersion += 1
         }
         exportPaused()
         for partition in requests {
@@ -396,6 +447,9 @@ final class RequestConsumer: Sendable {
         state.withLock { state in
             state.assigned.subtract(partitions)
             state.catchingUp.subtract(partitions)
+            // A catch-up of this assignment that finished before the release must not make the
+            // next assignment of the same partition ready before its own catch-up.
+            state.readyToResume.subtract(partitions)
         }
         exportPaused()
     }

@@ -174,6 +174,12 @@ public final class Worker: Sendable {
         producer.raiseFatalErrorForTesting(reason: "injected by a test")
     }
 
+    /// Pauses a requests partition in the consumer without the poll loop knowing, as a stuck
+    /// fetcher looks to it (tests only: the fetch watchdog must notice and restart it).
+    func stallFetchingForTesting(_ partition: TopicPartition) {
+        requests.stallFetchingForTesting(partition)
+    }
+
     /// Requests partitions currently assigned to this worker.
     public var assignedPartitionCount: Int { requests.assignedPartitions.count }
 

@@ -24,6 +24,7 @@ struct WorkerMetrics: Sendable {
     let pausedPartitions: Gauge
     let publishRetries: Counter
     let auditFailures: Counter
+    let fetchStalls: Counter
     /// Program names configured on this worker: the only values of the `program` label.
     private let programs: Set<String>
     /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
@@ -47,6 +48,8 @@ struct WorkerMetrics: Sendable {
         pausedPartitions = registry.gauge("provisioner_paused_partitions", help: "Request partitions paused for backpressure or marker catch-up.")
         publishRetries = registry.counter("provisioner_publish_retries_total", help: "Re-sends of results, markers, jobs and dead letters after a failed delivery.")
         auditFailures = registry.counter("provisioner_audit_publish_failures_total", help: "Audit events dropped after every retry failed.")
+        fetchStalls = registry.counter("provisioner_fetch_stalls_total",
+                                       help: "Requests partitions found not delivering records although owned, unpaused and with records waiting, then restarted (resume and seek).")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
                                               help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
     }
