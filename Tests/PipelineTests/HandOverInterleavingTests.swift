@@ -108,4 +108,101 @@ struct HandOverInterleavingTests {
         #expect(index.state(of: "r", in: partition) == .started)
         #expect(index.readFrom(partition) == 40)
     }
+
+    static func started(_ id: String, _ requestOffset: Int64, epoch: Int64, instance: String) -> CallMarker {
+        CallMarker(requestID: id, state: .started, requestOffset: requestOffset, atMs: 0, worker: instance, fence: epoch, instance: instance)
+    }
+
+    /// Item 7, the zombie. W1 (process "a", fence at 5) wrote markers 6-20 itself; W2 (process
+    /// "b") took the partition and wrote its fence at 21; W1, a zombie, still writes: its `started`
+    /// for q lands at 22. Offset 21 is not one of W1's writes, so W1 cannot decide without reading
+    /// it (no verdict while the gap is open and an own write could fill it), and once read, W2's
+    /// fence stops W1's call. W2's catch-up (it reads after its fence) ignores W1's marker at 22, so
+    /// W2 calls for q itself instead of reconciling a call that never happened.
+    @Test("zombie owner's started after the new owner's fence: the zombie is fenced out, the new owner calls")
+    func zombieStartedAfterNewOwnersFence() {
+        var zombie = FenceLog(fence: 5)
+        for offset in Int64(6)...20 { zombie.ownWrite(at: offset) }
+        #expect(zombie.verdict(epoch: 5, marker: 20) == .call, "every offset before 20 is W1's own: no fence of anybody else there")
+        zombie.ownWrite(at: 22)
+        #expect(zombie.verdict(epoch: 5, marker: 22) == .unknown(from: 21), "21 was written by somebody else: it must be read")
+        #expect(zombie.missing(before: 22) == 1)
+        zombie.read(at: 21, foreignFence: true)
+        #expect(zombie.verdict(epoch: 5, marker: 22) == .fencedOut(by: 21), "the zombie would call after the new owner's fence")
+
+        var successor = InheritedMarkers()
+        successor.fences.append(.init(offset: 5, instance: "a"))
+        successor.fences.append(.init(offset: 21, instance: "b"))
+        successor.add(Self.started("q", 8, epoch: 5, instance: "a"), at: 22)
+        #expect(successor.states.isEmpty && successor.fencedOut == 1, "the new owner would reconcile q, which nobody called: \(successor.states)")
+    }
+
+    /// Item 7, the other side of the fence. W1's `started` for r landed at 20, before W2's fence at
+    /// 21: W1 calls (every offset before 20 is its own), and W2, whose catch-up reads after its
+    /// fence, finds r started and reconciles it: one call. The fence is written before the
+    /// catch-up, so no marker can fall between what the catch-up read and the fence.
+    @Test("zombie owner's started before the new owner's fence: the zombie calls once, the new owner's catch-up reconciles")
+    func zombieStartedBeforeNewOwnersFence() {
+        var zombie = FenceLog(fence: 5)
+        for offset in Int64(6)...20 { zombie.ownWrite(at: offset) }
+        zombie.read(at: 21, foreignFence: true)
+        #expect(zombie.verdict(epoch: 5, marker: 20) == .call)
+
+        var successor = InheritedMarkers()
+        successor.fences.append(.init(offset: 5, instance: "a"))
+        successor.add(Self.started("r", 7, epoch: 5, instance: "a"), at: 20)
+        successor.fences.append(.init(offset: 21, instance: "b"))
+        #expect(successor.states == ["r": .started], "the new owner would call r again after the zombie's call")
+        #expect(successor.markerOffsets == [7: 20])
+    }
+
+    /// Item 7, no second owner (a broker blip): the partition is lost and assigned back to the
+    /// same process, which writes a new fence (at 30). An older assignment's `started` marker at 31
+    /// (its write was in flight) is not fenced out by its own process's fence: that process's
+    /// duplicate filter orders the two attempts, and a later owner's catch-up keeps the marker.
+    @Test("own re-assignment (broker blip) does not fence out the process's own earlier assignment")
+    func ownReassignmentDoesNotFenceItself() {
+        var log = FenceLog(fence: 5)
+        for offset in Int64(6)...29 { log.ownWrite(at: offset) }
+        log.ownWrite(at: 30)  // the new assignment's fence: an own write
+        log.ownWrite(at: 31)
+        #expect(log.verdict(epoch: 5, marker: 31) == .call)
+        #expect(log.verdict(epoch: 30, marker: 31) == .call)
+
+        var next = InheritedMarkers()
+        next.fences.append(.init(offset: 5, instance: "a"))
+        next.fences.append(.init(offset: 30, instance: "a"))
+        next.add(Self.started("r", 7, epoch: 5, instance: "a"), at: 31)
+        #expect(next.states == ["r": .started] && next.fencedOut == 0)
+    }
+
+    /// Item 7, one hand-over later: a `started` marker written after another process's fence was
+    /// never followed by a call, so the next owner's catch-up ignores it (calls, does not
+    /// reconcile); markers of earlier versions (no epoch) and of the fence's own process count.
+    @Test("catch-up after a fenced-out zombie's started marker: the next owner calls, it does not reconcile")
+    func catchUpIgnoresFencedOutStarted() {
+        var found = InheritedMarkers()
+        found.fences.append(.init(offset: 5, instance: "a"))
+        found.add(Self.started("p", 6, epoch: 5, instance: "a"), at: 10)
+        found.fences.append(.init(offset: 22, instance: "b"))
+        found.add(Self.started("r", 7, epoch: 5, instance: "a"), at: 25)
+        found.add(Self.started("q", 8, epoch: 22, instance: "b"), at: 26)
+        found.add(CallMarker(requestID: "old", state: .started, requestOffset: 9, atMs: 0, worker: "w0"), at: 27)
+        #expect(found.states == ["p": .started, "q": .started, "old": .started], "r's marker was written by a fenced-out owner: \(found.states)")
+        #expect(found.fencedOut == 1)
+        #expect(found.markerOffsets[7] == nil)
+    }
+
+    /// The round trip of the fields fencing adds to the records.
+    @Test("fence record and a started marker's epoch and instance survive encoding")
+    func fenceRecordsRoundTrip() throws {
+        let fence = MarkerFence(worker: "w1", atMs: 1_700_000_000_000, instance: "0123abcd")
+        let message = fence.message(topic: "m", partition: 0)
+        #expect(message.key == nil)
+        #expect(MarkerFence.decode(message.value ?? []) == fence)
+        let marker = Self.started("r", 7, epoch: 5, instance: "0123abcd")
+        let decoded = CallMarker.decode(marker.message(topic: "m", partition: 0).value ?? [])
+        #expect(decoded?.fence == 5 && decoded?.instance == "0123abcd")
+        #expect(CallMarker.decode(message.value ?? []) == nil, "a fence must not read as a call marker")
+    }
 }

@@ -14,12 +14,29 @@ struct InheritedMarkers: Sendable, Equatable {
     var mayHaveStarted: Set<String> = []
     /// Markers whose value could not be read (with or without a usable key).
     var undecodable = 0
+    /// The owners' fences (`MarkerFence`) read: offset and writing process.
+    var fences: [Fence] = []
+
+    /// A fence read: its offset and the process that wrote it.
+    struct Fence: Sendable, Equatable {
+        var offset: Int64
+        var instance: String
+    }
 
     /// Nothing found.
     init() {}
 
-    /// Records `marker`, read at markers offset `offset`.
+    /// `started` markers ignored because their writer had been fenced out before writing them
+    /// (another process's fence lies between its epoch and the marker, `FenceLog`): it never called.
+    var fencedOut = 0
+
+    /// Records `marker`, read at markers offset `offset` (after every fence before it).
     mutating func add(_ marker: CallMarker, at offset: Int64) {
+        if marker.state == .started, let epoch = marker.fence, let writer = marker.instance,
+           fences.contains(where: { $0.offset > epoch && $0.offset < offset && $0.instance != writer }) {
+            fencedOut += 1
+            return
+        }
         if states[marker.key] != .completed { states[marker.key] = marker.state }
         markerOffsets[marker.requestOffset] = min(markerOffsets[marker.requestOffset] ?? offset, offset)
     }

@@ -129,6 +129,10 @@ final class MarkerCatchUp: Sendable {
             if let horizon, marker.state == .completed, marker.outcome != .deadLettered {
                 answered?.insert(AnsweredIndex.Fingerprint(marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
             }
+        }, fence: { offset, fence in
+            // Every fence read counts (also before the hand-over position): more fences only mark
+            // more fenced-out `started` markers, each by the same rule its writer applied.
+            found.fences.append(.init(offset: offset, instance: fence.instance))
         }, unreadable: { requestID in
             found.undecodable += 1
             if let requestID { found.mayHaveStarted.insert(requestID) }
@@ -172,7 +176,7 @@ final class MarkerCatchUp: Sendable {
             _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, _ in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found = marker.outcome == .deadLettered ? .deadLettered : .answered
-            }, unreadable: { _ in })
+            }, fence: { _, _ in }, unreadable: { _ in })
             completion(found)
         }
     }
@@ -180,10 +184,11 @@ final class MarkerCatchUp: Sendable {
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
     /// handing each marker and its offset to `visit`, and the request named by the key of each marker whose value
     /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it
-    /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped);
+    /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped),
+    /// and each owner's fence (`MarkerFence`) with its offset to `fence`;
     /// false when the end could not be reached (no progress for the timeout).
     private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
-                      unreadable: (String?) -> Void) -> Bool {
+                      fence: (Int64, MarkerFence) -> Void, unreadable: (String?) -> Void) -> Bool {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
@@ -212,6 +217,8 @@ final class MarkerCatchUp: Sendable {
                 next = max(next, message.offset + 1)
                 if let marker = CallMarker.decode(message.value) {
                     visit(marker, message.offset)
+                } else if message.key == nil, let record = MarkerFence.decode(message.value) {
+                    fence(message.offset, record)
                 } else if message.offset < attributeFrom {
                     continue
                 } else {

@@ -2,6 +2,7 @@ import Contract
 import Foundation
 import Kafka
 import Observability
+import Recovery
 import Synchronization
 
 /// Owns the requests consumer and its poll thread: polls without stopping, hands messages to the
@@ -352,19 +353,10 @@ final class RequestConsumer: Sendable {
             let position = OffsetLedger.markerPosition(fromMetadata: metadata)
             let generation = context.ledger.assign(partition, markerPosition: position)
             context.markerIndex.expect(partition, generation: generation)
-            let ledger = context.ledger
-            catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
-                         while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
-                // A read of an earlier assignment ending late must not make this one ready.
-                guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
-                if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
-                context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
-                if !found.states.isEmpty || found.undecodable > 0 {
-                    context.logger.info("marker catch-up found calls from a previous owner",
-                                        [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
-                                         ("undecodable", .integer(Int64(found.undecodable)))])
-                }
-                _ = state.withLock { $0.readyToResume.insert(partition) }
+            // The fence first: the catch-up then reads every marker a previous owner wrote before
+            // it (reconciled, never called again), and that owner calls after it no more.
+            fence(partition, generation: generation, attempt: 1) { [self] in
+                readMarkers(partition, from: position, generation: generation)
             }
         }
         context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
@@ -390,6 +382,51 @@ final class RequestConsumer: Sendable {
         flow.scheduler.setShare(share)
         context.logger.info("share of the group-wide program limits", [("owned", .integer(Int64(share.owned))),
                                                                        ("total", .integer(Int64(share.total)))])
+    }
+
+    /// Reads the markers of a newly assigned partition (after its fence) and marks it ready.
+    private func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64) {
+        let ledger = context.ledger
+        catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
+                     while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
+            // A read of an earlier assignment ending late must not make this one ready.
+            guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
+            if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
+            context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
+            if !found.states.isEmpty || found.undecodable > 0 || found.fencedOut > 0 {
+                context.logger.info("marker catch-up found calls from a previous owner",
+                                    [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
+                                     ("undecodable", .integer(Int64(found.undecodable))), ("fenced_out", .integer(Int64(found.fencedOut)))])
+            }
+            _ = state.withLock { $0.readyToResume.insert(partition) }
+        }
+    }
+
+    /// Writes this owner's fence in the partition's markers partition (`MarkerFence`), then runs
+    /// `then`: its offset is the epoch every later `started` marker carries (see `MarkerFencing`).
+    /// The partition stays paused meanwhile; a failed write is retried while the partition is owned.
+    private func fence(_ partition: TopicPartition, generation: UInt64, attempt: Int, then: @escaping @Sendable () -> Void) {
+        guard context.ledger.isOwned(partition, generation: generation) else { return }
+        let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance)
+        context.fencing.writing(partition.partition)
+        context.publisher.publish([record.message(topic: context.configuration.topics.markers, partition: partition.partition)]) { [self] outcome in
+            guard let epoch = outcome.reports.first??.offset else {
+                context.fencing.written(partition.partition, offset: nil)
+                context.logger.warning("fence not written; the partition stays paused and the write is retried",
+                                       [("partition", .integer(Int64(partition.partition))), ("attempt", .integer(Int64(attempt))),
+                                        ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(2_000, 100 << min(attempt, 5)))) { [self] in
+                    fence(partition, generation: generation, attempt: attempt + 1, then: then)
+                }
+                return
+            }
+            if context.ledger.isOwned(partition, generation: generation) {
+                context.fencing.fenced(partition.partition, at: epoch, generation: generation)
+            }
+            context.fencing.written(partition.partition, offset: epoch)
+            guard context.ledger.isOwned(partition, generation: generation) else { return }
+            then()
+        }
     }
 
     private func revoked(_ partitions: [TopicPartition]) {
@@ -441,6 +478,7 @@ final class RequestConsumer: Sendable {
 
     private func release(_ partitions: [TopicPartition]) {
         context.ledger.release(partitions)
+        for partition in partitions { context.fencing.release(partition.partition) }
         context.markerIndex.remove(partitions)
         context.horizon.remove(partitions)
         flow.forget(partitions)

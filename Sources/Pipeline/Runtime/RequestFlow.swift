@@ -295,13 +295,25 @@ final class RequestFlow: Sendable {
             context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
             return
         }
+        let markers = origin.partition.partition
+        guard let epoch = context.fencing.epoch(markers, generation: origin.generation) else {
+            // Not fenced in this generation (cannot happen once resumed): never call unfenced.
+            scheduler.finish(ticketID: ticketID, success: nil)
+            context.duplicates.release(job.request.requestID, owner: .init(origin))
+            context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+            return
+        }
         let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
-                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf)
+                                atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
+                                fence: epoch, instance: context.fencing.instance)
         context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
-        context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)],
+        context.fencing.writing(markers)
+        context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: markers)],
                                   attempts: 3) { [self] outcome in
+            let markerOffset = outcome.reports.first??.offset
+            context.fencing.written(markers, offset: markerOffset)
             context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
-                                         markerOffset: outcome.reports.first??.offset, generation: origin.generation)
+                                         markerOffset: markerOffset, generation: origin.generation)
             // A broker outage can hold the marker write for seconds, long enough to lose the
             // partition: its new owner may have read the markers without this one and will call the
             // issuer itself. Only a partition still held (owned, or draining a clean revoke) may call.
@@ -323,10 +335,53 @@ final class RequestFlow: Sendable {
                 pool.async { self.answerWithoutCall(job, outcome: failed, stage: .rejected) }
                 return
             }
-            // This runs in the producer's delivery callback: hand off, so the issuer call (request
-            // building, DCS signing, the audit event) never holds up other delivery reports.
-            pool.async { self.call(job, ticketID: ticketID) }
+            guard let markerOffset else {
+                // Acknowledged without an offset (not expected with acks=all): no fence can be checked against it.
+                notCalledUnconfirmed(job, ticketID: ticketID)
+                return
+            }
+            confirmFirst(job, ticketID: ticketID, epoch: epoch, at: markerOffset)
         }
+    }
+
+    /// Zombie-owner fencing (`MarkerFencing`): calls only when no other process's fence lies
+    /// between this owner's fence (`epoch`) and its `started` marker at `offset`; at once (no
+    /// read) when every offset between is one of this process's own writes.
+    private func confirmFirst(_ job: ProvisioningJob, ticketID: UInt64, epoch: Int64, at offset: Int64) {
+        let origin = job.origin
+        // The last moment the call could still start with its minimum budget.
+        let lastStartMs = context.configuration.scheduler.ordering == .earliestDeadlineFirst
+            ? job.window.publishByMs - context.configuration.publishReserveMs - job.program.minimumBudgetMs
+            : context.clock() + job.program.timeoutMs
+        context.fencing.confirm(partition: origin.partition.partition, epoch: epoch, marker: offset, deadlineMs: lastStartMs) { [self] confirmation in
+            if confirmation != .call { context.metrics.countFencing(confirmation) }
+            switch confirmation {
+            case .call:
+                // On the producer's delivery thread or the fencing reader's queue: hand off, so the
+                // issuer call (request building, DCS signing, the audit event) holds up neither.
+                pool.async { self.call(job, ticketID: ticketID) }
+            case .fencedOut:
+                // Another process's fence came first: it holds the partition and answers the
+                // request (its catch-up ignores this marker); no call, no answer here.
+                scheduler.finish(ticketID: ticketID, success: nil)
+                context.duplicates.release(job.request.requestID, owner: .init(origin))
+                context.ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+                context.logger.warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request",
+                                       [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
+            case .unconfirmed:
+                // The markers stayed unreadable until the call could no longer start in time.
+                notCalledUnconfirmed(job, ticketID: ticketID)
+            }
+        }
+    }
+
+    /// Ownership could not be confirmed against the fences in time: no call, an `expired` answer.
+    private func notCalledUnconfirmed(_ job: ProvisioningJob, ticketID: UInt64) {
+        scheduler.finish(ticketID: ticketID, success: nil)
+        var outcome = OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
+        outcome.message = "the worker could not confirm it still owns the request's partition before the deadline; the issuer was not called"
+        let expired = outcome
+        pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
     }
 
     private func call(_ job: ProvisioningJob, ticketID: UInt64) {
@@ -510,7 +565,9 @@ final class RequestFlow: Sendable {
         let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                 worker: context.configuration.workerID, outcome: outcome, replayOf: origin.replayOf)
         context.ledger.markerWriting(origin.partition, requestOffset: origin.offset, generation: origin.generation)
+        context.fencing.writing(origin.partition.partition)
         context.publisher.publish([marker.message(topic: context.configuration.topics.markers, partition: origin.partition.partition)]) { [self] outcome in
+            context.fencing.written(origin.partition.partition, offset: outcome.reports.first??.offset)
             context.ledger.markerWritten(origin.partition, requestOffset: origin.offset,
                                          markerOffset: outcome.reports.first??.offset, generation: origin.generation)
             if outcome.allDelivered && marker.outcome != .deadLettered {

@@ -80,6 +80,8 @@ public final class Worker: Sendable {
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
         let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
                                         logger: logger.child("publish"), fault: fault)
+        let fencing = try MarkerFencing(properties: configuration.consumerProperties, topic: configuration.topics.markers,
+                                        logger: logger.child("fencing"))
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
@@ -90,6 +92,7 @@ public final class Worker: Sendable {
             duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs,
                                       maxEntriesPerPartition: configuration.duplicateIndexMaxEntriesPerPartition),
+            fencing: fencing,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration), clock: clock)
@@ -149,6 +152,7 @@ public final class Worker: Sendable {
     public func waitUntilStopped() {
         requests.waitUntilFinished()
         reconciler.waitUntilFinished()
+        context.fencing.close()
         let flushed = producer.flush(timeoutMs: 10_000)
         flow.stop()
         producer.close(timeoutMs: 5_000)

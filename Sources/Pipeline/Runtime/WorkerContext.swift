@@ -21,6 +21,8 @@ struct WorkerContext: Sendable {
     let markerIndex: MarkerIndex
     /// Request ids answered within the duplicate horizon, per owned partition.
     let horizon: DuplicateHorizon
+    /// Zombie-owner fencing: confirms no newer owner's fence precedes a `started` marker before a call.
+    let fencing: MarkerFencing
     let authenticator: RequestAuthenticator
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers

@@ -144,6 +144,14 @@ struct WorkerMetrics: Sendable {
         }
     }
 
+    /// Counts a fencing verdict that stopped a call whose `started` marker was acknowledged (the
+    /// common `call` verdict is not counted: it is the issuer call itself).
+    func countFencing(_ confirmation: MarkerFencing.Confirmation) {
+        registry.counter("provisioner_call_fencing_total",
+                         help: "Calls stopped after their started marker: fenced_out (another process's fence precedes it: a newer owner holds the partition), unconfirmed (the markers could not be read in time: answered expired, not called).",
+                         labels: ["verdict": confirmation.label]).increment()
+    }
+
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
     /// to be an operator's replay).
     func countUnauthenticated(replay: Bool) {

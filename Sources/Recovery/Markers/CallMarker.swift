@@ -30,10 +30,15 @@ public struct CallMarker: Sendable, Hashable {
     /// replay's markers are its own: the original's `completed` does not finish it, and its
     /// `started` survives a crash like the original's.
     public var replayOf: String?
+    /// For `started`: the writer's epoch, the offset of the `MarkerFence` it wrote when it took the
+    /// partition (nil for markers of earlier versions, which count as written by an unfenced owner).
+    public var fence: Int64?
+    /// For `started` with a `fence`: the writing process (`MarkerFence.instance`).
+    public var instance: String?
 
     /// Creates a marker.
     public init(requestID: String, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
-                replayOf: String? = nil) {
+                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil) {
         self.requestID = requestID
         self.state = state
         self.requestOffset = requestOffset
@@ -41,6 +46,8 @@ public struct CallMarker: Sendable, Hashable {
         self.worker = worker
         self.outcome = outcome
         self.replayOf = replayOf
+        self.fence = fence
+        self.instance = instance
     }
 
     /// What markers are tracked by: the request id, and the dead letter for a replay.
@@ -73,6 +80,8 @@ public struct CallMarker: Sendable, Hashable {
         writer.key("worker"); writer.string(worker)
         if let outcome { writer.key("outcome"); writer.string(outcome.rawValue) }
         if let replayOf { writer.key("replay_of"); writer.string(replayOf) }
+        if let fence { writer.key("fence"); writer.integer(fence) }
+        if let instance { writer.key("instance"); writer.string(instance) }
         writer.endObject()
         return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: [], partition: partition)
     }
@@ -80,7 +89,7 @@ public struct CallMarker: Sendable, Hashable {
     /// Reads a marker record; nil for anything else, including a marker with a field out of
     /// bounds (a `request_id` the request decoder would refuse, a negative offset, a time outside
     /// 1970-3000, an over-long worker name, a `replay_of` that is not
-    /// `topic:partition:offset`).
+    /// `topic:partition:offset`, a `fence` that is not an offset, an over-long `instance`).
     public static func decode(_ bytes: [UInt8]) -> CallMarker? {
         guard let document = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(bytes),
               let requestID = document["request_id"]?.stringValue, RecordBounds.isToken(requestID),
@@ -94,8 +103,12 @@ public struct CallMarker: Sendable, Hashable {
         let outcome = document["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:))
         let replayOf = document["replay_of"]?.stringValue
         if let replayOf, ReplayReference(replayOf) == nil { return nil }
+        let fence = document["fence"]?.int64Value
+        if document["fence"] != nil, !(fence.map(RecordBounds.isOffset) ?? false) { return nil }
+        let instance = document["instance"]?.stringValue
+        if document["instance"] != nil, !(instance.map { RecordBounds.isText($0, maxBytes: 64) } ?? false) { return nil }
         return CallMarker(requestID: requestID, state: state, requestOffset: offset, atMs: at, worker: worker,
-                          outcome: outcome, replayOf: replayOf)
+                          outcome: outcome, replayOf: replayOf, fence: fence, instance: instance)
     }
 
     /// The request a marker record names by its Kafka key, when that key is a `request_id` the
