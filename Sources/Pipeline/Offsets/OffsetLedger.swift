@@ -171,11 +171,6 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// Owned partitions and the offset committed by this worker in each (nil before its first commit).
-    var committedOffsets: [TopicPartition: Int64?] {
-        state.withLock { state in state.partitions.filter(\.value.owned).mapValues(\.lastCommitted) }
-    }
-
     /// Owned partitions with their generation and the next offset that generation has not
     /// received (the last received plus one; nil before any): what `FetchWatchdog` watches.
     var receivedPositions: [TopicPartition: (generation: UInt64, next: Int64?, committed: Int64?)] {
