@@ -41,6 +41,77 @@ public enum OutcomeTable {
                 isFinal: true, retry: .never, message: "the deadline left too little time to call the issuer; it was not called")
     }
 
+    /// The issuer is failing (its circuit breaker is open): refused without a call.
+    public static func breakerOpen() -> Outcome {
+        Outcome(status: .failed, code: .issuerUnavailable, nextAction: .surfaceError, isFinal: true, retry: .never,
+                message: "the issuer is failing (circuit breaker open); it was not called")
+    }
+
+    /// The program's rate limit toward the issuer had no room before the deadline: refused without a call.
+    public static func rateLimitedBeforeCall(wallet: Wallet, kind: RequestKind) -> Outcome {
+        Outcome(status: .failed, code: .rateLimited, nextAction: transientNextAction(kind: kind, wallet: wallet), isFinal: true,
+                retry: .never, message: "the program's rate limit toward the issuer had no room before the deadline; it was not called")
+    }
+
+    /// The `started` marker could not be written: answered without a call (sending again is safe).
+    public static func markerNotWritten(wallet: Wallet, kind: RequestKind) -> Outcome {
+        Outcome(status: .failed, code: .upstreamError, nextAction: transientNextAction(kind: kind, wallet: wallet), isFinal: true,
+                retry: .ifNotSent, message: "the worker could not record the call in Kafka; the issuer was not called")
+    }
+
+    /// Ownership of the request's partition could not be confirmed against the fences in time.
+    public static func ownershipUnconfirmed(wallet: Wallet, kind: RequestKind) -> Outcome {
+        var outcome = expiredBeforeCall(wallet: wallet, kind: kind)
+        outcome.message = "the worker could not confirm it still owns the request's partition before the deadline; the issuer was not called"
+        return outcome
+    }
+
+    /// The issuer's payload could not be encrypted to `reply.jwk`.
+    public static func payloadNotSealed() -> Outcome {
+        Outcome(status: .failed, code: .upstreamError, nextAction: .surfaceError, isFinal: true, retry: .never,
+                message: "the provisioning payload could not be encrypted to reply.jwk")
+    }
+
+    /// A previous worker started the call and stopped before answering: reconciling with the issuer.
+    public static func recoveringFromMarker(issuer: IssuerKind, wallet: Wallet, kind: RequestKind) -> Outcome {
+        var outcome = outcome(for: .transportFailure(.timedOutAfterSend), issuer: issuer, wallet: wallet, kind: kind)
+        outcome.message = "a previous worker started this issuer call and stopped before answering; reconciling with the issuer"
+        return outcome
+    }
+
+    /// Reconciliation: the issuer applied the call.
+    public static func reconciledApplied() -> Outcome {
+        Outcome(status: .provisioned, code: nil, nextAction: .checkWallet, isFinal: true, retry: .never,
+                message: "reconciled: the issuer applied the call; check the device wallet for the card")
+    }
+
+    /// Reconciliation: the issuer did not apply the call (for payments: no payment has the reference).
+    public static func reconciledNotApplied(wallet: Wallet, kind: RequestKind) -> Outcome {
+        kind == .provision
+            ? Outcome(status: .notProvisioned, code: .issuerTimeout, nextAction: transientNextAction(kind: kind, wallet: wallet),
+                      isFinal: true, retry: .never, message: "reconciled: the issuer did not apply the call")
+            : Outcome(status: .failed, code: .issuerTimeout, nextAction: .retry, isFinal: true, retry: .never,
+                      message: "reconciled: no payment exists with this transaction reference")
+    }
+
+    /// Reconciliation from a payment's events: its final `status` (authorized, refused, settled, cancelled).
+    public static func reconciledPayment(_ status: ResultStatus) -> Outcome {
+        Outcome(status: status, code: status == .refused ? .paymentRefused : nil, nextAction: .none, isFinal: true, retry: .never,
+                message: "reconciled from the payment's events: \(status.rawValue)")
+    }
+
+    /// Reconciliation cannot ask the issuer (no state query): the device wallet knows.
+    public static func reconcileCheckWallet() -> Outcome {
+        Outcome(status: .indeterminate, code: .issuerTimeout, nextAction: .checkWallet, isFinal: true, retry: .never,
+                message: "the issuer offers no state query; ask the device wallet whether the card was added")
+    }
+
+    /// Reconciliation ran out of attempts without learning what the issuer did.
+    public static func reconcileExhausted() -> Outcome {
+        Outcome(status: .indeterminate, code: .issuerUnavailable, nextAction: .checkWallet, isFinal: true, retry: .never,
+                message: "reconciliation could not learn what the issuer did; ask the device wallet")
+    }
+
     /// What the app should do after a transient failure: Apple and Google UPP restart their flow
     /// (single-use handshakes), Legacy Google Pay and uncharged payments may retry.
     public static func transientNextAction(kind: RequestKind, wallet: Wallet) -> NextAction {

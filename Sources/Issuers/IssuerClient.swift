@@ -33,7 +33,7 @@ public final class IssuerClient: Sendable {
     /// action through its link. Only a link with the scheme, host and port of `endpoint.baseURL`
     /// is accepted; a request that cannot become a call throws, so it can be rejected before any
     /// call marker or audit event says a call started.
-    public func prepare(_ request: ProvisioningRequest, endpoint: IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall {
+    public static func prepare(_ request: ProvisioningRequest, endpoint: IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall {
         guard request.kind == .paymentAction else {
             let adapter = endpoint.adapter
             let base = try adapter.makeRequest(for: request)
@@ -49,7 +49,7 @@ public final class IssuerClient: Sendable {
 
     /// Builds a settle, partial settle or cancel of an authorized Worldpay payment through the
     /// link from its authorization, without sending it (see `prepare(_:endpoint:)`).
-    public func prepare(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall {
+    public static func prepare(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall {
         guard endpoint.kind == .worldpay else {
             throw IssuerRequestError(code: .kindUnsupported, message: "payment actions go to Worldpay programs; \(endpoint.kind.rawValue) takes none")
         }
@@ -77,7 +77,7 @@ public final class IssuerClient: Sendable {
     public func provision(_ request: ProvisioningRequest, endpoint: IssuerEndpoint, publishByMs: Int64,
                           completion: @escaping @Sendable (IssuerCallReport) -> Void) {
         do {
-            call(try prepare(request, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
+            call(try Self.prepare(request, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
         } catch {
             completion(Self.rejectionReport(error))
         }
@@ -87,7 +87,7 @@ public final class IssuerClient: Sendable {
     public func paymentAction(_ action: PaymentActionInstruction, endpoint: IssuerEndpoint, publishByMs: Int64,
                               completion: @escaping @Sendable (IssuerCallReport) -> Void) {
         do {
-            call(try prepare(action, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
+            call(try Self.prepare(action, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
         } catch {
             completion(Self.rejectionReport(error))
         }

@@ -161,6 +161,18 @@ public struct WorldpayAdapter: IssuerAdapter {
         }
     }
 
+    /// The result status a payment's last Worldpay event stands for (reconciliation), or nil for
+    /// an event that says nothing final (reconciliation asks again later).
+    public static func status(ofEvent event: String) -> ResultStatus? {
+        switch event {
+        case "authorized", "sentForAuthorization": .authorized
+        case "refused": .refused
+        case "settled", "sentForSettlement", "partiallySettled": .settled
+        case "cancelled", "sentForCancellation": .cancelled
+        default: nil
+        }
+    }
+
     /// The answer to a payment or a payment action.
     public func paymentAnswer(for response: HTTPClientResponse) -> IssuerAnswer {
         let body = IssuerWire.json(response.body)

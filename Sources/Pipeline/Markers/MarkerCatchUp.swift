@@ -23,10 +23,7 @@ final class MarkerCatchUp: Sendable {
 
     init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000,
          undecodable: Counter? = nil) throws(KafkaError) {
-        var configuration = properties
-        configuration["group.id"] = (configuration["group.id"] ?? "provisioner") + ".marker-reader"
-        configuration["enable.auto.commit"] = "false"
-        configuration["auto.offset.reset"] = "earliest"
+        let configuration = KafkaConsumerRole.reader(groupID: (properties["group.id"] ?? "provisioner") + ".marker-reader").applied(to: properties)
         consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         self.topic = topic
         self.logger = logger

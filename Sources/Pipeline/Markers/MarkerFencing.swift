@@ -77,10 +77,7 @@ final class MarkerFencing: Sendable {
 
     init(properties: [String: String], topic: String, logger: Logger, instance: String = Crypto.hex(Crypto.randomBytes(8)),
          attemptMs: Int64 = 1_000, waitMs: Int = 20) throws(KafkaError) {
-        var configuration = properties
-        configuration["group.id"] = (configuration["group.id"] ?? "provisioner") + ".marker-fencing"
-        configuration["enable.auto.commit"] = "false"
-        configuration["auto.offset.reset"] = "earliest"
+        var configuration = KafkaConsumerRole.reader(groupID: (properties["group.id"] ?? "provisioner") + ".marker-fencing").applied(to: properties)
         configuration["fetch.wait.max.ms"] = configuration["fetch.wait.max.ms"] ?? "10"
         consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         self.topic = topic

@@ -34,12 +34,15 @@ final class ReconcileRunner: Sendable {
     static let handOverLooks = 3
     private let context: WorkerContext
     private let consumer: KafkaConsumer
-    private let listener: Listener
+    private let relay: RebalanceRelay
     private let state = Mutex(State())
     private let timer = DispatchTimer(label: "provisioner.reconcile-timer")
-    private let finishedSignal = DispatchSemaphore(value: 0)
+    private let thread = PollThread()
     private let maxHeldPerPartition: Int
     private let maxRunning: Int
+    private let deadLetters: DeadLetterBuilder
+    /// Woken whenever a running query ends, for a revoke's drain.
+    private let queryEnded = DrainWait()
     /// Reads markers for handed-over jobs; created on first use (most workers never need it).
     private let markerReader = Mutex<MarkerCatchUp?>(nil)
 
@@ -71,49 +74,30 @@ final class ReconcileRunner: Sendable {
         var lastCommitMs: Int64 = 0
     }
 
-    private final class Listener: KafkaRebalanceListener {
-        private let target = Mutex<ReconcileRunner?>(nil)
-        func attach(_ runner: ReconcileRunner?) { target.withLock { $0 = runner } }
-        func partitionsAssigned(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-            target.withLock { $0 }?.assigned(partitions)
-        }
-        func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-            target.withLock { $0 }?.revoked(partitions, commit: true)
-        }
-        func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-            target.withLock { $0 }?.revoked(partitions, commit: false)
-        }
-        func committed(_ offsets: [TopicPartitionOffset]) {
-            target.withLock { $0 }?.recordCommitted(offsets)
-        }
-    }
-
     init(context: WorkerContext, maxRunning: Int = 64) throws(KafkaError) {
         self.context = context
         self.maxHeldPerPartition = max(1, context.configuration.reconcileMaxHeldPerPartition)
         self.maxRunning = maxRunning
-        var properties = context.configuration.consumerProperties
-        properties["group.id"] = context.configuration.groupID + ".reconcile"
-        properties["enable.auto.commit"] = "false"
-        properties["enable.auto.offset.store"] = "false"
-        if properties["auto.offset.reset"] == nil { properties["auto.offset.reset"] = "earliest" }
-        let listener = Listener()
-        self.listener = listener
+        deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
+                                        worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile")
+        let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile")
+            .applied(to: context.configuration.consumerProperties)
+        let relay = RebalanceRelay()
+        self.relay = relay
         // An asynchronous commit counts only once the coordinator accepted it; a refused one is
         // sent again on the next cycle.
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener) { outcome in
-            if case .success(let offsets) = outcome { listener.committed(offsets) }
+        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: relay) { outcome in
+            if case .success(let offsets) = outcome { relay.committed(offsets) }
         }
-        listener.attach(self)
+        relay.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0, commit: true) },
+                           lost: { [self] in revoked($0, commit: false) }, committed: { [self] in recordCommitted($0) }))
         timer.setHandler { [weak self] in self?.runDue() }
     }
 
     /// Subscribes and starts the poll thread.
     func start() throws(KafkaError) {
         try consumer.subscribe([context.configuration.topics.reconcile])
-        let thread = Thread { [self] in run() }
-        thread.name = "provisioner-reconcile"
-        thread.start()
+        thread.start(name: "provisioner-reconcile") { [self] in run() }
     }
 
     /// Stops taking jobs; running queries finish within `drainMs`; held jobs stay uncommitted
@@ -127,8 +111,7 @@ final class ReconcileRunner: Sendable {
 
     /// Blocks until the loop has committed and left its group.
     func waitUntilFinished() {
-        finishedSignal.wait()
-        finishedSignal.signal()
+        thread.waitUntilFinished()
     }
 
     /// Jobs held waiting for their tier (metrics: the reconciliation backlog).
@@ -164,8 +147,7 @@ final class ReconcileRunner: Sendable {
         commitIfDue(force: true)
         markerReader.withLock { $0 }?.close()
         consumer.close()
-        listener.attach(nil)
-        finishedSignal.signal()
+        relay.attach(nil)
     }
 
     /// Holds a fetched job; false when it was not held because its partition is at the hold limit
@@ -313,49 +295,29 @@ final class ReconcileRunner: Sendable {
         switch answer {
         case .applied:
             context.metrics.countReconcile("applied")
-            publishFinal(held, outcome: Outcome(status: .provisioned, code: nil, nextAction: .checkWallet, isFinal: true, retry: .never,
-                                                message: "reconciled: the issuer applied the call; check the device wallet for the card"))
+            publishFinal(held, outcome: OutcomeTable.reconciledApplied())
         case .notApplied:
             context.metrics.countReconcile("not_applied")
-            let outcome: Outcome = job.kind == .provision
-                ? Outcome(status: .notProvisioned, code: .issuerTimeout, nextAction: OutcomeTable.transientNextAction(kind: job.kind, wallet: job.wallet),
-                          isFinal: true, retry: .never, message: "reconciled: the issuer did not apply the call")
-                : Outcome(status: .failed, code: .issuerTimeout, nextAction: .retry, isFinal: true, retry: .never,
-                          message: "reconciled: no payment exists with this transaction reference")
-            publishFinal(held, outcome: outcome)
+            publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
         case .noStateAPI:
             if let handOver = job.handOver {
                 awaitPreviousOwner(held, handOver: handOver)
                 return
             }
             context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: Self.checkWallet)
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
         case .payment(let payment):
             context.metrics.countReconcile("payment")
-            let status: ResultStatus = switch payment.outcome {
-            case "authorized", "sentForAuthorization": .authorized
-            case "refused": .refused
-            case "settled", "sentForSettlement", "partiallySettled": .settled
-            case "cancelled", "sentForCancellation": .cancelled
-            default: .indeterminate
-            }
-            if status == .indeterminate {
+            guard let status = WorldpayAdapter.status(ofEvent: payment.outcome) else {
                 retryLater(held, reason: "unrecognised payment event")
                 return
             }
-            publishFinal(held, outcome: Outcome(status: status, code: status == .refused ? .paymentRefused : nil, nextAction: .none,
-                                                isFinal: true, retry: .never,
-                                                message: "reconciled from the payment's events: \(status.rawValue)"), payment: payment)
+            publishFinal(held, outcome: OutcomeTable.reconciledPayment(status), payment: payment)
         case .unknown:
             context.metrics.countReconcile("unknown")
             retryLater(held, reason: "the state query gave no usable answer")
         }
     }
-
-    /// The final answer when the issuer cannot be asked.
-    private static let checkWallet = Outcome(status: .indeterminate, code: .issuerTimeout, nextAction: .checkWallet, isFinal: true,
-                                             retry: .never,
-                                             message: "the issuer offers no state query; ask the device wallet whether the card was added")
 
     /// A handed-over job whose issuer has no state query: did the previous owner answer after all?
     private func awaitPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
@@ -373,7 +335,7 @@ final class ReconcileRunner: Sendable {
             context.logger.error("markers cannot be read; answering without the previous owner's answer",
                                  [("error", .string(error.description))])
             context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: Self.checkWallet)
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
             return
         }
         reader.lookUp(requestID: held.job.requestID, replayOf: handOver.replayOf, partition: handOver.markersPartition,
@@ -395,7 +357,7 @@ final class ReconcileRunner: Sendable {
             retryLater(held, reason: "waiting for the previous owner's answer")
         case .notFound, .deadLettered:
             context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: Self.checkWallet)
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
         }
     }
 
@@ -426,32 +388,25 @@ final class ReconcileRunner: Sendable {
     /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators
     /// (parked, not replayable, when the job was itself a replay: a replay that fails again never loops).
     private func exhausted(_ held: Held, reason: String) {
-        let outcome = Outcome(status: .indeterminate, code: .issuerUnavailable, nextAction: .checkWallet, isFinal: true, retry: .never,
-                              message: "reconciliation could not learn what the issuer did; ask the device wallet")
+        let outcome = OutcomeTable.reconcileExhausted()
         let job = held.job
         let result = makeResult(job, outcome: outcome, payment: nil)
         let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
         let now = context.clock()
         let replayOf = Self.replayOf(held)
-        let parked = replayOf != nil
         let verdict = DeadLetterReplayPolicy.verdict(code: .reconcileExhausted, summary: summary, issuerMayHaveBeenCalled: true, nowMs: now)
-        let provenance = DeadLetterProvenance(
-            originalTopic: held.partition.topic, originalPartition: held.partition.partition, originalOffset: held.offset,
-            originalTimestampMs: job.firstIndeterminateAtMs, code: .reconcileExhausted, reason: reason, attempts: job.attempt,
-            firstFailedAtMs: job.firstIndeterminateAtMs, failedAtMs: now, worker: context.configuration.workerID,
-            group: context.configuration.groupID + ".reconcile", isReplayable: parked ? false : verdict.isReplayable,
-            replayableReason: parked ? "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer"
-                : verdict.reason)
         var retry = job
         retry.attempt = 1
         retry.dueAtMs = 0
-        let topics = context.configuration.topics
         // The dead letter's value is the job, reply route included: a replay answers where the request asked.
-        let messages = resultMessages(held, result) + [
-            KafkaOutgoingMessage(topic: parked ? topics.parked : topics.deadLetters, key: Array(job.requestID.utf8),
-                                 value: retry.encodedJSON(), headers: resultHeaders(held) + provenance.headers),
-        ]
-        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: parked)
+        let letter = deadLetters.letter(
+            key: Array(job.requestID.utf8), value: retry.encodedJSON(), headers: traceHeaders(job),
+            source: .init(partition: held.partition, offset: held.offset, timestampMs: job.firstIndeterminateAtMs),
+            code: .reconcileExhausted, reason: reason, attempts: job.attempt, firstFailedAtMs: job.firstIndeterminateAtMs, nowMs: now,
+            replayOf: replayOf, replay: verdict,
+            parkedReason: "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer")
+        let messages = resultMessages(held, result) + [letter.message]
+        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
         context.publisher.publish(messages, attempts: .max) { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)
@@ -512,14 +467,13 @@ final class ReconcileRunner: Sendable {
     private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         let now = context.clock()
-        let provenance = DeadLetterProvenance(
-            originalTopic: message.topic, originalPartition: message.partition, originalOffset: message.offset,
-            originalTimestampMs: message.timestampMs, code: .invalidReconcileJob, reason: reason,
-            attempts: 1, firstFailedAtMs: now, failedAtMs: now, worker: context.configuration.workerID,
-            group: context.configuration.groupID + ".reconcile", isReplayable: false,
-            replayableReason: "the message itself is malformed: fix the producer and send a new request")
-        let dead = KafkaOutgoingMessage(topic: context.configuration.topics.deadLetters, key: message.key, value: message.value,
-                                        headers: provenance.headers)
+        // Never parked: a record that does not read has no replay header to trust.
+        let dead = deadLetters.letter(
+            key: message.key, value: message.value, headers: [], source: .init(partition: partition, offset: message.offset, timestampMs: message.timestampMs),
+            code: .invalidReconcileJob, reason: reason, attempts: 1, firstFailedAtMs: now, nowMs: now, replayOf: nil,
+            replay: DeadLetterReplayPolicy.verdict(code: .invalidReconcileJob, summary: DeadLetterSummary(value: nil, recordTimestampMs: nil),
+                                                   issuerMayHaveBeenCalled: false, nowMs: now),
+            parkedReason: "").message
         context.logger.warning("reconciliation record refused: dead-lettered",
                                [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
                                 ("reason", .string(reason))])
@@ -536,10 +490,12 @@ final class ReconcileRunner: Sendable {
         context.logger.error("reconciliation outputs not acknowledged: the job stays uncommitted",
                              [("error", .string(error?.description ?? "unknown"))])
         state.withLock { $0.running -= 1 }
+        queryEnded.wake()
     }
 
     private func done(_ held: Held) {
         state.withLock { $0.running -= 1 }
+        queryEnded.wake()
         complete(held.partition, offset: held.offset, generation: held.generation)
         runDue()
     }
@@ -612,8 +568,7 @@ final class ReconcileRunner: Sendable {
         context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
                             [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
         if commit {
-            let deadline = context.clock() + context.configuration.revokeDrainMs
-            while state.withLock({ $0.running > 0 }) && context.clock() < deadline { usleep(2_000) }
+            _ = queryEnded.wait(timeoutMs: context.configuration.revokeDrainMs) { state.withLock { $0.running == 0 } }
             commitIfDue(force: true)
         }
         state.withLock { state in

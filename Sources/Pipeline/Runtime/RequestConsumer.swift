@@ -13,10 +13,10 @@ final class RequestConsumer: Sendable {
     private let flow: RequestFlow
     private let catchUp: MarkerCatchUp
     private let consumer: KafkaConsumer
-    private let listener: Listener
+    private let relay: RebalanceRelay
     private let state = Mutex(LoopState())
     private let stopped = Mutex(false)
-    private let finishedSignal = DispatchSemaphore(value: 0)
+    private let thread = PollThread()
 
     private struct LoopState {
         var stopRequested = false
@@ -44,36 +44,19 @@ final class RequestConsumer: Sendable {
         var paused: Set<TopicPartition> { backpressurePaused ? assigned : catchingUp.intersection(assigned) }
     }
 
-    /// Relays rebalance callbacks without the consumer holding the loop strongly.
-    private final class Listener: KafkaRebalanceListener {
-        private let target = Mutex<RequestConsumer?>(nil)
-        func attach(_ loop: RequestConsumer?) { target.withLock { $0 = loop } }
-        func partitionsAssigned(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-            target.withLock { $0 }?.assigned(partitions)
-        }
-        func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-            target.withLock { $0 }?.revoked(partitions)
-        }
-        func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-            target.withLock { $0 }?.lost(partitions)
-        }
-    }
-
     init(context: WorkerContext, flow: RequestFlow) throws(KafkaError) {
         self.context = context
         self.flow = flow
-        let listener = Listener()
-        self.listener = listener
-        var properties = context.configuration.consumerProperties
-        properties["enable.auto.commit"] = "false"
-        properties["enable.auto.offset.store"] = "false"
-        if properties["partition.assignment.strategy"] == nil { properties["partition.assignment.strategy"] = "cooperative-sticky" }
-        if properties["auto.offset.reset"] == nil { properties["auto.offset.reset"] = "earliest" }
+        let relay = RebalanceRelay()
+        self.relay = relay
+        let base = context.configuration.consumerProperties
+        let properties = KafkaConsumerRole.committingMember(groupID: base["group.id"] ?? context.configuration.groupID,
+                                                            assignmentStrategy: "cooperative-sticky").applied(to: base)
         // An asynchronous commit counts only once the coordinator accepted it: one refused during
         // a rebalance must be sent again, or the partition stays behind after the load ends.
         let ledger = context.ledger
         let logger = context.logger
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: listener) { outcome in
+        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: relay) { outcome in
             switch outcome {
             case .success(let offsets): ledger.committed(offsets)
             case .failure(let error): logger.debug("asynchronous commit refused; it will be retried", [("error", .string(error.description))])
@@ -81,15 +64,13 @@ final class RequestConsumer: Sendable {
         }
         catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
                                     logger: context.logger, undecodable: context.metrics.undecodableMarkers)
-        listener.attach(self)
+        relay.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
     }
 
     /// Subscribes and starts the poll thread.
     func start() throws(KafkaError) {
         try consumer.subscribe([context.configuration.topics.requests])
-        let thread = Thread { [self] in run() }
-        thread.name = "provisioner-poll"
-        thread.start()
+        thread.start(name: "provisioner-poll") { [self] in run() }
     }
 
     /// Asks the loop to stop fetching, drain in-flight work within `drainMs`, commit and leave.
@@ -103,8 +84,7 @@ final class RequestConsumer: Sendable {
 
     /// Blocks until the loop has committed and left the group.
     func waitUntilFinished() {
-        finishedSignal.wait()
-        finishedSignal.signal()
+        thread.waitUntilFinished()
     }
 
     /// Ready once it has been given partitions (or has run for a while in the group with none)
@@ -248,8 +228,7 @@ final class RequestConsumer: Sendable {
         commitIfDue(force: true)
         consumer.close()
         catchUp.close()
-        listener.attach(nil)
-        finishedSignal.signal()
+        relay.attach(nil)
     }
 
     private func pauseAll() {
@@ -436,11 +415,7 @@ final class RequestConsumer: Sendable {
         giveBack(requests)
         // The share drops before the drain: the partitions' next owner may be assigned them soon after.
         updateShare(leaving: requests)
-        let deadline = context.clock() + context.configuration.revokeDrainMs
-        while context.ledger.unsettledCount(requests) > 0 && context.clock() < deadline {
-            usleep(2_000)
-        }
-        let remaining = context.ledger.unsettledCount(requests)
+        let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: context.configuration.revokeDrainMs)
         let candidates = context.ledger.commitCandidates(requests)
         if !candidates.isEmpty {
             do {
@@ -470,10 +445,7 @@ final class RequestConsumer: Sendable {
     /// Takes queued jobs of these partitions back from the scheduler: they were never started and
     /// will be redelivered to the next owner.
     private func giveBack(_ partitions: [TopicPartition]) {
-        for job in flow.scheduler.removeWaiting(partitions: Set(partitions)) {
-            context.duplicates.release(job.request.requestID, owner: .init(job.origin))
-            context.ledger.abandon(job.origin.partition, offset: job.origin.offset, generation: job.origin.generation)
-        }
+        flow.giveBack(partitions)
     }
 
     private func release(_ partitions: [TopicPartition]) {

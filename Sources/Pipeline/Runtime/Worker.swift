@@ -112,13 +112,18 @@ public final class Worker: Sendable {
         }
         registerGauges()
         // Nothing can be acknowledged any more: stop taking work; what is held is redelivered.
-        let (requests, reconciler, drainMs) = (self.requests, self.reconciler, configuration.shutdownDrainMs)
+        let services = self.services
         fault.whenFailed { error in
             logger.error("fatal producer error: fetching stopped, nothing more is committed; restart the worker",
                             [("error", .string(error.description))])
-            requests.requestStop(drainMs: drainMs)
-            reconciler.requestStop(drainMs: min(drainMs, 5_000))
+            for (service, drainMs) in services { service.requestStop(drainMs: drainMs) }
         }
+    }
+
+    /// The consumer loops in start order, each with the drain bound it gets when stopping:
+    /// reconciliation first (a request's lost answer may schedule a job at once), then requests.
+    private var services: [(service: any WorkerService, drainMs: Int64)] {
+        [(reconciler, min(configuration.shutdownDrainMs, 5_000)), (requests, configuration.shutdownDrainMs)]
     }
 
     /// How long the in-memory duplicate filter remembers finished ids (at most): beyond it, the
@@ -135,8 +140,7 @@ public final class Worker: Sendable {
                                             "\(topics.markers) has \(markerPartitions) partitions but \(topics.requests) has \(requestPartitions); markers are co-partitioned with requests and need at least as many (run 'provisioner topics apply')")])
         }
         requests.setTotalPartitions(requestPartitions)
-        try reconciler.start()
-        try requests.start()
+        for (service, _) in services { try service.start() }
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
                                                  ("programs", .integer(Int64(configuration.programs.count))),
                                                  ("partitions", .integer(Int64(requestPartitions)))])
@@ -144,14 +148,14 @@ public final class Worker: Sendable {
 
     /// Begins a graceful stop (idempotent): stop fetching, drain within the configured bound.
     public func shutdown() {
-        requests.requestStop(drainMs: configuration.shutdownDrainMs)
-        reconciler.requestStop(drainMs: min(configuration.shutdownDrainMs, 5_000))
+        for (service, drainMs) in services { service.requestStop(drainMs: drainMs) }
     }
 
-    /// Waits for a stop to finish: drained, committed, producer flushed, group left.
+    /// Waits for a stop to finish: the consumer loops drained, committed and out of their groups
+    /// (reverse start order), then fencing's reader closed, the producer flushed, the scheduler
+    /// stopped, the producer closed, the HTTP client and the observability server stopped.
     public func waitUntilStopped() {
-        requests.waitUntilFinished()
-        reconciler.waitUntilFinished()
+        for (service, _) in services.reversed() { service.waitUntilFinished() }
         context.fencing.close()
         let flushed = producer.flush(timeoutMs: 10_000)
         flow.stop()

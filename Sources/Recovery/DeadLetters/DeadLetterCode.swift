@@ -29,4 +29,16 @@ public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomString
         .union([.publishFailed, .reconcileExhausted, .invalidReconcileJob, .unauthenticated])
 
     public var description: String { rawValue }
+
+    /// What an audit event says of a dead letter with this code (the code itself, as a fixed text).
+    public var auditReason: AuditReason {
+        if let cause = DeadLetterCause.Code(rawValue: rawValue) { return AuditReason(cause) }
+        switch self {
+        case .publishFailed: return AuditReason("publish_failed")
+        case .reconcileExhausted: return AuditReason("reconcile_exhausted")
+        case .invalidReplayOf: return AuditReason("invalid_replay_of")
+        case .unauthenticated: return AuditReason("unauthenticated")
+        default: return AuditReason("invalid_reconcile_job")
+        }
+    }
 }

@@ -31,6 +31,9 @@ public enum DeadLetterHeader {
     /// Set by `dlq replay` beside `x-replay-of`: the operator who replayed it (covered by the
     /// replay's v2 signature, written into the worker's audit events).
     public static let replayOperator = "x-replay-operator"
+    /// On a dead letter whose value was cut to the request limit (an over-size message): the
+    /// original length in bytes.
+    public static let valueTruncatedFrom = "dlq.value_truncated_from"
     /// W3C trace context, propagated.
     public static let traceparent = "traceparent"
 

@@ -17,9 +17,8 @@ public struct DeadLetterStore: Sendable {
 
     /// Every entry of `topic` matching `filter`, oldest first per partition, then by time.
     public func entries(topic: String, filter: DeadLetterFilter = DeadLetterFilter()) throws(KafkaError) -> [DeadLetterEntry] {
-        var configuration = properties
-        configuration["group.id"] = configuration["group.id"].map { $0 + ".dlq-tool" } ?? "provisioner-dlq-tool"
-        configuration["enable.auto.commit"] = "false"
+        let configuration = KafkaConsumerRole.reader(groupID: properties["group.id"].map { $0 + ".dlq-tool" } ?? "provisioner-dlq-tool")
+            .applied(to: properties)
         let consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         defer { consumer.close() }
         var entries: [DeadLetterEntry] = []

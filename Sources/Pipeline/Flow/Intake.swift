@@ -1,0 +1,146 @@
+import Contract
+import Issuers
+import Recovery
+
+/// The first stage of a request's life, as a decision: decode → authenticity → reply route →
+/// program → signature requirement → duplicate filter and markers → validation → call building →
+/// admission, in that order, produce one `IntakeDecision`. It publishes nothing and touches no
+/// broker: `RequestFlow` carries the decision out. What it consults is in memory (the duplicate
+/// filter, the marker index and duplicate horizon filled by catch-up, the nonce guard), and time
+/// is passed in, so `IntakeTests` run it like `WorkScheduler`'s.
+///
+/// Two steps have effects, both on in-memory state and both part of the decision: the duplicate
+/// filter's claim (`DuplicateFilter.begin`) and validation's nonce check (`NonceGuard`), which
+/// records the nonce. Authenticity comes before both: an unauthentic message claims nothing.
+struct Intake: Sendable {
+    let configuration: WorkerConfiguration
+    /// Issuer endpoint per program name.
+    let endpoints: [String: IssuerEndpoint]
+    let authenticator: RequestAuthenticator
+    let replyRouting: ReplyRouting
+    let requestLimits: RequestLimits
+    let validator: RequestValidator
+    let nonceGuard: NonceGuard
+    let pseudonymizer: Pseudonymizer
+    let duplicates: DuplicateFilter
+    let markerIndex: MarkerIndex
+    let horizon: DuplicateHorizon
+    /// Builds and checks the issuer call (`IssuerClient.prepare`).
+    let prepare: @Sendable (ProvisioningRequest, IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall
+
+    /// What to do with the record `value` received as `received`; the returned origin carries
+    /// the checked reply route. `whenOlderAttemptEnds` runs when a decision was
+    /// `awaitOlderAttempt` and the attempt holding the id ends (to decide again).
+    func decide(_ value: [UInt8], received: RecordOrigin, nowMs: Int64,
+                whenOlderAttemptEnds: @escaping @Sendable () -> Void) -> (RecordOrigin, IntakeDecision) {
+        var origin = received
+        (origin.reply, origin.replyRefusal) = replyRouting.check(origin.replyHeaders)
+        return (origin, decide(value, origin: origin, nowMs: nowMs, whenOlderAttemptEnds: whenOlderAttemptEnds))
+    }
+
+    private func decide(_ value: [UInt8], origin: RecordOrigin, nowMs: Int64,
+                        whenOlderAttemptEnds: @escaping @Sendable () -> Void) -> IntakeDecision {
+        // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
+        if let problem = origin.replayOfProblem, value.count <= requestLimits.maxBytes {
+            return .deadLetter(code: .invalidReplayOf, reason: problem, requestID: nil, summary: nil)
+        }
+        let decoding = RequestDecoder.decode(value, limits: requestLimits)
+        // What a message that does not decode says of itself, read once (its dead letter's summary).
+        let summary: DeadLetterSummary? = if case .deadLetter = decoding {
+            DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: configuration.deadlines)
+        } else { nil }
+        // Authenticity before anything that can publish a result or touch the duplicate filter,
+        // markers or nonce guard: a message that fails it is never answered (CONTRACT section 11).
+        let claimed: (requestID: String?, program: String?) = switch decoding {
+        case .decoded(let request): (request.requestID, request.program)
+        case .rejected(let rejection): (rejection.requestID, rejection.program)
+        case .deadLetter: (summary?.requestID, summary?.program)
+        }
+        let verdict = authenticator.verdict(program: claimed.program,
+                                            isConfigured: claimed.program.map { configuration.program($0) != nil } ?? false,
+                                            key: origin.key, value: value, headers: origin.headers, nowMs: nowMs)
+        if case .unauthentic(let reason) = verdict {
+            return .refuseUnauthentic(reason: reason, requestID: claimed.requestID, program: claimed.program, summary: summary)
+        }
+        switch decoding {
+        case .deadLetter(let cause):
+            return .deadLetter(code: DeadLetterCode(cause.code), reason: cause.message, requestID: summary?.requestID, summary: summary)
+        case .rejected(let rejection):
+            return .rejectMalformed(rejection)
+        case .decoded(let request):
+            let replayBy: String? = if case .authentic(let replayBy) = verdict { replayBy } else { nil }
+            return admit(request, value: value, origin: origin, replayBy: replayBy, nowMs: nowMs, whenOlderAttemptEnds: whenOlderAttemptEnds)
+        }
+    }
+
+    private func admit(_ request: ProvisioningRequest, value: [UInt8], origin: RecordOrigin, replayBy: String?, nowMs: Int64,
+                       whenOlderAttemptEnds: @escaping @Sendable () -> Void) -> IntakeDecision {
+        let configured = configuration.program(request.program)
+        let subject = IntakeDecision.Subject(request: request, issuer: configured?.issuer,
+                                             cardRef: pseudonymizer.cardRef(request.card.id),
+                                             deviceRef: pseudonymizer.deviceRef(for: request))
+        // Reply headers covered by the signature (checked already) but malformed or naming a topic
+        // not allowed: refused on the default results topic, before anything else is touched.
+        if let refusal = origin.replyRefusal {
+            return .rejectEarly(subject, code: .invalidRequest, message: refusal)
+        }
+        guard let program = configured, let endpoint = endpoints[request.program] else {
+            return .rejectEarly(subject, code: .unknownProgram,
+                                message: "program '\(AuditEvent.safeIdentifier(request.program))' is not configured on this worker")
+        }
+        if authenticator.requiresSignature(request.program) && request.startedAtMs == nil {
+            return .rejectEarly(subject, code: .invalidRequest, message: "started_at is required: program '\(request.program)' signs its requests")
+        }
+        // Held by another delivery (an older generation of this partition that may still give
+        // up): decide again when that attempt ends.
+        let duplicate = duplicates.begin(request.requestID, owner: .init(origin), nowMs: nowMs, whenSettled: whenOlderAttemptEnds)
+        if duplicate == .awaitingOlderAttempt { return .awaitOlderAttempt }
+        let marker = markerIndex.state(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition)
+        let window = configuration.deadlines.window(for: request, recordTimestampMs: origin.timestampMs, receivedAtMs: origin.receivedAtMs)
+        var job = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint,
+                                  window: window, cardRef: subject.cardRef, deviceRef: subject.deviceRef)
+        // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
+        // operator's replay (`x-replay-of`) of a dead letter has markers of its own (keyed by the
+        // dead letter too): the original's `completed` does not make it a duplicate, and its own
+        // `started` makes a redelivery after a crash reconcile instead of calling again.
+        // Answered within the duplicate horizon (this worker, an earlier owner, or before a
+        // restart: catch-up read the `completed` markers back from the horizon). An operator's
+        // replay is judged by its own markers only, as above.
+        let answeredBefore = duplicate == .fresh && marker != .completed && origin.replayOf == nil
+            && horizon.contains(request.requestID, in: origin.partition, nowMs: nowMs)
+        if duplicate != .fresh || marker == .completed || answeredBefore {
+            return .duplicate(job, inFlight: duplicate == .inFlight, claimed: duplicate == .fresh)
+        }
+        if marker == .started {
+            job.recoveredFromMarker = true
+            return .admitted(job, replayBy: replayBy, next: .recover)
+        }
+        if let failure = validator.validate(request, issuer: program.issuer, nonceGuard: nonceGuard, nowMs: nowMs) {
+            return .admitted(job, replayBy: replayBy, next: .invalid(failure))
+        }
+        // Built now, so a request that cannot become a call (a payment link to another host, a
+        // wallet the issuer does not take) is rejected before any marker or audit says a call started.
+        do {
+            job.call = try prepare(request, endpoint)
+        } catch {
+            return .admitted(job, replayBy: replayBy, next: .answer(OutcomeTable.rejection(code: error.code, message: error.message), .rejected))
+        }
+        let minimumBudgetMs = program.minimumBudgetMs + configuration.publishReserveMs
+        if configuration.scheduler.ordering == .earliestDeadlineFirst,
+           !configuration.deadlines.admit(window, nowMs: nowMs, minimumIssuerBudgetMs: minimumBudgetMs).isAdmitted {
+            return .admitted(job, replayBy: replayBy, next: .answer(OutcomeTable.expiredBeforeCall(wallet: request.wallet, kind: request.kind), .expired))
+        }
+        return .admitted(job, replayBy: replayBy, next: .submit(minimumBudgetMs: minimumBudgetMs))
+    }
+}
+
+extension Intake {
+    /// The intake of a worker: its configuration and in-memory state.
+    init(context: WorkerContext) {
+        self.init(configuration: context.configuration, endpoints: context.endpoints, authenticator: context.authenticator,
+                  replyRouting: context.replyRouting, requestLimits: context.requestLimits, validator: context.validator,
+                  nonceGuard: context.nonceGuard, pseudonymizer: context.pseudonymizer, duplicates: context.duplicates,
+                  markerIndex: context.markerIndex, horizon: context.horizon,
+                  prepare: { (request, endpoint) throws(IssuerRequestError) in try IssuerClient.prepare(request, endpoint: endpoint) })
+    }
+}

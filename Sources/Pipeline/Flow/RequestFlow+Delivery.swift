@@ -1,0 +1,101 @@
+import Contract
+import Kafka
+import Recovery
+
+/// The third stage: a result (with a reconciliation job when the answer was lost) or a dead
+/// letter is published; once Kafka acknowledged it, `Settler.settle` does the bookkeeping.
+extension RequestFlow {
+    /// Publishes `result` for the record at `origin`; on acknowledgement settles it answered, and
+    /// when it cannot be written dead-letters the request instead. `claimed`: this record claimed
+    /// the request id (`IntakeDecision`); `startedMarker`: a `started` marker was written for it.
+    func deliver(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?, claimed: Bool,
+                 reconcile: ReconcileJob? = nil, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
+                 recovered: Bool = false) {
+        var stamped = result
+        stamped.timing.publishedAtMs = context.clock()
+        let result = stamped
+        var messages = context.replyRouting.messages(requestID: result.requestID, value: result.encodedJSON(), route: origin.reply,
+                                                     headers: origin.resultHeaders)
+        let resultTopic = messages[0].topic
+        if let reconcile {
+            messages.append(KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array(reconcile.requestID.utf8),
+                                                 value: reconcile.encodedJSON(), headers: origin.propagatedHeaders))
+        }
+        context.publisher.publish(messages) { [self] outcome in
+            guard outcome.allDelivered else {
+                context.logger.error("result could not be published; dead-lettering the request",
+                                     [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                                      ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                deadLetter(value, origin: origin, code: .publishFailed,
+                           reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
+                           issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID, claimed: claimed,
+                           startedMarker: startedMarker)
+                return
+            }
+            published(result, origin: origin, job: job, reconcileScheduled: reconcile != nil)
+            settler.settle(.answered(recovered: recovered), origin: origin, requestID: result.requestID, claimed: claimed)
+        }
+    }
+
+    /// Metrics, the deadline check and the audit events of a result Kafka acknowledged.
+    private func published(_ result: ProvisioningResult, origin: RecordOrigin, job: ProvisioningJob?, reconcileScheduled: Bool) {
+        let now = context.clock()
+        context.metrics.countResult(result)
+        guard let job else {
+            context.audit.publish([context.audit.event(.resultPublished, origin: origin, requestID: result.requestID, program: result.program,
+                                                       issuer: result.issuer, wallet: result.wallet, status: result.status, code: result.code)],
+                                  traceparent: origin.traceparent)
+            return
+        }
+        context.metrics.endToEnd.observe(Double(max(0, now - job.window.startMs)))
+        context.metrics.overhead.observe(Double(max(0, now - origin.receivedAtMs - (result.timing.issuerMs ?? 0))))
+        // A miss is a result we could have published in time: the request arrived before its
+        // publish-by time (one that arrives late is answered `expired` at once).
+        if now > job.window.publishByMs && origin.receivedAtMs < job.window.publishByMs {
+            context.metrics.deadlineMisses.increment()
+            context.logger.warning("result acknowledged after its deadline",
+                                   [("program", .string(job.request.program)), ("late_ms", .integer(now - job.window.publishByMs))])
+        }
+        var events = [context.audit.event(.resultPublished, job: job, status: result.status, code: result.code,
+                                          httpStatus: result.httpStatus, latencyMs: now - job.window.startMs, attempt: result.attempt)]
+        if reconcileScheduled {
+            events.append(context.audit.event(.reconcileScheduled, job: job, status: result.status, code: result.code, attempt: 1))
+        }
+        context.audit.publish(events, traceparent: origin.traceparent)
+    }
+
+    /// Dead-letters a message (or parks it when it was already a replay) and settles it once the
+    /// dead letter is acknowledged (retried until it is; abandoned when the producer failed for good).
+    /// `summary`: what the value says of itself, when the caller already read it (read here otherwise).
+    func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary? = nil,
+                    issuerMayHaveBeenCalled: Bool, requestID: String?, claimed: Bool, startedMarker: Bool = false) {
+        let summary = summary ?? DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
+        let now = context.clock()
+        let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)
+        let (body, truncation) = DeadLetterBuilder.body(of: value, code: code, summary: summary, limits: context.requestLimits, nowMs: now)
+        // The reply headers stay with the dead letter: `dlq replay` sends them again, so the
+        // replay's answer goes where the original's would have.
+        let letter = deadLetters.letter(
+            key: origin.key, value: body, headers: origin.propagatedHeaders + ReplyRouting.headers(origin.reply) + truncation,
+            source: .init(partition: origin.partition, offset: origin.offset, timestampMs: origin.timestampMs),
+            code: code, reason: reason, attempts: 1, firstFailedAtMs: origin.receivedAtMs, nowMs: now, replayOf: origin.replayOf,
+            replay: verdict, parkedReason: "a replay that failed again: parked so it cannot loop; inspect it before sending a new request")
+        context.publisher.publish([letter.message], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else {
+                context.logger.error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
+                                     [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                                      ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                return settler.settle(.abandoned, origin: origin, requestID: requestID, claimed: claimed)
+            }
+            context.metrics.countDeadLetter(code: code.rawValue, parked: letter.isParked)
+            context.logger.warning(letter.isParked ? "replayed message failed again: parked" : "message dead-lettered",
+                                   [("code", .string(code.rawValue)), ("partition", .integer(Int64(origin.partition.partition))),
+                                    ("offset", .integer(origin.offset)), ("replayable", .bool(letter.provenance.isReplayable))])
+            context.audit.publish([context.audit.event(.deadLettered, origin: origin, requestID: requestID ?? summary.requestID,
+                                                       program: summary.program, issuer: nil, wallet: summary.wallet,
+                                                       reason: code.auditReason)],
+                                  traceparent: origin.traceparent)
+            settler.settle(.deadLettered(afterStartedMarker: startedMarker), origin: origin, requestID: requestID, claimed: claimed)
+        }
+    }
+}

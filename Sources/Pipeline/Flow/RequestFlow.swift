@@ -1,0 +1,215 @@
+import Contract
+import Dispatch
+import Issuers
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+
+/// The life of one request, in three stages, each with one owner:
+///
+/// 1. **Intake** (this file): `accept` (poll thread) hands the record to its partition's serial
+///    queue on the worker pool, so records of one partition are decided in order and partitions in
+///    parallel; `Intake.decide` says what to do (`IntakeDecision`) and `carryOut` does it: a dead
+///    letter, a rejection, a duplicate ignored, a reconciliation, or a job for the scheduler.
+/// 2. **The call** (`RequestFlow+Call`): the scheduler's decisions start calls, expire or refuse
+///    jobs; a call writes its `started` marker, confirms no newer owner fenced the partition, calls
+///    the issuer within the budget, and builds the result (payload encrypted to `reply.jwk`).
+/// 3. **Settlement** (`RequestFlow+Delivery`, `Settler`): the result (and a reconciliation job when
+///    the answer was lost) or a dead letter is published, and `Settler.settle` — for every exit —
+///    writes the `completed` marker, finishes or releases the duplicate claim, and completes or
+///    abandons the offset.
+///
+/// Threads: the poll thread only in `accept`; everything else on the worker pool (`pool`), on the
+/// producer's delivery thread (completions, which hand off to the pool for anything longer than
+/// bookkeeping), or in the scheduler's `carryOut`.
+final class RequestFlow: Sendable {
+    let context: WorkerContext
+    let pool: DispatchQueue
+    private let partitionQueues = Mutex<[TopicPartition: DispatchQueue]>([:])
+    private let relay: Relay
+    let scheduler: CallScheduler
+    let intake: Intake
+    let settler: Settler
+    let markers: MarkerWriter
+    let deadLetters: DeadLetterBuilder
+
+    /// Breaks the reference cycle between the flow and its scheduler's callbacks.
+    private final class Relay: Sendable {
+        private let flow = Mutex<RequestFlow?>(nil)
+        func set(_ target: RequestFlow?) { flow.withLock { $0 = target } }
+        var target: RequestFlow? { flow.withLock { $0 } }
+    }
+
+    init(context: WorkerContext) {
+        self.context = context
+        pool = DispatchQueue(label: "provisioner.workers", qos: .userInitiated, attributes: .concurrent)
+        let relay = Relay()
+        self.relay = relay
+        let metrics = context.metrics
+        let logger = context.logger
+        let audit = context.audit
+        let scheduler = CallScheduler(
+            settings: context.configuration.scheduler, clock: context.clock,
+            // Short work (write a marker, or answer without a call): run it where the decision
+            // was made rather than hopping threads.
+            carryOut: { decisions in relay.target?.carryOut(decisions) },
+            breakerChanged: { endpoint, state in
+                metrics.countBreakerTransition(endpoint: endpoint, to: state.rawValue)
+                logger.notice("circuit breaker changed state", [("endpoint", .string(endpoint)), ("state", .string(state.rawValue))])
+                let issuer = endpoint.split(separator: " ").first.flatMap { IssuerKind(rawValue: String($0)) }
+                let reason: AuditReason = switch state {
+                case .open: AuditReason("circuit breaker opened: calls are refused without reaching the issuer")
+                case .halfOpen: AuditReason("circuit breaker half-open: probing the issuer")
+                case .closed: AuditReason("circuit breaker closed: the issuer answers again")
+                }
+                audit.publish([AuditEvent(requestID: nil, stage: .breakerChanged, atMs: context.clock(), issuer: issuer,
+                                          worker: context.configuration.workerID, reason: reason)], traceparent: nil)
+            })
+        self.scheduler = scheduler
+        intake = Intake(context: context)
+        let markers = MarkerWriter(publisher: context.publisher, ledger: context.ledger, fencing: context.fencing,
+                                   topic: context.configuration.topics.markers)
+        self.markers = markers
+        settler = Settler(duplicates: context.duplicates, ledger: context.ledger, horizon: context.horizon,
+                          workerID: context.configuration.workerID, logger: context.logger, clock: context.clock,
+                          releaseSlot: { scheduler.finish(ticketID: $0, success: nil) },
+                          writeMarker: { marker, origin, completion in markers.write(marker, for: origin, completion: completion) })
+        deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
+                                        worker: context.configuration.workerID, group: context.configuration.groupID)
+        relay.set(self)
+    }
+
+    /// Stops the scheduler's timer and drops the callback link.
+    func stop() {
+        scheduler.stop()
+        relay.set(nil)
+    }
+
+    // MARK: - Accept
+
+    /// Called on the poll thread for each message of a requests partition the ledger tracks.
+    func accept(_ message: KafkaMessage, generation: UInt64) {
+        let origin = RecordOrigin(message: message, generation: generation, receivedAtMs: context.clock())
+        let value = message.value
+        queue(for: origin.partition).async { [self] in
+            intake(value, origin: origin)
+        }
+    }
+
+    /// Forgets the serial queues of partitions no longer owned.
+    func forget(_ partitions: [TopicPartition]) {
+        partitionQueues.withLock { queues in
+            for partition in partitions { queues[partition] = nil }
+        }
+    }
+
+    /// Takes queued jobs of these partitions back from the scheduler: they were never started and
+    /// are redelivered to the next owner.
+    func giveBack(_ partitions: [TopicPartition]) {
+        for job in scheduler.removeWaiting(partitions: Set(partitions)) {
+            settler.settle(.abandoned, origin: job.origin, requestID: job.request.requestID, claimed: true)
+        }
+    }
+
+    private func queue(for partition: TopicPartition) -> DispatchQueue {
+        partitionQueues.withLock { queues in
+            if let queue = queues[partition] { return queue }
+            let queue = DispatchQueue(label: "provisioner.partition.\(partition.partition)", target: pool)
+            queues[partition] = queue
+            return queue
+        }
+    }
+
+    // MARK: - Intake
+
+    private func intake(_ value: [UInt8], origin received: RecordOrigin) {
+        guard context.ledger.isOwned(received.partition, generation: received.generation) else {
+            settler.settle(.abandoned, origin: received, requestID: nil, claimed: false)
+            return
+        }
+        let (origin, decision) = intake.decide(value, received: received, nowMs: context.clock()) { [self] in
+            queue(for: received.partition).async { self.intake(value, origin: received) }
+        }
+        carryOut(decision, value: value, origin: origin)
+    }
+
+    /// Carries out what intake decided.
+    private func carryOut(_ decision: IntakeDecision, value: [UInt8], origin: RecordOrigin) {
+        switch decision {
+        case .deadLetter(let code, let reason, let requestID, let summary):
+            deadLetter(value, origin: origin, code: code, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
+                       requestID: requestID, claimed: false)
+        case .refuseUnauthentic(let reason, let requestID, let program, let summary):
+            refuseUnauthentic(value, origin: origin, reason: reason, requestID: requestID, program: program, summary: summary)
+        case .rejectMalformed(let rejection):
+            let issuer = rejection.program.flatMap { context.configuration.program($0)?.issuer }
+            let result = ProvisioningResult(rejection: rejection, issuer: issuer,
+                                            timing: ResultTiming(receivedAtMs: origin.receivedAtMs))
+            context.audit.publish([
+                context.audit.event(.received, origin: origin, requestID: rejection.requestID, program: rejection.program,
+                                    issuer: issuer, wallet: rejection.wallet),
+                context.audit.event(.rejected, origin: origin, requestID: rejection.requestID, program: rejection.program,
+                                    issuer: issuer, wallet: rejection.wallet, status: .rejected, code: rejection.code,
+                                    reason: AuditReason(rejection)),
+            ], traceparent: origin.traceparent)
+            deliver(result, origin: origin, value: value, job: nil, claimed: false)
+        case .rejectEarly(let subject, let code, let message):
+            let request = subject.request
+            let result = ProvisioningResult(request: request, issuer: subject.issuer, outcome: OutcomeTable.rejection(code: code, message: message),
+                                            timing: ResultTiming(receivedAtMs: origin.receivedAtMs))
+            context.audit.publish([
+                context.audit.event(.received, origin: origin, requestID: request.requestID, program: request.program,
+                                    issuer: subject.issuer, wallet: request.wallet, cardRef: subject.cardRef, deviceRef: subject.deviceRef,
+                                    last4: request.card.last4),
+                context.audit.event(.rejected, origin: origin, requestID: request.requestID, program: request.program,
+                                    issuer: subject.issuer, wallet: request.wallet, status: .rejected, code: code,
+                                    cardRef: subject.cardRef, deviceRef: subject.deviceRef, last4: request.card.last4, reason: AuditReason(code)),
+            ], traceparent: origin.traceparent)
+            deliver(result, origin: origin, value: value, job: nil, claimed: false)
+        case .awaitOlderAttempt:
+            break
+        case .duplicate(let job, let inFlight, let claimed):
+            context.metrics.countDuplicate()
+            context.audit.publish([context.audit.event(.duplicateIgnored, job: job,
+                                                       reason: inFlight ? AuditReason("duplicate of a request in flight")
+                                                           : AuditReason("duplicate of a request already answered"))],
+                                  traceparent: origin.traceparent)
+            settler.settle(.duplicate, origin: origin, requestID: job.request.requestID, claimed: claimed)
+        case .admitted(let job, let replayBy, let next):
+            context.audit.publish([context.audit.event(.received, job: job, operator: replayBy)], traceparent: origin.traceparent)
+            switch next {
+            case .recover:
+                recoverFromMarker(job)
+            case .invalid(let failure):
+                let result = ProvisioningResult(request: job.request, issuer: job.program.issuer, failure: failure,
+                                                timing: ResultTiming(window: job.window, receivedAtMs: origin.receivedAtMs))
+                context.audit.publish([context.audit.event(.rejected, job: job, status: .rejected, code: failure.code,
+                                                           reason: AuditReason(failure))], traceparent: origin.traceparent)
+                deliver(result, origin: origin, value: value, job: job, claimed: true)
+            case .answer(let outcome, let stage):
+                answerWithoutCall(job, outcome: outcome, stage: stage)
+            case .submit(let minimumBudgetMs):
+                scheduler.submit(job, minimumBudgetMs: minimumBudgetMs)
+            }
+        }
+    }
+
+    /// A message that failed its signature check: no result anywhere, and nothing it names is
+    /// touched (duplicate filter, markers, nonce guard); an audit event, a metric and a dead letter
+    /// that cannot be replayed.
+    private func refuseUnauthentic(_ value: [UInt8], origin: RecordOrigin, reason: String, requestID: String?, program: String?,
+                                   summary: DeadLetterSummary?) {
+        let configuredProgram = program.flatMap { context.configuration.program($0) }
+        context.metrics.countUnauthenticated(replay: origin.replayOf != nil)
+        context.logger.warning("message failed its signature check: dead-lettered, not answered",
+                               [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
+                                ("program", .string(configuredProgram?.name ?? "unknown"))])
+        context.audit.publish([context.audit.event(.rejected, origin: origin, requestID: requestID, program: configuredProgram?.name,
+                                                   issuer: configuredProgram?.issuer, wallet: nil, status: .rejected, code: .unauthenticated,
+                                                   reason: AuditReason("the message failed its signature check: not answered"))],
+                              traceparent: origin.traceparent)
+        deadLetter(value, origin: origin, code: .unauthenticated, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
+                   requestID: requestID, claimed: false)
+    }
+}

@@ -1,0 +1,79 @@
+import Recovery
+
+/// How a request's record leaves the worker. Every exit of `RequestFlow` ends in one of these,
+/// handed to `Settler.settle`, the only code that touches the exactly-once bookkeeping.
+enum RecordExit: Sendable, Equatable {
+    /// Its result (and reconciliation job, if any) is acknowledged by Kafka. `recovered`: the
+    /// answer is a reconciliation after a previous owner's `started` marker.
+    case answered(recovered: Bool)
+    /// Its dead letter is acknowledged. `afterStartedMarker`: a `started` marker was written for
+    /// it, so a `completed` one must follow (a redelivery then ignores it instead of reconciling).
+    case deadLettered(afterStartedMarker: Bool)
+    /// A duplicate ignored: already answered, or in flight under this delivery.
+    case duplicate
+    /// Given up without an answer: the partition is no longer this generation's, a newer owner
+    /// fenced it, or neither result nor dead letter could be written. The offset is not completed,
+    /// so the next owner (or a restart) redoes the request.
+    case abandoned
+}
+
+/// What settling an exit does, decided from the exit alone: a value, carried out by `Settler`
+/// (the `WorkScheduler` habit), and unit-tested as a table.
+struct Settlement: Sendable, Equatable {
+    /// What becomes of the request id in the duplicate filter.
+    enum Claim: Sendable, Equatable {
+        /// Finished: later copies within the horizon are duplicates.
+        case finish
+        /// Released: a later copy is new work (given up, or dead-lettered so a replay can run).
+        case release
+        /// Untouched: this record claimed nothing, so it may not free or finish the id (a
+        /// malformed or unauthentic message naming another request's id, or a duplicate of a
+        /// copy still in flight).
+        case untouched
+    }
+
+    /// What becomes of the record's offset in the ledger.
+    enum Offset: Sendable, Equatable {
+        /// Done: it may be committed once the offsets before it are.
+        case complete
+        /// Given up: never completed here, redelivered to the next owner.
+        case abandon
+    }
+
+    /// The `completed` marker to write before the offset completes (nil: none).
+    let completedMarker: CallMarker.Outcome?
+    /// Whether the answer goes into the duplicate horizon once its marker is acknowledged.
+    let recordsInHorizon: Bool
+    let claim: Claim
+    let offset: Offset
+
+    /// The settlement of `exit` for a record that `claimed` its request id in the duplicate
+    /// filter (intake's `duplicate` and `admitted` decisions) or not (every earlier one).
+    init(_ exit: RecordExit, claimed: Bool) {
+        switch exit {
+        case .answered(let recovered):
+            // Every published result leaves a `completed` marker, with or without a `started` one:
+            // a next owner redelivered the request before its commit ignores it instead of answering
+            // again. An answer finishes the id even unclaimed (an early rejection): it is answered.
+            completedMarker = recovered ? .recovered : .answered
+            recordsInHorizon = true
+            claim = .finish
+            offset = .complete
+        case .deadLettered(let afterStartedMarker):
+            completedMarker = afterStartedMarker ? .deadLettered : nil
+            recordsInHorizon = false
+            claim = claimed ? .release : .untouched
+            offset = .complete
+        case .duplicate:
+            completedMarker = nil
+            recordsInHorizon = false
+            claim = claimed ? .finish : .untouched
+            offset = .complete
+        case .abandoned:
+            completedMarker = nil
+            recordsInHorizon = false
+            claim = claimed ? .release : .untouched
+            offset = .abandon
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Kafka
+import Observability
+import Recovery
+
+/// The only place that touches a request's exactly-once bookkeeping: the duplicate filter's
+/// claim, the offset ledger, the `completed` marker, the duplicate horizon and the scheduler's
+/// slot. `RequestFlow` calls `settle` once per record, at whichever exit it takes (`RecordExit`);
+/// `Settlement` says what that exit does.
+///
+/// Threads: any. Its parts are locked; the marker write completes on the producer's thread,
+/// where only these short updates run.
+struct Settler: Sendable {
+    /// What writing a marker reported.
+    struct MarkerWrite: Sendable {
+        /// Whether Kafka acknowledged it.
+        let delivered: Bool
+        /// Its offset, when acknowledged with one.
+        let offset: Int64?
+        /// The last error, when not acknowledged.
+        let error: KafkaError?
+    }
+
+    let duplicates: DuplicateFilter
+    let ledger: OffsetLedger
+    let horizon: DuplicateHorizon
+    let workerID: String
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+    /// Frees a call's slot in the scheduler without a breaker verdict.
+    let releaseSlot: @Sendable (UInt64) -> Void
+    /// Writes a marker for the record at an origin (`MarkerWriter.write`).
+    let writeMarker: @Sendable (CallMarker, RecordOrigin, @escaping @Sendable (MarkerWrite) -> Void) -> Void
+
+    /// Settles the record at `origin` after `exit`. `requestID`: the request id it answers for,
+    /// when known; `claimed`: whether this record claimed that id in the duplicate filter (a
+    /// malformed or unauthentic message naming another request's id must never free that one).
+    /// `slot`: a scheduler slot still held (a call given up before it was made).
+    func settle(_ exit: RecordExit, origin: RecordOrigin, requestID: String?, claimed: Bool, slot: UInt64? = nil) {
+        let settlement = Settlement(exit, claimed: claimed)
+        if let slot { releaseSlot(slot) }
+        guard let outcome = settlement.completedMarker, let requestID else {
+            finish(settlement, origin: origin, requestID: requestID)
+            return
+        }
+        let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: clock(),
+                                worker: workerID, outcome: outcome, replayOf: origin.replayOf)
+        writeMarker(marker, origin) { [self] write in
+            if write.delivered, settlement.recordsInHorizon {
+                horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())
+            }
+            if !write.delivered {
+                logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
+                               [("error", .string(write.error?.description ?? "unknown"))])
+            }
+            finish(settlement, origin: origin, requestID: requestID)
+        }
+    }
+
+    private func finish(_ settlement: Settlement, origin: RecordOrigin, requestID: String?) {
+        if let requestID {
+            switch settlement.claim {
+            case .finish: duplicates.finish(requestID, owner: .init(origin), nowMs: clock())
+            case .release: duplicates.release(requestID, owner: .init(origin))
+            case .untouched: break
+            }
+        }
+        switch settlement.offset {
+        case .complete: ledger.complete(origin.partition, offset: origin.offset, generation: origin.generation)
+        case .abandon: ledger.abandon(origin.partition, offset: origin.offset, generation: origin.generation)
+        }
+    }
+}

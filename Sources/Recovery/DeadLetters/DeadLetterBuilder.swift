@@ -1,0 +1,87 @@
+import Contract
+import Kafka
+
+/// The one maker of dead-letter records, for every path that writes one: a request the worker
+/// cannot answer, a reconciliation that ran out of attempts, a reconciliation record that does not
+/// read. It writes the provenance (`dlq.*` headers) and the replay verdict, and parks: a message
+/// that was itself a replay (`x-replay-of`) goes to the parked topic, never replayable, so a replay
+/// that fails again cannot loop.
+public struct DeadLetterBuilder: Sendable {
+    /// Where a dead-lettered message was read.
+    public struct Source: Sendable {
+        /// Its topic and partition.
+        public var partition: TopicPartition
+        /// Its offset.
+        public var offset: Int64
+        /// Its record timestamp (epoch ms), when it had one.
+        public var timestampMs: Int64?
+
+        /// Creates a source.
+        public init(partition: TopicPartition, offset: Int64, timestampMs: Int64?) {
+            self.partition = partition
+            self.offset = offset
+            self.timestampMs = timestampMs
+        }
+    }
+
+    /// A dead letter ready to produce.
+    public struct Letter: Sendable {
+        /// The record (to the dead-letter or the parked topic).
+        public let message: KafkaOutgoingMessage
+        /// What its `dlq.*` headers say.
+        public let provenance: DeadLetterProvenance
+        /// Whether it goes to the parked topic.
+        public let isParked: Bool
+    }
+
+    let deadLetterTopic: String
+    let parkedTopic: String
+    let worker: String
+    let group: String
+
+    /// A builder for the worker `worker` in consumer group `group`.
+    public init(deadLetterTopic: String, parkedTopic: String, worker: String, group: String) {
+        self.deadLetterTopic = deadLetterTopic
+        self.parkedTopic = parkedTopic
+        self.worker = worker
+        self.group = group
+    }
+
+    /// The dead letter of a message read at `source`: `value` and `headers` (those to keep) with the
+    /// provenance after them, and `x-replay-of` when it was a replay (then parked, `parkedReason`
+    /// saying why it cannot be replayed; else `replay` decides).
+    public func letter(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], source: Source, code: DeadLetterCode, reason: String,
+                       attempts: Int, firstFailedAtMs: Int64, nowMs: Int64, replayOf: String?,
+                       replay: DeadLetterReplayPolicy.Verdict, parkedReason: String) -> Letter {
+        let parked = replayOf != nil
+        let provenance = DeadLetterProvenance(
+            originalTopic: source.partition.topic, originalPartition: source.partition.partition, originalOffset: source.offset,
+            originalTimestampMs: source.timestampMs, code: code, reason: reason, attempts: attempts, firstFailedAtMs: firstFailedAtMs,
+            failedAtMs: nowMs, worker: worker, group: group, isReplayable: parked ? false : replay.isReplayable,
+            replayableReason: parked ? parkedReason : replay.reason)
+        var all = headers + provenance.headers
+        if let replayOf { all.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
+        let message = KafkaOutgoingMessage(topic: parked ? parkedTopic : deadLetterTopic, key: key, value: value, headers: all)
+        return Letter(message: message, provenance: provenance, isParked: parked)
+    }
+
+    /// What a dead-lettered request keeps of its value, and the headers that say what was cut.
+    /// An Apple Pay request past its deadline can never succeed, nor can an over-size message: both
+    /// lose the Apple handshake. An over-size value also keeps only its head (the request limit's
+    /// worth, `dlq.value_truncated_from` saying how long it was): past the producer's or the
+    /// broker's record limit the write would fail on every attempt, and a dead letter that is never
+    /// written holds its partition's commits back forever.
+    public static func body(of value: [UInt8], code: DeadLetterCode, summary: DeadLetterSummary, limits: RequestLimits,
+                            nowMs: Int64) -> (value: [UInt8], headers: [KafkaHeader]) {
+        var body = value
+        let oversize = code == DeadLetterCode(.oversize)
+        // Redaction parses the whole value: an over-size one is past the request limit by definition.
+        if summary.isExpiredApplePay(nowMs: nowMs) || oversize,
+           let stripped = RequestRedaction.strippingAppleHandshake(
+               value, limits: RequestLimits(maxBytes: max(value.count, limits.maxBytes), maxDepth: limits.maxDepth)) {
+            body = stripped
+        }
+        guard oversize, body.count > limits.maxBytes else { return (body, []) }
+        return (Array(body.prefix(limits.maxBytes)), [KafkaHeader(key: DeadLetterHeader.valueTruncatedFrom, string: String(value.count))])
+    }
+}

@@ -1,0 +1,139 @@
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+import Testing
+@testable import Pipeline
+
+/// Settlement (issue 16): the table every exit goes through, and `Settler` carrying it out on the
+/// real in-memory bookkeeping (duplicate filter, offset ledger, duplicate horizon) with the
+/// marker write reported by hand. No broker.
+@Suite("Settlement", .timeLimit(.minutes(1)))
+struct SettlementTests {
+    static let partition = TopicPartition(topic: "provisioning.requests", partition: 1)
+    static let now: Int64 = 1_796_000_000_000
+
+    @Test("the table: what each exit does to the marker, the claim and the offset")
+    func table() {
+        typealias S = Settlement
+        func row(_ exit: RecordExit, claimed: Bool) -> (CallMarker.Outcome?, Bool, S.Claim, S.Offset) {
+            let s = Settlement(exit, claimed: claimed)
+            return (s.completedMarker, s.recordsInHorizon, s.claim, s.offset)
+        }
+        // Answered: a completed marker, into the horizon, the id finished (claimed or not: it is answered).
+        #expect(row(.answered(recovered: false), claimed: true) == (.answered, true, .finish, .complete))
+        #expect(row(.answered(recovered: false), claimed: false) == (.answered, true, .finish, .complete))
+        #expect(row(.answered(recovered: true), claimed: true) == (.recovered, true, .finish, .complete))
+        // Dead-lettered: a completed marker only after a started one; the claim released so a replay runs.
+        #expect(row(.deadLettered(afterStartedMarker: true), claimed: true) == (.deadLettered, false, .release, .complete))
+        #expect(row(.deadLettered(afterStartedMarker: false), claimed: true) == (nil, false, .release, .complete))
+        // A message that claimed nothing (malformed, unauthentic) never frees the id it names.
+        #expect(row(.deadLettered(afterStartedMarker: false), claimed: false) == (nil, false, .untouched, .complete))
+        #expect(row(.duplicate, claimed: true) == (nil, false, .finish, .complete))
+        #expect(row(.duplicate, claimed: false) == (nil, false, .untouched, .complete))
+        // Abandoned: never completed here; the next owner redoes it.
+        #expect(row(.abandoned, claimed: true) == (nil, false, .release, .abandon))
+        #expect(row(.abandoned, claimed: false) == (nil, false, .untouched, .abandon))
+    }
+
+    /// A settler over fresh in-memory parts; marker writes are answered by `markerAnswer`.
+    final class Rig: Sendable {
+        let duplicates = DuplicateFilter(horizonMs: 60_000)
+        let ledger = OffsetLedger()
+        let horizon = DuplicateHorizon(horizonMs: 60_000, maxEntriesPerPartition: 100)
+        let written = Mutex<[CallMarker]>([])
+        let released = Mutex<[UInt64]>([])
+        let markerDelivered: Bool
+        let generation: UInt64
+
+        init(markerDelivered: Bool = true) {
+            self.markerDelivered = markerDelivered
+            generation = ledger.assign(SettlementTests.partition, markerPosition: nil)
+            horizon.install(SettlementTests.partition, index: AnsweredIndex(maxEntries: 100))
+        }
+
+        var settler: Settler {
+            Settler(duplicates: duplicates, ledger: ledger, horizon: horizon, workerID: "w", logger: Logger(label: "settlement", minimumLevel: .error, handler: CapturingLogHandler()),
+                    clock: { SettlementTests.now },
+                    releaseSlot: { [self] slot in released.withLock { $0.append(slot) } },
+                    writeMarker: { [self] marker, _, completion in
+                        written.withLock { $0.append(marker) }
+                        completion(.init(delivered: markerDelivered, offset: markerDelivered ? 40 : nil, error: nil))
+                    })
+        }
+
+        /// Receives offset `offset` (tracked by the ledger) and claims `requestID` for it.
+        func receive(_ offset: Int64, claiming requestID: String?) -> RecordOrigin {
+            #expect(ledger.track(SettlementTests.partition, offset: offset) == generation)
+            let origin = RecordOrigin(message: KafkaMessage(topic: SettlementTests.partition.topic, partition: SettlementTests.partition.partition,
+                                                            offset: offset, key: nil, value: []),
+                                      generation: generation, receivedAtMs: SettlementTests.now)
+            if let requestID { #expect(duplicates.begin(requestID, owner: .init(origin), nowMs: SettlementTests.now) == .fresh) }
+            return origin
+        }
+
+        var committable: Int64? { ledger.commitCandidates([SettlementTests.partition]).first?.offset }
+        func verdict(_ requestID: String, generation other: UInt64 = 99) -> DuplicateFilter.Verdict {
+            duplicates.begin(requestID, owner: .init(partition: SettlementTests.partition, generation: other), nowMs: SettlementTests.now)
+        }
+    }
+
+    @Test("answered: the completed marker is written, the answer enters the horizon, later copies are duplicates, the offset commits")
+    func answered() {
+        let rig = Rig()
+        let origin = rig.receive(0, claiming: "r-answered")
+        rig.settler.settle(.answered(recovered: false), origin: origin, requestID: "r-answered", claimed: true)
+        #expect(rig.written.withLock { $0.map { [$0.state.rawValue, $0.outcome?.rawValue ?? "-", $0.requestID] } }
+                == [["completed", "answered", "r-answered"]])
+        #expect(rig.horizon.contains("r-answered", in: Self.partition, nowMs: Self.now))
+        #expect(rig.verdict("r-answered") == .completed)
+        #expect(rig.committable == 1)
+    }
+
+    @Test("an unauthentic message naming a request in flight is dead-lettered without freeing that request's claim")
+    func unclaimedDeadLetterLeavesTheClaim() {
+        let rig = Rig()
+        let genuine = rig.receive(0, claiming: "r-genuine")
+        let forged = rig.receive(1, claiming: nil)
+        rig.settler.settle(.deadLettered(afterStartedMarker: false), origin: forged, requestID: "r-genuine", claimed: false)
+        #expect(rig.written.withLock { $0.isEmpty })
+        // Still held by the genuine delivery: a copy elsewhere waits for it.
+        #expect(rig.verdict("r-genuine") == .awaitingOlderAttempt)
+        // The forged offset is done, but the genuine one holds the commit back.
+        #expect(rig.committable == nil)
+        rig.settler.settle(.answered(recovered: false), origin: genuine, requestID: "r-genuine", claimed: true)
+        #expect(rig.committable == 2)
+    }
+
+    @Test("abandoned: the scheduler slot is freed, the claim released, the offset never completed")
+    func abandoned() {
+        let rig = Rig()
+        let origin = rig.receive(0, claiming: "r-given-up")
+        rig.settler.settle(.abandoned, origin: origin, requestID: "r-given-up", claimed: true, slot: 17)
+        #expect(rig.released.withLock { $0 } == [17])
+        #expect(rig.verdict("r-given-up") == .fresh)
+        #expect(rig.committable == nil)
+        #expect(rig.ledger.unsettledCount([Self.partition]) == 0)
+    }
+
+    @Test("dead-lettered after a started marker: a completed marker saying so, the claim released, not in the horizon")
+    func deadLetteredAfterStart() {
+        let rig = Rig()
+        let origin = rig.receive(0, claiming: "r-dead")
+        rig.settler.settle(.deadLettered(afterStartedMarker: true), origin: origin, requestID: "r-dead", claimed: true)
+        #expect(rig.written.withLock { $0.map(\.outcome) } == [.deadLettered])
+        #expect(!rig.horizon.contains("r-dead", in: Self.partition, nowMs: Self.now))
+        #expect(rig.verdict("r-dead") == .fresh)
+        #expect(rig.committable == 1)
+    }
+
+    @Test("a completed marker that cannot be written still completes the offset, but the answer stays out of the horizon")
+    func markerNotWritten() {
+        let rig = Rig(markerDelivered: false)
+        let origin = rig.receive(0, claiming: "r-unmarked")
+        rig.settler.settle(.answered(recovered: false), origin: origin, requestID: "r-unmarked", claimed: true)
+        #expect(!rig.horizon.contains("r-unmarked", in: Self.partition, nowMs: Self.now))
+        #expect(rig.verdict("r-unmarked") == .completed)
+        #expect(rig.committable == 1)
+    }
+}
