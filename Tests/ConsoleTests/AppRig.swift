@@ -2,6 +2,7 @@
 import HTTP
 import Observability
 import Pipeline
+import TestSupport
 
 /// A console application with two tokens and no reachable Kafka or metrics (for the checks that
 /// refuse before anything is read).

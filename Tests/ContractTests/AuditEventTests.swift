@@ -1,4 +1,5 @@
 import Contract
+import TestSupport
 import Testing
 
 @Suite("Audit events and pseudonyms", .timeLimit(.minutes(5)))

@@ -1,4 +1,5 @@
 import Contract
+import TestSupport
 import Testing
 
 /// Secret fields carry unique markers; they go through every path the worker has (decode,

@@ -1,4 +1,5 @@
 import Contract
+import TestSupport
 import Testing
 
 @Suite("Results", .timeLimit(.minutes(5)))

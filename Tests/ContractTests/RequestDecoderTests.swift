@@ -1,4 +1,5 @@
 import Contract
+import TestSupport
 import Testing
 
 @Suite("Request decoding", .timeLimit(.minutes(5)))

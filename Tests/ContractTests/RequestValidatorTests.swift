@@ -1,4 +1,5 @@
 import Contract
+import TestSupport
 import Testing
 
 /// CONTRACT section 9, row by row: every rule has a passing and a failing case.

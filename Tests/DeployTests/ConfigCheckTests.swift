@@ -2,6 +2,7 @@ import Contract
 import Foundation
 import Kafka
 import Pipeline
+import TestSupport
 import Testing
 
 /// Every worker configuration shipped in `Config/` (and the one in the Kubernetes ConfigMap) passes

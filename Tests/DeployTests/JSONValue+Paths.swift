@@ -15,23 +15,6 @@ extension JSONValue {
         return node
     }
 
-    /// A copy with the object member at dotted `path` set to `value` (created with its parents when
-    /// missing), or removed when `value` is nil.
-    func setting(_ path: String, _ value: JSONValue?) -> JSONValue {
-        Self.set(self, path.split(separator: ".").map(String.init)[...], value)
-    }
-
-    private static func set(_ node: JSONValue, _ path: ArraySlice<String>, _ value: JSONValue?) -> JSONValue {
-        guard let head = path.first else { return value ?? .null }
-        var members = node.objectValue ?? [:]
-        if path.count == 1 {
-            members[head] = value
-        } else {
-            members[head] = set(members[head] ?? .object([:]), path.dropFirst(), value)
-        }
-        return .object(members)
-    }
-
     /// Scalars as text (YAML numbers and Booleans compared with Kafka's string configs).
     var scalarText: String? {
         switch self {

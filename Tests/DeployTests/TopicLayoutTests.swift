@@ -1,5 +1,6 @@
 import Contract
 import Pipeline
+import TestSupport
 import Testing
 
 /// `Config/topics.json`: the production topic layout, equal to the built-in one.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Observability
+import TestSupport
 
 @Suite("Metrics and logging", .timeLimit(.minutes(5)))
 struct MetricsRegistryTests {

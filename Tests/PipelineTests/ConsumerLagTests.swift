@@ -4,6 +4,7 @@ import Harness
 import Kafka
 import Observability
 import Pipeline
+import TestSupport
 import Testing
 
 @Suite("Consumer lag metric", .serialized, .timeLimit(.minutes(10)))

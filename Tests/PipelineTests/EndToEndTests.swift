@@ -5,6 +5,7 @@ import Kafka
 import Observability
 import Pipeline
 import Simulator
+import TestSupport
 import Testing
 
 @Suite("End to end: broker + simulator + worker", .serialized, .timeLimit(.minutes(10)))

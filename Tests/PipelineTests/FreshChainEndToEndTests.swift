@@ -4,6 +4,7 @@ import Harness
 import Kafka
 import Observability
 import Pipeline
+import TestSupport
 import Testing
 
 @Suite("End to end: a fresh PassKit chain per request", .serialized, .timeLimit(.minutes(10)))

@@ -5,6 +5,7 @@ import Kafka
 import Observability
 import Pipeline
 import Simulator
+import TestSupport
 import Testing
 
 /// Issue 11 end to end: bulkheads, circuit breakers and upstream rate limits on the embedded

@@ -5,6 +5,7 @@ import Kafka
 import Observability
 import Pipeline
 import Simulator
+import TestSupport
 import Testing
 
 /// One end-to-end test's world: its own embedded stack (broker + simulator), its own consumer

@@ -3,6 +3,7 @@ import Foundation
 import Harness
 import Observability
 import Pipeline
+import TestSupport
 import Testing
 
 /// A backend written with independent libraries (Python confluent-kafka and jwcrypto) talks to

@@ -4,6 +4,7 @@ import Harness
 import Kafka
 import Observability
 import Pipeline
+import TestSupport
 import Testing
 
 /// Spring Kafka request-reply against the worker, from independent libraries: two Python

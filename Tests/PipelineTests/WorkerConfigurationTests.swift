@@ -3,6 +3,7 @@ import Foundation
 import Contract
 import Observability
 @testable import Pipeline
+import TestSupport
 
 @Suite("Worker configuration", .timeLimit(.minutes(10)))
 struct WorkerConfigurationTests {

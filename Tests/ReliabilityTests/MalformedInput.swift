@@ -1,6 +1,7 @@
 import Contract
 import Foundation
 import Kafka
+import TestSupport
 
 /// Generated bad input for the requests topic, each message with the answer the contract demands:
 /// a `rejected` result (a `request_id` can be read) or a dead letter with a given code.

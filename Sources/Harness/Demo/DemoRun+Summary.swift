@@ -5,7 +5,7 @@ import Simulator
 
 extension DemoRun {
     static func summarize(_ cases: [DemoCase], snapshot: ResultCollector.Snapshot, producedAt: [String: Int64], registries: [MetricsRegistry],
-                          logs: CapturingLogHandler, options: DemoOptions, elapsedMs: Int64) -> DemoReport {
+                          logs: DemoWarningCounter, options: DemoOptions, elapsedMs: Int64) -> DemoReport {
         var mismatches: [(String, String, String)] = []
         var latencies: [String: [Int64]] = [:]
         var verified = 0
@@ -59,7 +59,7 @@ extension DemoRun {
         let duplicates = total("provisioner_duplicates_ignored_total")
         let refusals = total("provisioner_refusals_total")
         let breakerChanges = total("provisioner_breaker_transitions_total")
-        let warnings = logs.records.filter { $0.level >= .warning }.count
+        let warnings = logs.count
         let succeeded = mismatches.isEmpty && deadlineMisses == 0 && workerMisses == 0 && verified == verifiable
 
         var lines = [

@@ -15,7 +15,7 @@ public struct DemoOptions: Sendable {
     public var partitions = 6
     /// Give up after this long.
     public var timeoutSeconds = 60
-    /// Stream worker logs at this level to stderr (nil: keep them, count warnings and errors).
+    /// Stream worker logs at this level to stderr (nil: do not print them; count warnings and errors for the summary).
     public var logLevel: LogLevel?
     /// Creates the defaults.
     public init() {}
@@ -40,7 +40,7 @@ public enum DemoRun {
         let started = Timestamps.nowMs()
         let stack = try EmbeddedStack(brokers: 1, partitions: options.partitions)
         defer { stack.stop() }
-        let logs = CapturingLogHandler()
+        let logs = DemoWarningCounter()
         let handler: any LogHandler = options.logLevel == nil ? logs : JSONLineLogHandler()
         var registries: [MetricsRegistry] = []
         for index in 1...max(1, options.workers) {

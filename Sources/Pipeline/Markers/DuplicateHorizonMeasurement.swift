@@ -33,7 +33,7 @@ public enum DuplicateHorizonMeasurement {
     /// taken and the answered ids the index holds.
     public static func catchUp(properties: [String: String], topic: String, partition: Int32, horizonMs: Int64,
                                maxEntries: Int) throws -> (readMs: Int64, held: Int, bytes: Int) {
-        let reader = try MarkerCatchUp(properties: properties, topic: topic, logger: Logger(label: "bench", minimumLevel: .error, handler: CapturingLogHandler()),
+        let reader = try MarkerCatchUp(properties: properties, topic: topic, logger: Logger(label: "bench", minimumLevel: .error, handler: DiscardingLogHandler()),
                                        timeoutMs: 30_000)
         defer { reader.close() }
         let done = DispatchSemaphore(value: 0)

@@ -1,3 +1,4 @@
+import Observability
 import Synchronization
 
 /// Keeps every record in memory: for tests that check what was logged (and what was not).
@@ -14,7 +15,7 @@ public final class CapturingLogHandler: LogHandler {
     /// Every record so far.
     public var records: [LogRecord] { storage.withLock { $0 } }
 
-    /// Every record rendered as the JSON line `JSONLineLogHandler` would write.
+    /// Every record as one plain line, `level label message name=value ...`, for text searches.
     public var renderedLines: [String] {
         records.map { record in
             var line = "\(record.level.name) \(record.label) \(record.message)"

@@ -1,14 +1,16 @@
 import Contract
 
+/// Editing parsed documents in tests: a valid request, result or config with one member changed.
 extension JSONValue {
-    /// A copy with the member at `path` (object keys; integers index arrays) set to `value`, or removed when `nil`.
-    func setting(_ path: String, _ value: JSONValue?) -> JSONValue {
+    /// A copy with the member at `path` (dot-separated object keys, created when missing; integers
+    /// index arrays) set to `value`, or removed when `nil`.
+    public func setting(_ path: String, _ value: JSONValue?) -> JSONValue {
         let parts = path.split(separator: ".").map(String.init)
         return Self.set(self, parts[...], value)
     }
 
     /// A copy without the member at `path`.
-    func removing(_ path: String) -> JSONValue {
+    public func removing(_ path: String) -> JSONValue {
         setting(path, nil)
     }
 
