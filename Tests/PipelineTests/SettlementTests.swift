@@ -53,7 +53,7 @@ struct SettlementTests {
         }
 
         var settler: Settler {
-            Settler(duplicates: duplicates, ledger: ledger, horizon: horizon, workerID: "w", logger: Logger(label: "settlement", minimumLevel: .error, handler: CapturingLogHandler()),
+            Settler(duplicates: duplicates, ledger: ledger, horizon: horizon, workerID: "w", logger: Logger(label: "settlement", minimumLevel: .error, handler: DiscardingLogHandler()),
                     clock: { SettlementTests.now },
                     releaseSlot: { [self] slot in released.withLock { $0.append(slot) } },
                     writeMarker: { [self] marker, _, completion in
