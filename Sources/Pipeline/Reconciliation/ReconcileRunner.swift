@@ -32,21 +32,21 @@ import Synchronization
 final class ReconcileRunner: Sendable {
     /// How many tiers a handed-over job without a state query waits for the previous owner's answer.
     static let handOverLooks = 3
-    private let context: WorkerContext
-    private let consumer: KafkaConsumer
-    private let relay: RebalanceRelay
-    private let state = Mutex(State())
-    private let timer = DispatchTimer(label: "provisioner.reconcile-timer")
-    private let thread = PollThread()
-    private let maxHeldPerPartition: Int
-    private let maxRunning: Int
-    private let deadLetters: DeadLetterBuilder
+    let context: WorkerContext
+    let consumer: KafkaConsumer
+    let relay: RebalanceRelay
+    let state = Mutex(State())
+    let timer = DispatchTimer(label: "provisioner.reconcile-timer")
+    let thread = PollThread()
+    let maxHeldPerPartition: Int
+    let maxRunning: Int
+    let deadLetters: DeadLetterBuilder
     /// Woken whenever a running query ends, for a revoke's drain.
-    private let queryEnded = DrainWait()
+    let queryEnded = DrainWait()
     /// Reads markers for handed-over jobs; created on first use (most workers never need it).
-    private let markerReader = Mutex<MarkerCatchUp?>(nil)
+    let markerReader = Mutex<MarkerCatchUp?>(nil)
 
-    private struct Held: Sendable {
+    struct Held: Sendable {
         let job: ReconcileJob
         let partition: TopicPartition
         let offset: Int64
@@ -54,7 +54,7 @@ final class ReconcileRunner: Sendable {
         let headers: [KafkaHeader]
     }
 
-    private struct State {
+    struct State {
         var stopRequested = false
         var drainDeadlineMs: Int64 = 0
         var held = PriorityHeap<Held> { ($0.job.dueAtMs, $0.offset) < ($1.job.dueAtMs, $1.offset) }
@@ -122,7 +122,7 @@ final class ReconcileRunner: Sendable {
 
     // MARK: - Loop
 
-    private func run() {
+    func run() {
         while true {
             let (stopping, deadline, running, firstDue) = state.withLock {
                 ($0.stopRequested, $0.drainDeadlineMs, $0.running, $0.held.first?.job.dueAtMs)
@@ -153,7 +153,7 @@ final class ReconcileRunner: Sendable {
     /// Holds a fetched job; false when it was not held because its partition is at the hold limit
     /// (the caller rewinds the partition to it). A record fetched again, or of a partition no
     /// longer assigned, is dropped (true).
-    private func hold(_ message: KafkaMessage) -> Bool {
+    func hold(_ message: KafkaMessage) -> Bool {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         let read = ReconcileJob.read(message.value)
         var problem: String?
@@ -204,7 +204,7 @@ final class ReconcileRunner: Sendable {
         }
     }
 
-    private func pausePartition(_ partition: TopicPartition) {
+    func pausePartition(_ partition: TopicPartition) {
         consumer.pause([partition])
         context.metrics.setPartitionPaused(partition, true)
         context.logger.info("reconciliation partition paused: hold limit reached",
@@ -214,7 +214,7 @@ final class ReconcileRunner: Sendable {
     /// Records of partitions at their limit were returned by this poll and not held: librdkafka
     /// would go on after them on resume (a pause keeps the position after the last record
     /// returned), so each partition, paused already, is rewound to its first one not held.
-    private func rewindRefused(_ rewind: [TopicPartition: Int64]) {
+    func rewindRefused(_ rewind: [TopicPartition: Int64]) {
         for (partition, offset) in rewind {
             do {
                 try consumer.seek(partition, to: offset, timeoutMs: 5_000)
@@ -230,7 +230,7 @@ final class ReconcileRunner: Sendable {
     }
 
     /// Resumes (on the poll thread) the partitions `runDue` released, unless held full again or gone.
-    private func resumeReleased() {
+    func resumeReleased() {
         let resume = state.withLock { state -> [TopicPartition] in
             let resume = state.resumeWanted.filter {
                 !state.paused.contains($0) && state.libraryPaused.contains($0) && state.trackers[$0] != nil
@@ -245,18 +245,18 @@ final class ReconcileRunner: Sendable {
         context.logger.info("reconciliation partitions resumed: below half the hold limit", [("partitions", .string(Self.names(resume)))])
     }
 
-    private static func names(_ partitions: [TopicPartition]) -> String {
+    static func names(_ partitions: [TopicPartition]) -> String {
         partitions.map { String($0.partition) }.sorted().joined(separator: ",")
     }
 
-    private func armTimer() {
+    func armTimer() {
         // At the running limit the next `done` runs what is due; a timer in the past would spin.
         let next = state.withLock { $0.running < maxRunning ? $0.held.first?.job.dueAtMs : nil }
         timer.schedule(atMs: next, nowMs: context.clock())
     }
 
     /// Starts every due job (up to `maxRunning` at once).
-    private func runDue() {
+    func runDue() {
         let now = context.clock()
         let due = state.withLock { state -> [Held] in
             var due: [Held] = []
@@ -275,240 +275,7 @@ final class ReconcileRunner: Sendable {
         armTimer()
     }
 
-    private func reconcile(_ held: Held) {
-        let job = held.job
-        guard let endpoint = context.endpoints[job.program] else {
-            context.logger.error("reconciliation job for a program this worker does not know; dead-lettering it",
-                                 [("program", .string(AuditEvent.safeIdentifier(job.program)))])
-            exhausted(held, reason: "the program is not configured on this worker")
-            return
-        }
-        let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
-                                   deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference)
-        context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
-            DispatchQueue.global().async { self.answered(held, answer: answer) }
-        }
-    }
-
-    private func answered(_ held: Held, answer: ReconcileAnswer) {
-        let job = held.job
-        switch answer {
-        case .applied:
-            context.metrics.countReconcile("applied")
-            publishFinal(held, outcome: OutcomeTable.reconciledApplied())
-        case .notApplied:
-            context.metrics.countReconcile("not_applied")
-            publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
-        case .noStateAPI:
-            if let handOver = job.handOver {
-                awaitPreviousOwner(held, handOver: handOver)
-                return
-            }
-            context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
-        case .payment(let payment):
-            context.metrics.countReconcile("payment")
-            guard let status = WorldpayAdapter.status(ofEvent: payment.outcome) else {
-                retryLater(held, reason: "unrecognised payment event")
-                return
-            }
-            publishFinal(held, outcome: OutcomeTable.reconciledPayment(status), payment: payment)
-        case .unknown:
-            context.metrics.countReconcile("unknown")
-            retryLater(held, reason: "the state query gave no usable answer")
-        }
-    }
-
-    /// A handed-over job whose issuer has no state query: did the previous owner answer after all?
-    private func awaitPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
-        let reader: MarkerCatchUp
-        do {
-            reader = try markerReader.withLock { existing throws(KafkaError) -> MarkerCatchUp in
-                if let existing { return existing }
-                let created = try MarkerCatchUp(properties: context.configuration.consumerProperties,
-                                                topic: context.configuration.topics.markers, logger: context.logger, timeoutMs: 10_000,
-                                                undecodable: context.metrics.undecodableMarkers)
-                existing = created
-                return created
-            }
-        } catch {
-            context.logger.error("markers cannot be read; answering without the previous owner's answer",
-                                 [("error", .string(error.description))])
-            context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
-            return
-        }
-        reader.lookUp(requestID: held.job.requestID, replayOf: handOver.replayOf, partition: handOver.markersPartition,
-                      from: handOver.markersFrom) { [self] found in
-            DispatchQueue.global().async { self.previousOwner(held, found: found) }
-        }
-    }
-
-    private func previousOwner(_ held: Held, found: MarkerCatchUp.Completion) {
-        let job = held.job
-        switch found {
-        case .answered:
-            // Its result is the final one (or its own reconciliation will publish it).
-            context.metrics.countReconcile("previous_owner_answered")
-            context.audit.publish([auditEvent(.reconciled, held, status: nil, attempt: job.attempt,
-                                              reason: AuditReason("previous_owner_answered"))], traceparent: job.traceparent)
-            done(held)
-        case .notFound where job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts):
-            retryLater(held, reason: "waiting for the previous owner's answer")
-        case .notFound, .deadLettered:
-            context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
-        }
-    }
-
-    private func retryLater(_ held: Held, reason: StaticString) {
-        let job = held.job
-        let now = context.clock()
-        guard let due = context.reconcileTiers.dueTime(attempt: job.attempt + 1, scheduledAtMs: now) else {
-            exhausted(held, reason: "reconciliation attempts exhausted")
-            return
-        }
-        var nextJob = job
-        nextJob.attempt += 1
-        nextJob.dueAtMs = due
-        let next = nextJob
-        let message = KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array(job.requestID.utf8),
-                                           value: next.encodedJSON(), headers: held.headers)
-        context.publisher.publish([message]) { [self] outcome in
-            if outcome.allDelivered {
-                context.audit.publish([auditEvent(.reconcileScheduled, held, status: .indeterminate, attempt: next.attempt,
-                                                  reason: AuditReason(reason))], traceparent: job.traceparent)
-                done(held)
-            } else {
-                exhausted(held, reason: "the next reconciliation attempt could not be scheduled")
-            }
-        }
-    }
-
-    /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators
-    /// (parked, not replayable, when the job was itself a replay: a replay that fails again never loops).
-    private func exhausted(_ held: Held, reason: String) {
-        let outcome = OutcomeTable.reconcileExhausted()
-        let job = held.job
-        let result = makeResult(job, outcome: outcome, payment: nil)
-        let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
-        let now = context.clock()
-        let replayOf = Self.replayOf(held)
-        let verdict = DeadLetterReplayPolicy.verdict(code: .reconcileExhausted, summary: summary, issuerMayHaveBeenCalled: true, nowMs: now)
-        var retry = job
-        retry.attempt = 1
-        retry.dueAtMs = 0
-        // The dead letter's value is the job, reply route included: a replay answers where the request asked.
-        let letter = deadLetters.letter(
-            key: Array(job.requestID.utf8), value: retry.encodedJSON(), headers: traceHeaders(job),
-            source: .init(partition: held.partition, offset: held.offset, timestampMs: job.firstIndeterminateAtMs),
-            code: .reconcileExhausted, reason: reason, attempts: job.attempt, firstFailedAtMs: job.firstIndeterminateAtMs, nowMs: now,
-            replayOf: replayOf, replay: verdict,
-            parkedReason: "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer")
-        let messages = resultMessages(held, result) + [letter.message]
-        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
-        context.publisher.publish(messages, attempts: .max) { [self] delivery in
-            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
-            context.metrics.countResult(result)
-            context.audit.publish([auditEvent(.deadLettered, held, status: .indeterminate, attempt: job.attempt,
-                                              reason: AuditReason("reconcile_exhausted"))], traceparent: job.traceparent)
-            done(held)
-        }
-    }
-
-    private func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
-        let job = held.job
-        let result = makeResult(job, outcome: outcome, payment: payment)
-        context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
-            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
-            context.metrics.countResult(result)
-            context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
-                                              reason: AuditReason(outcome))], traceparent: job.traceparent)
-            done(held)
-        }
-    }
-
-    private func makeResult(_ job: ReconcileJob, outcome: Outcome, payment: PaymentResult?) -> ProvisioningResult {
-        ProvisioningResult(requestID: job.requestID, program: job.program, issuer: job.issuer, wallet: job.wallet, kind: job.kind,
-                           status: outcome.status, isFinal: outcome.isFinal, code: outcome.code, message: outcome.message,
-                           nextAction: outcome.nextAction, payment: payment,
-                           timing: ResultTiming(windowStartMs: job.windowStartMs, deadlineMs: job.deadlineMs, publishedAtMs: context.clock()),
-                           attempt: job.attempt + 1)
-    }
-
-    private func auditEvent(_ stage: AuditStage, _ held: Held, status: ResultStatus?, code: ErrorCode? = nil, attempt: Int,
-                            reason: AuditReason) -> AuditEvent {
-        AuditEvent(requestID: held.job.requestID, stage: stage, atMs: context.clock(), program: held.job.program, issuer: held.job.issuer,
-                   wallet: held.job.wallet, status: status, code: code, attempt: attempt, partition: held.partition.partition,
-                   offset: held.offset, worker: context.configuration.workerID, cardRef: context.pseudonymizer.cardRef(held.job.cardID),
-                   reason: reason)
-    }
-
-    private func traceHeaders(_ job: ReconcileJob) -> [KafkaHeader] {
-        job.traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
-    }
-
-    /// The dead letter a held job replays (`x-replay-of`), when an operator replayed it.
-    private static func replayOf(_ held: Held) -> String? {
-        held.headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// Headers of a job's result: the trace context and, for a replayed job, `x-replay-of`.
-    private func resultHeaders(_ held: Held) -> [KafkaHeader] {
-        traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
-    }
-
-    /// A job's result along the request's reply route (checked against today's `results.reply_topics`).
-    private func resultMessages(_ held: Held, _ result: ProvisioningResult) -> [KafkaOutgoingMessage] {
-        context.replyRouting.messages(requestID: held.job.requestID, value: result.encodedJSON(),
-                                      route: context.replyRouting.recheck(held.job.reply), headers: resultHeaders(held))
-    }
-
-    private func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {
-        let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        let now = context.clock()
-        // Never parked: a record that does not read has no replay header to trust.
-        let dead = deadLetters.letter(
-            key: message.key, value: message.value, headers: [], source: .init(partition: partition, offset: message.offset, timestampMs: message.timestampMs),
-            code: .invalidReconcileJob, reason: reason, attempts: 1, firstFailedAtMs: now, nowMs: now, replayOf: nil,
-            replay: DeadLetterReplayPolicy.verdict(code: .invalidReconcileJob, summary: DeadLetterSummary(value: nil, recordTimestampMs: nil),
-                                                   issuerMayHaveBeenCalled: false, nowMs: now),
-            parkedReason: "").message
-        context.logger.warning("reconciliation record refused: dead-lettered",
-                               [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
-                                ("reason", .string(reason))])
-        context.publisher.publish([dead], attempts: .max) { [self] outcome in
-            guard outcome.allDelivered else { return }  // the producer failed for good: left uncommitted
-            context.metrics.countDeadLetter(code: DeadLetterCode.invalidReconcileJob.rawValue, parked: false)
-            complete(partition, offset: message.offset, generation: generation)
-        }
-    }
-
-    /// The job's outputs could not be written (the producer failed for good): it stays
-    /// uncommitted, so it runs again after a restart.
-    private func notAcknowledged(_ held: Held, error: KafkaError?) {
-        context.logger.error("reconciliation outputs not acknowledged: the job stays uncommitted",
-                             [("error", .string(error?.description ?? "unknown"))])
-        state.withLock { $0.running -= 1 }
-        queryEnded.wake()
-    }
-
-    private func done(_ held: Held) {
-        state.withLock { $0.running -= 1 }
-        queryEnded.wake()
-        complete(held.partition, offset: held.offset, generation: held.generation)
-        runDue()
-    }
-
-    private func complete(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
-        state.withLock { state in
-            guard var entry = state.trackers[partition], entry.generation == generation else { return }
-            entry.tracker.complete(offset)
-            state.trackers[partition] = entry
-        }
-    }
-
-    private func commitIfDue(force: Bool) {
+    func commitIfDue(force: Bool) {
         let now = context.clock()
         let candidates = state.withLock { state -> [TopicPartitionOffset] in
             guard force || now - state.lastCommitMs >= 200 else { return [] }
@@ -527,7 +294,7 @@ final class ReconcileRunner: Sendable {
         }
     }
 
-    private func recordCommitted(_ offsets: [TopicPartitionOffset]) {
+    func recordCommitted(_ offsets: [TopicPartitionOffset]) {
         state.withLock { state in
             for item in offsets {
                 state.trackers[TopicPartition(topic: item.topic, partition: item.partition)]?.lastCommitted = item.offset
@@ -535,44 +302,4 @@ final class ReconcileRunner: Sendable {
         }
     }
 
-    // MARK: - Rebalance (poll thread)
-
-    private func assigned(_ partitions: [TopicPartition]) {
-        let resume = state.withLock { state -> [TopicPartition] in
-            for partition in partitions {
-                state.trackers[partition] = (PartitionOffsetTracker(), state.nextGeneration, nil)
-                state.nextGeneration += 1
-            }
-            let resume = state.libraryPaused.intersection(partitions)
-            state.libraryPaused.subtract(resume)
-            return Array(resume)
-        }
-        // librdkafka keeps a partition's pause across a revoke and a new assignment: one paused at
-        // the hold limit before the rebalance would never be fetched again.
-        if !resume.isEmpty { consumer.resume(resume) }
-        context.logger.info("reconciliation partitions assigned",
-                            [("partitions", .string(Self.names(partitions))), ("resumed", .string(Self.names(resume)))])
-    }
-
-    private func revoked(_ partitions: [TopicPartition], commit: Bool) {
-        let gone = Set(partitions)
-        let (dropped, wasPaused) = state.withLock { state -> (Int, Set<TopicPartition>) in
-            let dropped = state.held.removeAll { gone.contains($0.partition) }.count
-            for partition in partitions { state.heldPerPartition[partition] = nil }
-            state.paused.subtract(gone)
-            state.resumeWanted.subtract(gone)
-            // Still paused in librdkafka (resumed when assigned again), but no longer this worker's to show.
-            return (dropped, state.libraryPaused.intersection(gone))
-        }
-        for partition in wasPaused { context.metrics.setPartitionPaused(partition, false) }
-        context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
-                            [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
-        if commit {
-            _ = queryEnded.wait(timeoutMs: context.configuration.revokeDrainMs) { state.withLock { $0.running == 0 } }
-            commitIfDue(force: true)
-        }
-        state.withLock { state in
-            for partition in partitions { state.trackers[partition] = nil }
-        }
-    }
 }

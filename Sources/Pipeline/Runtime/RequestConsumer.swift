@@ -9,16 +9,16 @@ import Synchronization
 /// flow, pauses partitions for backpressure and marker catch-up, commits contiguous offsets, and
 /// handles rebalances (revoke: stop, drain within a bound, commit, release; lost: commit nothing).
 final class RequestConsumer: Sendable {
-    private let context: WorkerContext
-    private let flow: RequestFlow
-    private let catchUp: MarkerCatchUp
-    private let consumer: KafkaConsumer
-    private let relay: RebalanceRelay
-    private let state = Mutex(LoopState())
-    private let stopped = Mutex(false)
-    private let thread = PollThread()
+    let context: WorkerContext
+    let flow: RequestFlow
+    let catchUp: MarkerCatchUp
+    let consumer: KafkaConsumer
+    let relay: RebalanceRelay
+    let state = Mutex(LoopState())
+    let stopped = Mutex(false)
+    let thread = PollThread()
 
-    private struct LoopState {
+    struct LoopState {
         var stopRequested = false
         var drainDeadlineMs: Int64?
         var backpressurePaused = false
@@ -96,20 +96,15 @@ final class RequestConsumer: Sendable {
     /// Partitions currently assigned.
     var assignedPartitions: Set<TopicPartition> { state.withLock { $0.assigned } }
 
-    /// Pauses `partition` in librdkafka behind the loop's back (tests only; see `Worker`).
-    func stallFetchingForTesting(_ partition: TopicPartition) {
-        consumer.pause([partition])
-    }
-
     /// Partitions paused for backpressure or catch-up.
     var pausedCount: Int {
         state.withLock { $0.paused.count }
     }
 
-    private let lag = Mutex<[TopicPartition: Int64]>([:])
-    private let lagQueue = DispatchQueue(label: "provisioner.consumer-lag")
+    let lag = Mutex<[TopicPartition: Int64]>([:])
+    let lagQueue = DispatchQueue(label: "provisioner.consumer-lag")
     /// Used on `lagQueue` only (a Mutex to be Sendable).
-    private let watchdog = Mutex(FetchWatchdog())
+    let watchdog = Mutex(FetchWatchdog())
 
     /// Requests on the topic not yet answered and committed, summed over assigned partitions, as
     /// of the last measurement (every 5 s): high watermark minus committed offset, as Kafka's
@@ -126,7 +121,7 @@ final class RequestConsumer: Sendable {
         state.withLock { $0.totalPartitions = count }
     }
 
-    private func measureLag() {
+    func measureLag() {
         lagQueue.async { [self] in
             if let count = try? consumer.partitionCount(topic: context.configuration.topics.requests, timeoutMs: 2_000) {
                 setTotalPartitions(count)
@@ -154,7 +149,7 @@ final class RequestConsumer: Sendable {
     /// Restarts the partitions the watchdog found stuck (poll thread): resumes each one still
     /// owned by the same generation and not paused by this loop, and seeks it to the next offset
     /// not received.
-    private func restartStalled(stopping: Bool) {
+    func restartStalled(stopping: Bool) {
         let stalls = state.withLock { state -> [FetchWatchdog.Stall] in
             defer { state.stalls.removeAll() }
             guard !stopping else { return [] }
@@ -180,7 +175,7 @@ final class RequestConsumer: Sendable {
 
     // MARK: - The poll loop
 
-    private func run() {
+    func run() {
         let startedMs = context.clock()
         var lastLagMs: Int64 = 0
         while true {
@@ -231,7 +226,7 @@ final class RequestConsumer: Sendable {
         relay.attach(nil)
     }
 
-    private func pauseAll() {
+    func pauseAll() {
         let assigned = state.withLock { state -> [TopicPartition] in
             state.backpressurePaused = true
             state.flowVersion += 1
@@ -243,7 +238,7 @@ final class RequestConsumer: Sendable {
     }
 
     /// Sets the per-partition pause gauge of every partition whose state changed since the last export.
-    private func exportPaused() {
+    func exportPaused() {
         let (paused, resumed) = state.withLock { state -> (Set<TopicPartition>, Set<TopicPartition>) in
             let now = state.paused
             defer { state.exportedPaused = now }
@@ -255,7 +250,7 @@ final class RequestConsumer: Sendable {
 
     /// Pauses every partition while too much work is held; resumes below half; resumes
     /// partitions whose marker catch-up finished.
-    private func applyFlowControl(stopping: Bool) {
+    func applyFlowControl(stopping: Bool) {
         guard !stopping else { return }
         let pending = context.ledger.unsettledCount()
         let limit = context.configuration.maxPending
@@ -293,7 +288,7 @@ final class RequestConsumer: Sendable {
         exportPaused()
     }
 
-    private func commitIfDue(force: Bool) {
+    func commitIfDue(force: Bool) {
         let now = context.clock()
         let due = state.withLock { state -> Bool in
             guard force || now - state.lastCommitMs >= 100 else { return false }
@@ -313,154 +308,4 @@ final class RequestConsumer: Sendable {
         }
     }
 
-    // MARK: - Rebalance (called on the poll thread, inside poll)
-
-    private func assigned(_ partitions: [TopicPartition]) {
-        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
-        guard !requests.isEmpty else { return }
-        consumer.pause(requests)
-        let committed = (try? consumer.committed(requests, timeoutMs: 5_000)) ?? []
-        state.withLock { state in
-            state.assigned.formUnion(requests)
-            state.catchingUp.formUnion(requests)
-            state.hasJoined = true
-            state.flowVersion += 1
-        }
-        exportPaused()
-        for partition in requests {
-            let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
-            let position = OffsetLedger.markerPosition(fromMetadata: metadata)
-            let generation = context.ledger.assign(partition, markerPosition: position)
-            context.markerIndex.expect(partition, generation: generation)
-            // The fence first: the catch-up then reads every marker a previous owner wrote before
-            // it (reconciled, never called again), and that owner calls after it no more.
-            fence(partition, generation: generation, attempt: 1) { [self] in
-                readMarkers(partition, from: position, generation: generation)
-            }
-        }
-        context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
-        updateShare()
-    }
-
-    /// Recomputes this worker's share of the group-wide program limits from the partitions it
-    /// owns now and the topic's partition count (metadata; the last count known when it cannot
-    /// be read, and the owned count as the whole before any is known).
-    /// `leaving`: partitions being revoked, no longer counted (their drain starts no new call).
-    /// The partition count is the one last read (at start, then every 5 s off the poll thread):
-    /// a rebalance callback makes no metadata request.
-    private func updateShare(leaving: [TopicPartition] = []) {
-        let topic = context.configuration.topics.requests
-        let (owned, total) = state.withLock { state -> (Int, Int?) in
-            (state.assigned.subtracting(leaving).count, state.totalPartitions)
-        }
-        if total == nil {
-            context.logger.warning("requests topic partition count unknown: limits are shared as if this worker owned the whole topic",
-                                   [("topic", .string(topic))])
-        }
-        let share = LimitShare(owned: owned, total: total ?? owned)
-        flow.scheduler.setShare(share)
-        context.logger.info("share of the group-wide program limits", [("owned", .integer(Int64(share.owned))),
-                                                                       ("total", .integer(Int64(share.total)))])
-    }
-
-    /// Reads the markers of a newly assigned partition (after its fence) and marks it ready.
-    private func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64) {
-        let ledger = context.ledger
-        catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
-                     while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
-            // A read of an earlier assignment ending late must not make this one ready.
-            guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
-            if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
-            context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
-            if !found.states.isEmpty || found.undecodable > 0 || found.fencedOut > 0 {
-                context.logger.info("marker catch-up found calls from a previous owner",
-                                    [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
-                                     ("undecodable", .integer(Int64(found.undecodable))), ("fenced_out", .integer(Int64(found.fencedOut)))])
-            }
-            _ = state.withLock { $0.readyToResume.insert(partition) }
-        }
-    }
-
-    /// Writes this owner's fence in the partition's markers partition (`MarkerFence`), then runs
-    /// `then`: its offset is the epoch every later `started` marker carries (see `MarkerFencing`).
-    /// The partition stays paused meanwhile; a failed write is retried while the partition is owned.
-    private func fence(_ partition: TopicPartition, generation: UInt64, attempt: Int, then: @escaping @Sendable () -> Void) {
-        guard context.ledger.isOwned(partition, generation: generation) else { return }
-        let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance)
-        context.fencing.writing(partition.partition)
-        context.publisher.publish([record.message(topic: context.configuration.topics.markers, partition: partition.partition)]) { [self] outcome in
-            guard let epoch = outcome.reports.first??.offset else {
-                context.fencing.written(partition.partition, offset: nil)
-                context.logger.warning("fence not written; the partition stays paused and the write is retried",
-                                       [("partition", .integer(Int64(partition.partition))), ("attempt", .integer(Int64(attempt))),
-                                        ("error", .string(outcome.lastError?.description ?? "unknown"))])
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(2_000, 100 << min(attempt, 5)))) { [self] in
-                    fence(partition, generation: generation, attempt: attempt + 1, then: then)
-                }
-                return
-            }
-            if context.ledger.isOwned(partition, generation: generation) {
-                context.fencing.fenced(partition.partition, at: epoch, generation: generation)
-            }
-            context.fencing.written(partition.partition, offset: epoch)
-            guard context.ledger.isOwned(partition, generation: generation) else { return }
-            then()
-        }
-    }
-
-    private func revoked(_ partitions: [TopicPartition]) {
-        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
-        guard !requests.isEmpty else { return }
-        context.ledger.revoke(requests)
-        giveBack(requests)
-        // The share drops before the drain: the partitions' next owner may be assigned them soon after.
-        updateShare(leaving: requests)
-        let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: context.configuration.revokeDrainMs)
-        let candidates = context.ledger.commitCandidates(requests)
-        if !candidates.isEmpty {
-            do {
-                try consumer.commit(candidates, synchronously: true)
-                context.ledger.committed(candidates)
-            } catch {
-                context.logger.warning("commit on revoke failed; the next owner will redo uncommitted requests",
-                                       [("error", .string(error.description))])
-            }
-        }
-        release(requests)
-        context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),
-                                                   ("unfinished", .integer(Int64(remaining)))])
-    }
-
-    private func lost(_ partitions: [TopicPartition]) {
-        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
-        guard !requests.isEmpty else { return }
-        context.ledger.revoke(requests)
-        giveBack(requests)
-        release(requests)
-        updateShare()
-        context.logger.warning("partitions lost; nothing committed for them",
-                               [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
-    }
-
-    /// Takes queued jobs of these partitions back from the scheduler: they were never started and
-    /// will be redelivered to the next owner.
-    private func giveBack(_ partitions: [TopicPartition]) {
-        flow.giveBack(partitions)
-    }
-
-    private func release(_ partitions: [TopicPartition]) {
-        context.ledger.release(partitions)
-        for partition in partitions { context.fencing.release(partition.partition) }
-        context.markerIndex.remove(partitions)
-        context.horizon.remove(partitions)
-        flow.forget(partitions)
-        state.withLock { state in
-            state.assigned.subtract(partitions)
-            state.catchingUp.subtract(partitions)
-            // A catch-up of this assignment that finished before the release must not make the
-            // next assignment of the same partition ready before its own catch-up.
-            state.readyToResume.subtract(partitions)
-        }
-        exportPaused()
-    }
 }

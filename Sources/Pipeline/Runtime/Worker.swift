@@ -20,9 +20,9 @@ public final class Worker: Sendable {
     public let metrics: MetricsRegistry
     private let context: WorkerContext
     private let flow: RequestFlow
-    private let requests: RequestConsumer
+    let requests: RequestConsumer
     private let reconciler: ReconcileRunner
-    private let producer: KafkaProducer
+    let producer: KafkaProducer
     private let http: HTTPClient
     private let observability: ObservabilityServer?
     private let fault = ProducerFault()
@@ -175,17 +175,6 @@ public final class Worker: Sendable {
     /// Runs `handler` once when the worker fails for good (at once if it already has).
     public func whenFailed(_ handler: @escaping @Sendable () -> Void) {
         fault.whenFailed { _ in handler() }
-    }
-
-    /// Raises a fabricated fatal error in the worker's producer (tests only).
-    func raiseFatalProducerErrorForTesting() {
-        producer.raiseFatalErrorForTesting(reason: "injected by a test")
-    }
-
-    /// Pauses a requests partition in the consumer without the poll loop knowing, as a stuck
-    /// fetcher looks to it (tests only: the fetch watchdog must notice and restart it).
-    func stallFetchingForTesting(_ partition: TopicPartition) {
-        requests.stallFetchingForTesting(partition)
     }
 
     /// Requests partitions currently assigned to this worker.

@@ -1,0 +1,246 @@
+import Contract
+import Dispatch
+import Foundation
+import Issuers
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+
+/// A reconciliation query and what comes of it: a final result, a later attempt, a hand-over
+/// look at the previous owner's markers, or (out of attempts) a final `check_wallet` and a dead
+/// letter; every output published before the job's offset completes.
+extension ReconcileRunner {
+    func reconcile(_ held: Held) {
+        let job = held.job
+        guard let endpoint = context.endpoints[job.program] else {
+            context.logger.error("reconciliation job for a program this worker does not know; dead-lettering it",
+                                 [("program", .string(AuditEvent.safeIdentifier(job.program)))])
+            exhausted(held, reason: "the program is not configured on this worker")
+            return
+        }
+        let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
+                                   deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference)
+        context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
+            DispatchQueue.global().async { self.answered(held, answer: answer) }
+        }
+    }
+
+    func answered(_ held: Held, answer: ReconcileAnswer) {
+        let job = held.job
+        switch answer {
+        case .applied:
+            context.metrics.countReconcile("applied")
+            publishFinal(held, outcome: OutcomeTable.reconciledApplied())
+        case .notApplied:
+            context.metrics.countReconcile("not_applied")
+            publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
+        case .noStateAPI:
+            if let handOver = job.handOver {
+                awaitPreviousOwner(held, handOver: handOver)
+                return
+            }
+            context.metrics.countReconcile("no_state_api")
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
+        case .payment(let payment):
+            context.metrics.countReconcile("payment")
+            guard let status = WorldpayAdapter.status(ofEvent: payment.outcome) else {
+                retryLater(held, reason: "unrecognised payment event")
+                return
+            }
+            publishFinal(held, outcome: OutcomeTable.reconciledPayment(status), payment: payment)
+        case .unknown:
+            context.metrics.countReconcile("unknown")
+            retryLater(held, reason: "the state query gave no usable answer")
+        }
+    }
+
+    /// A handed-over job whose issuer has no state query: did the previous owner answer after all?
+    func awaitPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
+        let reader: MarkerCatchUp
+        do {
+            reader = try markerReader.withLock { existing throws(KafkaError) -> MarkerCatchUp in
+                if let existing { return existing }
+                let created = try MarkerCatchUp(properties: context.configuration.consumerProperties,
+                                                topic: context.configuration.topics.markers, logger: context.logger, timeoutMs: 10_000,
+                                                undecodable: context.metrics.undecodableMarkers)
+                existing = created
+                return created
+            }
+        } catch {
+            context.logger.error("markers cannot be read; answering without the previous owner's answer",
+                                 [("error", .string(error.description))])
+            context.metrics.countReconcile("no_state_api")
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
+            return
+        }
+        reader.lookUp(requestID: held.job.requestID, replayOf: handOver.replayOf, partition: handOver.markersPartition,
+                      from: handOver.markersFrom) { [self] found in
+            DispatchQueue.global().async { self.previousOwner(held, found: found) }
+        }
+    }
+
+    func previousOwner(_ held: Held, found: MarkerCatchUp.Completion) {
+        let job = held.job
+        switch found {
+        case .answered:
+            // Its result is the final one (or its own reconciliation will publish it).
+            context.metrics.countReconcile("previous_owner_answered")
+            context.audit.publish([auditEvent(.reconciled, held, status: nil, attempt: job.attempt,
+                                              reason: AuditReason("previous_owner_answered"))], traceparent: job.traceparent)
+            done(held)
+        case .notFound where job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts):
+            retryLater(held, reason: "waiting for the previous owner's answer")
+        case .notFound, .deadLettered:
+            context.metrics.countReconcile("no_state_api")
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
+        }
+    }
+
+    func retryLater(_ held: Held, reason: StaticString) {
+        let job = held.job
+        let now = context.clock()
+        guard let due = context.reconcileTiers.dueTime(attempt: job.attempt + 1, scheduledAtMs: now) else {
+            exhausted(held, reason: "reconciliation attempts exhausted")
+            return
+        }
+        var nextJob = job
+        nextJob.attempt += 1
+        nextJob.dueAtMs = due
+        let next = nextJob
+        let message = KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array(job.requestID.utf8),
+                                           value: next.encodedJSON(), headers: held.headers)
+        context.publisher.publish([message]) { [self] outcome in
+            if outcome.allDelivered {
+                context.audit.publish([auditEvent(.reconcileScheduled, held, status: .indeterminate, attempt: next.attempt,
+                                                  reason: AuditReason(reason))], traceparent: job.traceparent)
+                done(held)
+            } else {
+                exhausted(held, reason: "the next reconciliation attempt could not be scheduled")
+            }
+        }
+    }
+
+    /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators
+    /// (parked, not replayable, when the job was itself a replay: a replay that fails again never loops).
+    func exhausted(_ held: Held, reason: String) {
+        let outcome = OutcomeTable.reconcileExhausted()
+        let job = held.job
+        let result = makeResult(job, outcome: outcome, payment: nil)
+        let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
+        let now = context.clock()
+        let replayOf = Self.replayOf(held)
+        let verdict = DeadLetterReplayPolicy.verdict(code: .reconcileExhausted, summary: summary, issuerMayHaveBeenCalled: true, nowMs: now)
+        var retry = job
+        retry.attempt = 1
+        retry.dueAtMs = 0
+        // The dead letter's value is the job, reply route included: a replay answers where the request asked.
+        let letter = deadLetters.letter(
+            key: Array(job.requestID.utf8), value: retry.encodedJSON(), headers: traceHeaders(job),
+            source: .init(partition: held.partition, offset: held.offset, timestampMs: job.firstIndeterminateAtMs),
+            code: .reconcileExhausted, reason: reason, attempts: job.attempt, firstFailedAtMs: job.firstIndeterminateAtMs, nowMs: now,
+            replayOf: replayOf, replay: verdict,
+            parkedReason: "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer")
+        let messages = resultMessages(held, result) + [letter.message]
+        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
+        context.publisher.publish(messages, attempts: .max) { [self] delivery in
+            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
+            context.metrics.countResult(result)
+            context.audit.publish([auditEvent(.deadLettered, held, status: .indeterminate, attempt: job.attempt,
+                                              reason: AuditReason("reconcile_exhausted"))], traceparent: job.traceparent)
+            done(held)
+        }
+    }
+
+    func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
+        let job = held.job
+        let result = makeResult(job, outcome: outcome, payment: payment)
+        context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
+            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
+            context.metrics.countResult(result)
+            context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
+                                              reason: AuditReason(outcome))], traceparent: job.traceparent)
+            done(held)
+        }
+    }
+
+    func makeResult(_ job: ReconcileJob, outcome: Outcome, payment: PaymentResult?) -> ProvisioningResult {
+        ProvisioningResult(requestID: job.requestID, program: job.program, issuer: job.issuer, wallet: job.wallet, kind: job.kind,
+                           status: outcome.status, isFinal: outcome.isFinal, code: outcome.code, message: outcome.message,
+                           nextAction: outcome.nextAction, payment: payment,
+                           timing: ResultTiming(windowStartMs: job.windowStartMs, deadlineMs: job.deadlineMs, publishedAtMs: context.clock()),
+                           attempt: job.attempt + 1)
+    }
+
+    func auditEvent(_ stage: AuditStage, _ held: Held, status: ResultStatus?, code: ErrorCode? = nil, attempt: Int,
+                            reason: AuditReason) -> AuditEvent {
+        AuditEvent(requestID: held.job.requestID, stage: stage, atMs: context.clock(), program: held.job.program, issuer: held.job.issuer,
+                   wallet: held.job.wallet, status: status, code: code, attempt: attempt, partition: held.partition.partition,
+                   offset: held.offset, worker: context.configuration.workerID, cardRef: context.pseudonymizer.cardRef(held.job.cardID),
+                   reason: reason)
+    }
+
+    func traceHeaders(_ job: ReconcileJob) -> [KafkaHeader] {
+        job.traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
+    }
+
+    /// The dead letter a held job replays (`x-replay-of`), when an operator replayed it.
+    static func replayOf(_ held: Held) -> String? {
+        held.headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Headers of a job's result: the trace context and, for a replayed job, `x-replay-of`.
+    func resultHeaders(_ held: Held) -> [KafkaHeader] {
+        traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
+    }
+
+    /// A job's result along the request's reply route (checked against today's `results.reply_topics`).
+    func resultMessages(_ held: Held, _ result: ProvisioningResult) -> [KafkaOutgoingMessage] {
+        context.replyRouting.messages(requestID: held.job.requestID, value: result.encodedJSON(),
+                                      route: context.replyRouting.recheck(held.job.reply), headers: resultHeaders(held))
+    }
+
+    func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {
+        let partition = TopicPartition(topic: message.topic, partition: message.partition)
+        let now = context.clock()
+        // Never parked: a record that does not read has no replay header to trust.
+        let dead = deadLetters.letter(
+            key: message.key, value: message.value, headers: [], source: .init(partition: partition, offset: message.offset, timestampMs: message.timestampMs),
+            code: .invalidReconcileJob, reason: reason, attempts: 1, firstFailedAtMs: now, nowMs: now, replayOf: nil,
+            replay: DeadLetterReplayPolicy.verdict(code: .invalidReconcileJob, summary: DeadLetterSummary(value: nil, recordTimestampMs: nil),
+                                                   issuerMayHaveBeenCalled: false, nowMs: now),
+            parkedReason: "").message
+        context.logger.warning("reconciliation record refused: dead-lettered",
+                               [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
+                                ("reason", .string(reason))])
+        context.publisher.publish([dead], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else { return }  // the producer failed for good: left uncommitted
+            context.metrics.countDeadLetter(code: DeadLetterCode.invalidReconcileJob.rawValue, parked: false)
+            complete(partition, offset: message.offset, generation: generation)
+        }
+    }
+
+    /// The job's outputs could not be written (the producer failed for good): it stays
+    /// uncommitted, so it runs again after a restart.
+    func notAcknowledged(_ held: Held, error: KafkaError?) {
+        context.logger.error("reconciliation outputs not acknowledged: the job stays uncommitted",
+                             [("error", .string(error?.description ?? "unknown"))])
+        state.withLock { $0.running -= 1 }
+        queryEnded.wake()
+    }
+
+    func done(_ held: Held) {
+        state.withLock { $0.running -= 1 }
+        queryEnded.wake()
+        complete(held.partition, offset: held.offset, generation: held.generation)
+        runDue()
+    }
+
+    func complete(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
+        state.withLock { state in
+            guard var entry = state.trackers[partition], entry.generation == generation else { return }
+            entry.tracker.complete(offset)
+            state.trackers[partition] = entry
+        }
+    }
+}

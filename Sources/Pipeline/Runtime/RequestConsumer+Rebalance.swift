@@ -1,0 +1,163 @@
+import Contract
+import Dispatch
+import Foundation
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+
+/// Rebalances of the requests group, on the poll thread inside `poll`: an assignment pauses the
+/// partition, fences it and catches its markers up before resuming; a revoke stops new work, drains
+/// within `revoke_drain_ms`, commits and releases; a loss commits nothing.
+extension RequestConsumer {
+    // MARK: - Rebalance (called on the poll thread, inside poll)
+
+    func assigned(_ partitions: [TopicPartition]) {
+        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
+        guard !requests.isEmpty else { return }
+        consumer.pause(requests)
+        let committed = (try? consumer.committed(requests, timeoutMs: 5_000)) ?? []
+        state.withLock { state in
+            state.assigned.formUnion(requests)
+            state.catchingUp.formUnion(requests)
+            state.hasJoined = true
+            state.flowVersion += 1
+        }
+        exportPaused()
+        for partition in requests {
+            let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
+            let position = OffsetLedger.markerPosition(fromMetadata: metadata)
+            let generation = context.ledger.assign(partition, markerPosition: position)
+            context.markerIndex.expect(partition, generation: generation)
+            // The fence first: the catch-up then reads every marker a previous owner wrote before
+            // it (reconciled, never called again), and that owner calls after it no more.
+            fence(partition, generation: generation, attempt: 1) { [self] in
+                readMarkers(partition, from: position, generation: generation)
+            }
+        }
+        context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
+        updateShare()
+    }
+
+    /// Recomputes this worker's share of the group-wide program limits from the partitions it
+    /// owns now and the topic's partition count (metadata; the last count known when it cannot
+    /// be read, and the owned count as the whole before any is known).
+    /// `leaving`: partitions being revoked, no longer counted (their drain starts no new call).
+    /// The partition count is the one last read (at start, then every 5 s off the poll thread):
+    /// a rebalance callback makes no metadata request.
+    func updateShare(leaving: [TopicPartition] = []) {
+        let topic = context.configuration.topics.requests
+        let (owned, total) = state.withLock { state -> (Int, Int?) in
+            (state.assigned.subtracting(leaving).count, state.totalPartitions)
+        }
+        if total == nil {
+            context.logger.warning("requests topic partition count unknown: limits are shared as if this worker owned the whole topic",
+                                   [("topic", .string(topic))])
+        }
+        let share = LimitShare(owned: owned, total: total ?? owned)
+        flow.scheduler.setShare(share)
+        context.logger.info("share of the group-wide program limits", [("owned", .integer(Int64(share.owned))),
+                                                                       ("total", .integer(Int64(share.total)))])
+    }
+
+    /// Reads the markers of a newly assigned partition (after its fence) and marks it ready.
+    func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64) {
+        let ledger = context.ledger
+        catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
+                     while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
+            // A read of an earlier assignment ending late must not make this one ready.
+            guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
+            if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
+            context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
+            if !found.states.isEmpty || found.undecodable > 0 || found.fencedOut > 0 {
+                context.logger.info("marker catch-up found calls from a previous owner",
+                                    [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
+                                     ("undecodable", .integer(Int64(found.undecodable))), ("fenced_out", .integer(Int64(found.fencedOut)))])
+            }
+            _ = state.withLock { $0.readyToResume.insert(partition) }
+        }
+    }
+
+    /// Writes this owner's fence in the partition's markers partition (`MarkerFence`), then runs
+    /// `then`: its offset is the epoch every later `started` marker carries (see `MarkerFencing`).
+    /// The partition stays paused meanwhile; a failed write is retried while the partition is owned.
+    func fence(_ partition: TopicPartition, generation: UInt64, attempt: Int, then: @escaping @Sendable () -> Void) {
+        guard context.ledger.isOwned(partition, generation: generation) else { return }
+        let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance)
+        context.fencing.writing(partition.partition)
+        context.publisher.publish([record.message(topic: context.configuration.topics.markers, partition: partition.partition)]) { [self] outcome in
+            guard let epoch = outcome.reports.first??.offset else {
+                context.fencing.written(partition.partition, offset: nil)
+                context.logger.warning("fence not written; the partition stays paused and the write is retried",
+                                       [("partition", .integer(Int64(partition.partition))), ("attempt", .integer(Int64(attempt))),
+                                        ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(2_000, 100 << min(attempt, 5)))) { [self] in
+                    fence(partition, generation: generation, attempt: attempt + 1, then: then)
+                }
+                return
+            }
+            if context.ledger.isOwned(partition, generation: generation) {
+                context.fencing.fenced(partition.partition, at: epoch, generation: generation)
+            }
+            context.fencing.written(partition.partition, offset: epoch)
+            guard context.ledger.isOwned(partition, generation: generation) else { return }
+            then()
+        }
+    }
+
+    func revoked(_ partitions: [TopicPartition]) {
+        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
+        guard !requests.isEmpty else { return }
+        context.ledger.revoke(requests)
+        giveBack(requests)
+        // The share drops before the drain: the partitions' next owner may be assigned them soon after.
+        updateShare(leaving: requests)
+        let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: context.configuration.revokeDrainMs)
+        let candidates = context.ledger.commitCandidates(requests)
+        if !candidates.isEmpty {
+            do {
+                try consumer.commit(candidates, synchronously: true)
+                context.ledger.committed(candidates)
+            } catch {
+                context.logger.warning("commit on revoke failed; the next owner will redo uncommitted requests",
+                                       [("error", .string(error.description))])
+            }
+        }
+        release(requests)
+        context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),
+                                                   ("unfinished", .integer(Int64(remaining)))])
+    }
+
+    func lost(_ partitions: [TopicPartition]) {
+        let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
+        guard !requests.isEmpty else { return }
+        context.ledger.revoke(requests)
+        giveBack(requests)
+        release(requests)
+        updateShare()
+        context.logger.warning("partitions lost; nothing committed for them",
+                               [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
+    }
+
+    /// Takes queued jobs of these partitions back from the scheduler: they were never started and
+    /// will be redelivered to the next owner.
+    func giveBack(_ partitions: [TopicPartition]) {
+        flow.giveBack(partitions)
+    }
+
+    func release(_ partitions: [TopicPartition]) {
+        context.ledger.release(partitions)
+        for partition in partitions { context.fencing.release(partition.partition) }
+        context.markerIndex.remove(partitions)
+        context.horizon.remove(partitions)
+        flow.forget(partitions)
+        state.withLock { state in
+            state.assigned.subtract(partitions)
+            state.catchingUp.subtract(partitions)
+            // A catch-up of this assignment that finished before the release must not make the
+            // next assignment of the same partition ready before its own catch-up.
+            state.readyToResume.subtract(partitions)
+        }
+        exportPaused()
+    }
+}
