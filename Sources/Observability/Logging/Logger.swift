@@ -10,6 +10,8 @@ public struct Logger: Sendable {
     public var minimumLevel: LogLevel
     /// Where records go.
     public var handler: any LogHandler
+    /// Fields every record of this logger carries first (see `with`).
+    public var metadata: [(String, LogValue)] = []
 
     /// Creates a logger.
     public init(label: String, minimumLevel: LogLevel = .info, handler: any LogHandler = JSONLineLogHandler()) {
@@ -18,15 +20,26 @@ public struct Logger: Sendable {
         self.handler = handler
     }
 
-    /// A logger for a sub-component sharing handler and level.
+    /// A logger for a sub-component sharing handler, level and metadata.
     public func child(_ label: String) -> Logger {
-        Logger(label: label, minimumLevel: minimumLevel, handler: handler)
+        var child = self
+        child.label = label
+        return child
+    }
+
+    /// This logger with `fields` added to its metadata: the swift-log habit of carrying context
+    /// (a partition and offset, say) as a value instead of rebuilding the fields at each call.
+    public func with(_ fields: [(String, LogValue)]) -> Logger {
+        var logger = self
+        logger.metadata += fields
+        return logger
     }
 
     /// Emits a record at `level` when it passes the minimum level.
     public func log(_ level: LogLevel, _ message: String, _ fields: [(String, LogValue)] = []) {
         guard level >= minimumLevel else { return }
-        handler.emit(LogRecord(atMs: Timestamps.nowMs(), level: level, label: label, message: message, fields: fields))
+        handler.emit(LogRecord(atMs: Timestamps.nowMs(), level: level, label: label, message: message,
+                               fields: metadata.isEmpty ? fields : metadata + fields))
     }
 
     /// Emits a debug record.

@@ -1,5 +1,6 @@
 import Contract
 import Kafka
+import Observability
 
 /// Where a message came from, and the headers the worker honours and propagates.
 struct RecordOrigin: Sendable {
@@ -32,6 +33,11 @@ struct RecordOrigin: Sendable {
         ReplyRoute.read { name in
             headers.last(where: { $0.key == name }).map(\.value)
         }
+    }
+
+    /// Where the record was read, as log fields: its partition and offset (never its key or value).
+    var logFields: [(String, LogValue)] {
+        [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset))]
     }
 
     /// W3C trace context to propagate, when present and well-formed.

@@ -48,8 +48,7 @@ extension RequestFlow {
             // issuer itself. Only a partition still held (owned, or draining a clean revoke) may call.
             guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
                 giveUp(job, ticketID: ticketID)
-                context.logger.notice("partition lost while the call marker was written: the issuer is not called, the new owner redoes the request",
-                                      [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
+                logger(for: origin).notice("partition lost while the call marker was written: the issuer is not called, the new owner redoes the request")
                 return
             }
             guard write.delivered else {
@@ -89,8 +88,7 @@ extension RequestFlow {
                 // Another process's fence came first: it holds the partition and answers the
                 // request (its catch-up ignores this marker); no call, no answer here.
                 giveUp(job, ticketID: ticketID)
-                context.logger.warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request",
-                                       [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset))])
+                logger(for: origin).warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request")
             case .unconfirmed:
                 // The markers stayed unreadable until the call could no longer start in time.
                 notCalledUnconfirmed(job, ticketID: ticketID)
@@ -171,8 +169,7 @@ extension RequestFlow {
     func recoverFromMarker(_ job: ProvisioningJob) {
         let request = job.request
         let outcome = OutcomeTable.recoveringFromMarker(issuer: job.program.issuer, wallet: request.wallet, kind: request.kind)
-        context.logger.notice("redelivered request has a started call marker: reconciling instead of calling again",
-                              [("partition", .integer(Int64(job.origin.partition.partition))), ("offset", .integer(job.origin.offset))])
+        logger(for: job.origin).notice("redelivered request has a started call marker: reconciling instead of calling again")
         context.audit.publish([context.audit.event(.issuerTimedOut, job: job, status: outcome.status, code: outcome.code,
                                                    reason: AuditReason("worker restarted during the issuer call"))],
                               traceparent: job.origin.traceparent)

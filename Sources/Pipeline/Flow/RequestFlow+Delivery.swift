@@ -23,9 +23,8 @@ extension RequestFlow {
         }
         context.publisher.publish(messages) { [self] outcome in
             guard outcome.allDelivered else {
-                context.logger.error("result could not be published; dead-lettering the request",
-                                     [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
-                                      ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                logger(for: origin).error("result could not be published; dead-lettering the request",
+                                          [("error", .string(outcome.lastError?.description ?? "unknown"))])
                 deadLetter(value, origin: origin, code: .publishFailed,
                            reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
                            issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID, claimed: claimed,
@@ -82,15 +81,13 @@ extension RequestFlow {
             replay: verdict, parkedReason: "a replay that failed again: parked so it cannot loop; inspect it before sending a new request")
         context.publisher.publish([letter.message], attempts: .max) { [self] outcome in
             guard outcome.allDelivered else {
-                context.logger.error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
-                                     [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
-                                      ("error", .string(outcome.lastError?.description ?? "unknown"))])
+                logger(for: origin).error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
+                                          [("error", .string(outcome.lastError?.description ?? "unknown"))])
                 return settler.settle(.abandoned, origin: origin, requestID: requestID, claimed: claimed)
             }
             context.metrics.countDeadLetter(code: code.rawValue, parked: letter.isParked)
-            context.logger.warning(letter.isParked ? "replayed message failed again: parked" : "message dead-lettered",
-                                   [("code", .string(code.rawValue)), ("partition", .integer(Int64(origin.partition.partition))),
-                                    ("offset", .integer(origin.offset)), ("replayable", .bool(letter.provenance.isReplayable))])
+            logger(for: origin).warning(letter.isParked ? "replayed message failed again: parked" : "message dead-lettered",
+                                        [("code", .string(code.rawValue)), ("replayable", .bool(letter.provenance.isReplayable))])
             context.audit.publish([context.audit.event(.deadLettered, origin: origin, requestID: requestID ?? summary.requestID,
                                                        program: summary.program, issuer: nil, wallet: summary.wallet,
                                                        reason: code.auditReason)],

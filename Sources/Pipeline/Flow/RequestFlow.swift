@@ -80,6 +80,11 @@ final class RequestFlow: Sendable {
         relay.set(self)
     }
 
+    /// The worker's logger with where `origin` was read (partition and offset) in every record.
+    func logger(for origin: RecordOrigin) -> Logger {
+        context.logger.with(origin.logFields)
+    }
+
     /// Stops the scheduler's timer and drops the callback link.
     func stop() {
         scheduler.stop()
@@ -202,9 +207,8 @@ final class RequestFlow: Sendable {
                                    summary: DeadLetterSummary?) {
         let configuredProgram = program.flatMap { context.configuration.program($0) }
         context.metrics.countUnauthenticated(replay: origin.replayOf != nil)
-        context.logger.warning("message failed its signature check: dead-lettered, not answered",
-                               [("partition", .integer(Int64(origin.partition.partition))), ("offset", .integer(origin.offset)),
-                                ("program", .string(configuredProgram?.name ?? "unknown"))])
+        logger(for: origin).warning("message failed its signature check: dead-lettered, not answered",
+                                    [("program", .string(configuredProgram?.name ?? "unknown"))])
         context.audit.publish([context.audit.event(.rejected, origin: origin, requestID: requestID, program: configuredProgram?.name,
                                                    issuer: configuredProgram?.issuer, wallet: nil, status: .rejected, code: .unauthenticated,
                                                    reason: AuditReason("the message failed its signature check: not answered"))],
