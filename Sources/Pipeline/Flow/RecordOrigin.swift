@@ -1,6 +1,7 @@
 import Contract
 import Kafka
 import Observability
+import Recovery
 
 /// Where a message came from, and the headers the worker honours and propagates.
 struct RecordOrigin: Sendable {
@@ -44,7 +45,7 @@ struct RecordOrigin: Sendable {
     var traceparent: String? {
         // The same rule a reconciliation job's trace context is read back with (`RecordBounds`):
         // an empty one is not propagated, so the job the worker writes is one it can read.
-        guard let bytes = headers.last(where: { $0.key == "traceparent" })?.value, bytes.count <= 128 else { return nil }
+        guard let bytes = headers.last(where: { $0.key == DeadLetterHeader.traceparent })?.value, bytes.count <= 128 else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         return RecordBounds.isTraceparent(text) ? text : nil
     }
@@ -53,14 +54,14 @@ struct RecordOrigin: Sendable {
     /// header (`ReplayReference`); a message with an invalid one is dead-lettered at intake
     /// (`replayOfProblem`), so nothing downstream sees it.
     var replayOf: String? {
-        guard let bytes = headers.last(where: { $0.key == "x-replay-of" })?.value else { return nil }
+        guard let bytes = headers.last(where: { $0.key == DeadLetterHeader.replayOf })?.value else { return nil }
         return ReplayReference(bytes: bytes) == nil ? nil : String(decoding: bytes, as: UTF8.self)
     }
 
     /// Why the message's `x-replay-of` header is refused, when it has one that is not
     /// `topic:partition:offset` within `ReplayReference.maximumBytes` bytes (or is null).
     var replayOfProblem: String? {
-        guard let header = headers.last(where: { $0.key == "x-replay-of" }) else { return nil }
+        guard let header = headers.last(where: { $0.key == DeadLetterHeader.replayOf }) else { return nil }
         guard let bytes = header.value, ReplayReference(bytes: bytes) != nil else {
             return "the x-replay-of header is not topic:partition:offset (a Kafka topic name and two non-negative integers) "
                 + "within \(ReplayReference.maximumBytes) bytes"
@@ -70,12 +71,12 @@ struct RecordOrigin: Sendable {
 
     /// Headers to put on every output about this request.
     var propagatedHeaders: [KafkaHeader] {
-        traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
+        traceparent.map { [KafkaHeader(key: DeadLetterHeader.traceparent, string: $0)] } ?? []
     }
 
     /// Headers of the request's result: the trace context and, for a replay, `x-replay-of`
     /// (CONTRACT section 2: the worker honours and propagates both).
     var resultHeaders: [KafkaHeader] {
-        propagatedHeaders + (replayOf.map { [KafkaHeader(key: "x-replay-of", string: $0)] } ?? [])
+        propagatedHeaders + (replayOf.map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
     }
 }

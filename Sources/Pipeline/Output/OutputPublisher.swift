@@ -2,6 +2,7 @@ import Contract
 import Dispatch
 import Kafka
 import Observability
+import Recovery
 import Synchronization
 
 /// Produces the worker's outputs with retries: results, markers, jobs and dead letters gate the
@@ -53,7 +54,7 @@ final class OutputPublisher: Sendable {
         guard !events.isEmpty else { return }
         let messages = events.map { event in
             KafkaOutgoingMessage(topic: topic, key: event.requestID.map { Array($0.utf8) }, value: event.encodedJSON(),
-                                 headers: traceparent.map { [KafkaHeader(key: "traceparent", value: Array($0.utf8))] } ?? [])
+                                 headers: traceparent.map { [KafkaHeader(key: DeadLetterHeader.traceparent, string: $0)] } ?? [])
         }
         let metrics = self.metrics
         let logger = self.logger

@@ -181,7 +181,7 @@ extension ReconcileRunner {
     }
 
     func traceHeaders(_ job: ReconcileJob) -> [KafkaHeader] {
-        job.traceparent.map { [KafkaHeader(key: "traceparent", string: $0)] } ?? []
+        job.traceparent.map { [KafkaHeader(key: DeadLetterHeader.traceparent, string: $0)] } ?? []
     }
 
     /// The dead letter a held job replays (`x-replay-of`), when an operator replayed it.
