@@ -38,6 +38,7 @@ final class ReconcileRunner: Sendable {
     let state = Mutex(State())
     let timer = DispatchTimer(label: "provisioner.reconcile-timer")
     let thread = PollThread()
+    let commits = CommitRoutine(intervalMs: 200)
     let maxHeldPerPartition: Int
     let maxRunning: Int
     let deadLetters: DeadLetterBuilder
@@ -71,7 +72,6 @@ final class ReconcileRunner: Sendable {
         var heldPeak = 0
         var running = 0
         var nextGeneration: UInt64 = 1
-        var lastCommitMs: Int64 = 0
     }
 
     init(context: WorkerContext, maxRunning: Int = 64) throws(KafkaError) {
@@ -275,23 +275,18 @@ final class ReconcileRunner: Sendable {
         armTimer()
     }
 
+    /// Commits each partition's contiguous finished jobs, every 200 ms.
     func commitIfDue(force: Bool) {
-        let now = context.clock()
-        let candidates = state.withLock { state -> [TopicPartitionOffset] in
-            guard force || now - state.lastCommitMs >= 200 else { return [] }
-            state.lastCommitMs = now
-            return state.trackers.compactMap { partition, entry in
-                guard let offset = entry.tracker.committableOffset, offset != entry.lastCommitted else { return nil }
-                return TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)
-            }
-        }
-        guard !candidates.isEmpty else { return }
-        do {
-            try consumer.commit(candidates, synchronously: force)
-            if force { recordCommitted(candidates) }
-        } catch {
-            context.logger.warning("reconcile commit failed; will retry", [("error", .string(error.description))])
-        }
+        commits.run(force: force, nowMs: context.clock(), consumer: consumer, logger: context.logger.child("reconcile"),
+                    candidates: {
+                        state.withLock { state in
+                            state.trackers.compactMap { partition, entry in
+                                guard let offset = entry.tracker.committableOffset, offset != entry.lastCommitted else { return nil }
+                                return TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)
+                            }
+                        }
+                    },
+                    record: { recordCommitted($0) })
     }
 
     func recordCommitted(_ offsets: [TopicPartitionOffset]) {

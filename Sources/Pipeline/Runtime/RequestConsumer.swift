@@ -17,6 +17,7 @@ final class RequestConsumer: Sendable {
     let state = Mutex(LoopState())
     let stopped = Mutex(false)
     let thread = PollThread()
+    let commits = CommitRoutine(intervalMs: 100)
 
     struct LoopState {
         var stopRequested = false
@@ -25,7 +26,6 @@ final class RequestConsumer: Sendable {
         var catchingUp: Set<TopicPartition> = []
         var readyToResume: Set<TopicPartition> = []
         var assigned: Set<TopicPartition> = []
-        var lastCommitMs: Int64 = 0
         var hasJoined = false
         var lastPollError: String?
         /// Partitions of the requests topic, as metadata last said (the whole the limits are shared over).
@@ -288,24 +288,11 @@ final class RequestConsumer: Sendable {
         exportPaused()
     }
 
+    /// Commits the owned partitions' contiguous completed offsets (with marker metadata), every 100 ms.
     func commitIfDue(force: Bool) {
-        let now = context.clock()
-        let due = state.withLock { state -> Bool in
-            guard force || now - state.lastCommitMs >= 100 else { return false }
-            state.lastCommitMs = now
-            return true
-        }
-        guard due else { return }
-        let owned = Array(state.withLock { $0.assigned })
-        let candidates = context.ledger.commitCandidates(owned)
-        guard !candidates.isEmpty else { return }
-        do {
-            try consumer.commit(candidates, synchronously: force)
-            // An asynchronous commit is recorded by the commit handler once accepted.
-            if force { context.ledger.committed(candidates) }
-        } catch {
-            context.logger.warning("commit failed; will retry", [("error", .string(error.description))])
-        }
+        commits.run(force: force, nowMs: context.clock(), consumer: consumer, logger: context.logger,
+                    candidates: { context.ledger.commitCandidates(Array(state.withLock { $0.assigned })) },
+                    record: { context.ledger.committed($0) })
     }
 
 }
