@@ -64,6 +64,20 @@ final class OffsetLedger: Sendable {
         }
     }
 
+    /// Whether `track` would record the offset now (the partition is owned and this generation has
+    /// not received it), without recording it: a loop that may still refuse the record asks first.
+    func accepts(_ partition: TopicPartition, offset: Int64) -> Bool {
+        state.withLock { state in
+            guard let entry = state.partitions[partition] else { return false }
+            return entry.owned && entry.tracker.accepts(offset)
+        }
+    }
+
+    /// Whether the partition is assigned (owned, or revoked and not yet released).
+    func holds(_ partition: TopicPartition) -> Bool {
+        state.withLock { $0.partitions[partition] != nil }
+    }
+
     /// Whether new work may start for this partition and generation.
     func isOwned(_ partition: TopicPartition, generation: UInt64) -> Bool {
         state.withLock { state in
@@ -153,8 +167,8 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// Offsets that may be committed now and were not committed yet, with marker metadata;
-    /// `onlyOwned` skips revoked partitions (used by the periodic commit).
+    /// Offsets that may be committed now and were not committed yet, with marker metadata (none
+    /// when no marker position is known), over `partitions` (all held when nil).
     func commitCandidates(_ partitions: [TopicPartition]? = nil) -> [TopicPartitionOffset] {
         state.withLock { state in
             var result: [TopicPartitionOffset] = []

@@ -214,9 +214,13 @@ extension ReconcileRunner {
                                [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
                                 ("reason", .string(reason))])
         context.publisher.publish([dead], attempts: .max) { [self] outcome in
-            guard outcome.allDelivered else { return }  // the producer failed for good: left uncommitted
+            guard outcome.allDelivered else {
+                // The producer failed for good: left uncommitted, and nobody waits for it.
+                ledger.abandon(partition, offset: message.offset, generation: generation)
+                return
+            }
             context.metrics.countDeadLetter(code: DeadLetterCode.invalidReconcileJob.rawValue, parked: false)
-            complete(partition, offset: message.offset, generation: generation)
+            ledger.complete(partition, offset: message.offset, generation: generation)
         }
     }
 
@@ -226,21 +230,12 @@ extension ReconcileRunner {
         context.logger.error("reconciliation outputs not acknowledged: the job stays uncommitted",
                              [("error", .string(error?.description ?? "unknown"))])
         state.withLock { $0.running -= 1 }
-        queryEnded.wake()
+        ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
     }
 
     func done(_ held: Held) {
         state.withLock { $0.running -= 1 }
-        queryEnded.wake()
-        complete(held.partition, offset: held.offset, generation: held.generation)
+        ledger.complete(held.partition, offset: held.offset, generation: held.generation)
         runDue()
-    }
-
-    func complete(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
-        state.withLock { state in
-            guard var entry = state.trackers[partition], entry.generation == generation else { return }
-            entry.tracker.complete(offset)
-            state.trackers[partition] = entry
-        }
     }
 }

@@ -13,11 +13,8 @@ extension ReconcileRunner {
     // MARK: - Rebalance (poll thread)
 
     func assigned(_ partitions: [TopicPartition]) {
+        for partition in partitions { _ = ledger.assign(partition, markerPosition: nil) }
         let resume = state.withLock { state -> [TopicPartition] in
-            for partition in partitions {
-                state.trackers[partition] = (PartitionOffsetTracker(), state.nextGeneration, nil)
-                state.nextGeneration += 1
-            }
             let resume = state.libraryPaused.intersection(partitions)
             state.libraryPaused.subtract(resume)
             return Array(resume)
@@ -31,23 +28,25 @@ extension ReconcileRunner {
 
     func revoked(_ partitions: [TopicPartition], commit: Bool) {
         let gone = Set(partitions)
-        let (dropped, wasPaused) = state.withLock { state -> (Int, Set<TopicPartition>) in
-            let dropped = state.held.removeAll { gone.contains($0.partition) }.count
+        ledger.revoke(partitions)
+        let (dropped, wasPaused) = state.withLock { state -> ([Held], Set<TopicPartition>) in
+            let dropped = state.held.removeAll { gone.contains($0.partition) }
             for partition in partitions { state.heldPerPartition[partition] = nil }
             state.paused.subtract(gone)
             state.resumeWanted.subtract(gone)
             // Still paused in librdkafka (resumed when assigned again), but no longer this worker's to show.
             return (dropped, state.libraryPaused.intersection(gone))
         }
+        // Held, never run: redelivered to the next owner, so nobody waits for them.
+        for held in dropped { ledger.abandon(held.partition, offset: held.offset, generation: held.generation) }
         for partition in wasPaused { context.metrics.setPartitionPaused(partition, false) }
         context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
-                            [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
+                            [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped.count)))])
         if commit {
-            _ = queryEnded.wait(timeoutMs: context.configuration.revokeDrainMs) { state.withLock { $0.running == 0 } }
-            commitIfDue(force: true)
+            // The partitions' running queries end (or the bound passes), then what is done is committed.
+            _ = ledger.waitUntilSettled(partitions, timeoutMs: context.configuration.revokeDrainMs)
+            loop.commitNow(partitions)
         }
-        state.withLock { state in
-            for partition in partitions { state.trackers[partition] = nil }
-        }
+        ledger.release(partitions)
     }
 }

@@ -17,7 +17,10 @@ import Synchronization
 /// No partition ever holds more than the limit. A due job asks the issuer for its state: a definitive
 /// answer publishes the final, truthful result; an unusable one schedules the next tier; the last
 /// tier publishes a final `check_wallet` result and dead-letters the job for operators.
-/// Offsets are committed contiguously, like requests. Its consumer group is `<group_id>.reconcile`.
+/// Offsets are committed contiguously, like requests: the same `ConsumerLoop`, with its own
+/// `OffsetLedger`. Its consumer group is `<group_id>.reconcile`.
+/// On stop, running queries finish within the drain; held jobs stay uncommitted (another worker,
+/// or this one after a restart, runs them).
 ///
 /// Threads: only the poll thread pauses, resumes and rewinds the consumer (and runs the rebalance
 /// callbacks); `runDue` (timer and answer threads) only marks partitions to resume, and the poll
@@ -33,17 +36,12 @@ final class ReconcileRunner: Sendable {
     /// How many tiers a handed-over job without a state query waits for the previous owner's answer.
     static let handOverLooks = 3
     let context: WorkerContext
-    let consumer: KafkaConsumer
-    let relay: RebalanceRelay
+    let loop: ConsumerLoop
     let state = Mutex(State())
     let timer = DispatchTimer(label: "provisioner.reconcile-timer")
-    let thread = PollThread()
-    let commits = CommitRoutine(intervalMs: 200)
     let maxHeldPerPartition: Int
     let maxRunning: Int
     let deadLetters: DeadLetterBuilder
-    /// Woken whenever a running query ends, for a revoke's drain.
-    let queryEnded = DrainWait()
     /// Reads markers for handed-over jobs; created on first use (most workers never need it).
     let markerReader = Mutex<MarkerCatchUp?>(nil)
 
@@ -55,12 +53,14 @@ final class ReconcileRunner: Sendable {
         let headers: [KafkaHeader]
     }
 
+    /// The group consumer (the loop's).
+    var consumer: KafkaConsumer { loop.consumer }
+    /// This group's offsets (the loop's ledger; not the requests group's).
+    var ledger: OffsetLedger { loop.ledger }
+
     struct State {
-        var stopRequested = false
-        var drainDeadlineMs: Int64 = 0
         var held = PriorityHeap<Held> { ($0.job.dueAtMs, $0.offset) < ($1.job.dueAtMs, $1.offset) }
         var heldPerPartition: [TopicPartition: Int] = [:]
-        var trackers: [TopicPartition: (tracker: PartitionOffsetTracker, generation: UInt64, lastCommitted: Int64?)] = [:]
         /// Partitions at their hold limit (until below half).
         var paused: Set<TopicPartition> = []
         /// Partitions librdkafka was told to pause and not yet to resume: kept across a revoke,
@@ -71,7 +71,6 @@ final class ReconcileRunner: Sendable {
         /// Most jobs one partition held at once since the start.
         var heldPeak = 0
         var running = 0
-        var nextGeneration: UInt64 = 1
     }
 
     init(context: WorkerContext, maxRunning: Int = 64) throws(KafkaError) {
@@ -82,37 +81,12 @@ final class ReconcileRunner: Sendable {
                                         worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile")
         let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile")
             .applied(to: context.configuration.consumerProperties)
-        let relay = RebalanceRelay()
-        self.relay = relay
-        // An asynchronous commit counts only once the coordinator accepted it; a refused one is
-        // sent again on the next cycle.
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: relay) { outcome in
-            if case .success(let offsets) = outcome { relay.committed(offsets) }
-        }
-        relay.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0, commit: true) },
-                           lost: { [self] in revoked($0, commit: false) }, committed: { [self] in recordCommitted($0) }))
+        loop = try ConsumerLoop(properties: properties, ledger: OffsetLedger(), commitIntervalMs: 200, logger: context.logger.child("reconcile"))
+        loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0, commit: true) },
+                          lost: { [self] in revoked($0, commit: false) }))
         timer.setHandler { [weak self] in self?.runDue() }
     }
 
-    /// Subscribes and starts the poll thread.
-    func start() throws(KafkaError) {
-        try consumer.subscribe([context.configuration.topics.reconcile])
-        thread.start(name: "provisioner-reconcile") { [self] in run() }
-    }
-
-    /// Stops taking jobs; running queries finish within `drainMs`; held jobs stay uncommitted
-    /// (another worker, or this one after a restart, runs them).
-    func requestStop(drainMs: Int64) {
-        state.withLock { state in
-            state.stopRequested = true
-            state.drainDeadlineMs = context.clock() + drainMs
-        }
-    }
-
-    /// Blocks until the loop has committed and left its group.
-    func waitUntilFinished() {
-        thread.waitUntilFinished()
-    }
 
     /// Jobs held waiting for their tier (metrics: the reconciliation backlog).
     var backlog: Int { state.withLock { $0.held.count + $0.running } }
@@ -124,9 +98,8 @@ final class ReconcileRunner: Sendable {
 
     func run() {
         while true {
-            let (stopping, deadline, running, firstDue) = state.withLock {
-                ($0.stopRequested, $0.drainDeadlineMs, $0.running, $0.held.first?.job.dueAtMs)
-            }
+            let (stopping, deadline) = loop.stopRequest
+            let (running, firstDue) = state.withLock { ($0.running, $0.held.first?.job.dueAtMs) }
             if stopping && (running == 0 || context.clock() >= deadline) { break }
             // The timer counts in monotonic time from when it was armed; a clock step forward
             // must not leave a due job waiting for it.
@@ -144,10 +117,8 @@ final class ReconcileRunner: Sendable {
             commitIfDue(force: false)
         }
         timer.cancel()
-        commitIfDue(force: true)
+        loop.finish(nowMs: context.clock())
         markerReader.withLock { $0 }?.close()
-        consumer.close()
-        relay.attach(nil)
     }
 
     /// Holds a fetched job; false when it was not held because its partition is at the hold limit
@@ -164,22 +135,25 @@ final class ReconcileRunner: Sendable {
                 problem = "the record's x-replay-of header is not topic:partition:offset within \(ReplayReference.maximumBytes) bytes"
             }
         }
-        enum Taken { case dropped, refused(pause: Bool), poison(UInt64), held(pause: Bool) }
-        let taken = state.withLock { state -> Taken in
-            // A record fetched again (the consumer rewound after a pause/resume) is already held or done.
-            guard var entry = state.trackers[partition], entry.tracker.accepts(message.offset) else { return .dropped }
-            guard problem == nil, case .success(let job) = read else {
-                entry.tracker.track(message.offset)
-                state.trackers[partition] = entry
-                return .poison(entry.generation)
+        // A record fetched again (the consumer rewound after a pause/resume) is already held or
+        // done, and one of a partition no longer owned is not this worker's. Only this (poll)
+        // thread tracks offsets, so the record is still acceptable when tracked below.
+        guard ledger.accepts(partition, offset: message.offset) else { return true }
+        guard problem == nil, case .success(let job) = read else {
+            if let generation = ledger.track(partition, offset: message.offset) {
+                deadLetterRecord(message, generation: generation, reason: problem ?? "")
             }
+            return true
+        }
+        enum Taken { case dropped, refused(pause: Bool), held(pause: Bool) }
+        let taken = state.withLock { state -> Taken in
             if state.heldPerPartition[partition, default: 0] >= maxHeldPerPartition {
                 state.paused.insert(partition)
                 return .refused(pause: state.libraryPaused.insert(partition).inserted)
             }
-            entry.tracker.track(message.offset)
-            state.trackers[partition] = entry
-            state.held.insert(Held(job: job, partition: partition, offset: message.offset, generation: entry.generation,
+            // Tracked before it is held: once held, a timer thread may run and complete it.
+            guard let generation = ledger.track(partition, offset: message.offset) else { return .dropped }
+            state.held.insert(Held(job: job, partition: partition, offset: message.offset, generation: generation,
                                    headers: message.headers))
             let count = state.heldPerPartition[partition, default: 0] + 1
             state.heldPerPartition[partition] = count
@@ -190,9 +164,6 @@ final class ReconcileRunner: Sendable {
         }
         switch taken {
         case .dropped:
-            return true
-        case .poison(let generation):
-            deadLetterRecord(message, generation: generation, reason: problem ?? "")
             return true
         case .refused(let pause):
             if pause { pausePartition(partition) }
@@ -233,7 +204,7 @@ final class ReconcileRunner: Sendable {
     func resumeReleased() {
         let resume = state.withLock { state -> [TopicPartition] in
             let resume = state.resumeWanted.filter {
-                !state.paused.contains($0) && state.libraryPaused.contains($0) && state.trackers[$0] != nil
+                !state.paused.contains($0) && state.libraryPaused.contains($0) && ledger.holds($0)
             }
             state.resumeWanted.removeAll()
             state.libraryPaused.subtract(resume)
@@ -277,24 +248,6 @@ final class ReconcileRunner: Sendable {
 
     /// Commits each partition's contiguous finished jobs, every 200 ms.
     func commitIfDue(force: Bool) {
-        commits.run(force: force, nowMs: context.clock(), consumer: consumer, logger: context.logger.child("reconcile"),
-                    candidates: {
-                        state.withLock { state in
-                            state.trackers.compactMap { partition, entry in
-                                guard let offset = entry.tracker.committableOffset, offset != entry.lastCommitted else { return nil }
-                                return TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)
-                            }
-                        }
-                    },
-                    record: { recordCommitted($0) })
+        loop.commitIfDue(force: force, nowMs: context.clock())
     }
-
-    func recordCommitted(_ offsets: [TopicPartitionOffset]) {
-        state.withLock { state in
-            for item in offsets {
-                state.trackers[TopicPartition(topic: item.topic, partition: item.partition)]?.lastCommitted = item.offset
-            }
-        }
-    }
-
 }

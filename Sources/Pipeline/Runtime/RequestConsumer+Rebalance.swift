@@ -113,16 +113,7 @@ extension RequestConsumer {
         // The share drops before the drain: the partitions' next owner may be assigned them soon after.
         updateShare(leaving: requests)
         let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: context.configuration.revokeDrainMs)
-        let candidates = context.ledger.commitCandidates(requests)
-        if !candidates.isEmpty {
-            do {
-                try consumer.commit(candidates, synchronously: true)
-                context.ledger.committed(candidates)
-            } catch {
-                context.logger.warning("commit on revoke failed; the next owner will redo uncommitted requests",
-                                       [("error", .string(error.description))])
-            }
-        }
+        loop.commitNow(requests)
         release(requests)
         context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),
                                                    ("unfinished", .integer(Int64(remaining)))])

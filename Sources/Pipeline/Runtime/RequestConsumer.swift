@@ -5,23 +5,21 @@ import Observability
 import Recovery
 import Synchronization
 
-/// Owns the requests consumer and its poll thread: polls without stopping, hands messages to the
-/// flow, pauses partitions for backpressure and marker catch-up, commits contiguous offsets, and
-/// handles rebalances (revoke: stop, drain within a bound, commit, release; lost: commit nothing).
+/// The requests group's consumer loop (a `ConsumerLoop` over the worker's `OffsetLedger`): polls
+/// without stopping, hands messages to the flow, pauses partitions for backpressure and marker
+/// catch-up, commits contiguous offsets every 100 ms, and handles rebalances (revoke: stop, drain
+/// within a bound, commit, release; lost: commit nothing).
 final class RequestConsumer: Sendable {
     let context: WorkerContext
     let flow: RequestFlow
     let catchUp: MarkerCatchUp
-    let consumer: KafkaConsumer
-    let relay: RebalanceRelay
+    let loop: ConsumerLoop
     let state = Mutex(LoopState())
-    let stopped = Mutex(false)
-    let thread = PollThread()
-    let commits = CommitRoutine(intervalMs: 100)
+
+    /// The group consumer (the loop's).
+    var consumer: KafkaConsumer { loop.consumer }
 
     struct LoopState {
-        var stopRequested = false
-        var drainDeadlineMs: Int64?
         var backpressurePaused = false
         var catchingUp: Set<TopicPartition> = []
         var readyToResume: Set<TopicPartition> = []
@@ -47,50 +45,20 @@ final class RequestConsumer: Sendable {
     init(context: WorkerContext, flow: RequestFlow) throws(KafkaError) {
         self.context = context
         self.flow = flow
-        let relay = RebalanceRelay()
-        self.relay = relay
         let base = context.configuration.consumerProperties
         let properties = KafkaConsumerRole.committingMember(groupID: base["group.id"] ?? context.configuration.groupID,
                                                             assignmentStrategy: "cooperative-sticky").applied(to: base)
-        // An asynchronous commit counts only once the coordinator accepted it: one refused during
-        // a rebalance must be sent again, or the partition stays behind after the load ends.
-        let ledger = context.ledger
-        let logger = context.logger
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: relay) { outcome in
-            switch outcome {
-            case .success(let offsets): ledger.committed(offsets)
-            case .failure(let error): logger.debug("asynchronous commit refused; it will be retried", [("error", .string(error.description))])
-            }
-        }
+        loop = try ConsumerLoop(properties: properties, ledger: context.ledger, commitIntervalMs: 100, logger: context.logger)
         catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
                                     logger: context.logger, undecodable: context.metrics.undecodableMarkers)
-        relay.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
+        loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
     }
 
-    /// Subscribes and starts the poll thread.
-    func start() throws(KafkaError) {
-        try consumer.subscribe([context.configuration.topics.requests])
-        thread.start(name: "provisioner-poll") { [self] in run() }
-    }
-
-    /// Asks the loop to stop fetching, drain in-flight work within `drainMs`, commit and leave.
-    func requestStop(drainMs: Int64) {
-        state.withLock { state in
-            guard !state.stopRequested else { return }
-            state.stopRequested = true
-            state.drainDeadlineMs = context.clock() + drainMs
-        }
-    }
-
-    /// Blocks until the loop has committed and left the group.
-    func waitUntilFinished() {
-        thread.waitUntilFinished()
-    }
 
     /// Ready once it has been given partitions (or has run for a while in the group with none)
     /// and the last poll saw no broker-wide error.
     var isReady: Bool {
-        state.withLock { $0.hasJoined && $0.lastPollError == nil && !$0.stopRequested }
+        !loop.stopRequest.requested && state.withLock { $0.hasJoined && $0.lastPollError == nil }
     }
 
     /// Partitions currently assigned.
@@ -179,11 +147,11 @@ final class RequestConsumer: Sendable {
         let startedMs = context.clock()
         var lastLagMs: Int64 = 0
         while true {
-            let (stopping, drainDeadline) = state.withLock { ($0.stopRequested, $0.drainDeadlineMs) }
+            let (stopping, drainDeadline) = loop.stopRequest
             if stopping {
                 pauseAll()
                 let unsettled = context.ledger.unsettledCount()
-                if unsettled == 0 || context.clock() >= drainDeadline ?? 0 {
+                if unsettled == 0 || context.clock() >= drainDeadline {
                     if unsettled > 0 {
                         context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
                                                [("unsettled", .integer(Int64(unsettled)))])
@@ -220,10 +188,8 @@ final class RequestConsumer: Sendable {
                 measureLag()
             }
         }
-        commitIfDue(force: true)
-        consumer.close()
+        loop.finish(nowMs: context.clock(), partitions: Array(state.withLock { $0.assigned }))
         catchUp.close()
-        relay.attach(nil)
     }
 
     func pauseAll() {
@@ -290,9 +256,7 @@ final class RequestConsumer: Sendable {
 
     /// Commits the owned partitions' contiguous completed offsets (with marker metadata), every 100 ms.
     func commitIfDue(force: Bool) {
-        commits.run(force: force, nowMs: context.clock(), consumer: consumer, logger: context.logger,
-                    candidates: { context.ledger.commitCandidates(Array(state.withLock { $0.assigned })) },
-                    record: { context.ledger.committed($0) })
+        loop.commitIfDue(force: force, nowMs: context.clock(), partitions: Array(state.withLock { $0.assigned }))
     }
 
 }

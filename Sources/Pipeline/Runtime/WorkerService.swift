@@ -12,5 +12,42 @@ protocol WorkerService: AnyObject, Sendable {
     func waitUntilFinished()
 }
 
-extension RequestConsumer: WorkerService {}
-extension ReconcileRunner: WorkerService {}
+/// A `WorkerService` that is one `ConsumerLoop` over `topic`: its lifecycle is the loop's, and
+/// `run` is the body of its poll thread.
+protocol ConsumerLoopService: WorkerService {
+    var loop: ConsumerLoop { get }
+    var context: WorkerContext { get }
+    /// The topic the loop subscribes to.
+    var topic: String { get }
+    /// The poll thread's name.
+    var threadName: String { get }
+    /// The poll thread's body: returns when the loop is to end, after `loop.finish`.
+    func run()
+}
+
+extension ConsumerLoopService {
+    /// Subscribes and starts the poll thread.
+    func start() throws(KafkaError) {
+        try loop.start(topic: topic, threadName: threadName) { [self] in run() }
+    }
+
+    /// Asks the loop to stop taking work, drain what it holds within `drainMs`, commit and leave.
+    func requestStop(drainMs: Int64) {
+        loop.requestStop(drainMs: drainMs, nowMs: context.clock())
+    }
+
+    /// Blocks until the loop has committed and left its group.
+    func waitUntilFinished() {
+        loop.waitUntilFinished()
+    }
+}
+
+extension RequestConsumer: ConsumerLoopService {
+    var topic: String { context.configuration.topics.requests }
+    var threadName: String { "provisioner-poll" }
+}
+
+extension ReconcileRunner: ConsumerLoopService {
+    var topic: String { context.configuration.topics.reconcile }
+    var threadName: String { "provisioner-reconcile" }
+}

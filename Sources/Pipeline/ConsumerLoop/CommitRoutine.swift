@@ -2,7 +2,7 @@ import Kafka
 import Observability
 import Synchronization
 
-/// The commit step both consumer loops run after each poll turn: at most every `intervalMs` (or
+/// The commit step of a `ConsumerLoop`, run after each poll turn: at most every `intervalMs` (or
 /// at once when forced, on a revoke or at the end), commit what the loop says may be committed.
 /// An asynchronous commit is recorded when the coordinator accepts it (the consumer's commit
 /// callback); a forced one is synchronous and recorded at once. Poll thread only.

@@ -1,0 +1,100 @@
+import Kafka
+import Observability
+import Synchronization
+
+/// What both consumer loops (`RequestConsumer`, `ReconcileRunner`) are made of: a group consumer
+/// whose rebalance callbacks reach the owner through a `RebalanceRelay`, the poll thread, the
+/// `OffsetLedger` that says what may be committed (with commit metadata), the `CommitRoutine`, and
+/// the stop request. The owner supplies what differs: the body of a poll turn and what a rebalance
+/// does to its own state.
+///
+/// Threads: `start`'s body runs on the poll thread, and so do the rebalance callbacks (inside
+/// `poll`), `commitIfDue`, `commitNow` and `finish`; `requestStop`, `stopRequest` and
+/// `waitUntilFinished` may be called from any thread. An asynchronous commit is recorded in the
+/// ledger when the coordinator accepts it (the consumer's commit callback, inside `poll`); one it
+/// refuses (during a rebalance) is sent again on a later turn.
+final class ConsumerLoop: Sendable {
+    /// The group consumer (poll thread only, but for the thread-safe reads librdkafka allows).
+    let consumer: KafkaConsumer
+    /// The received, settled and committable offsets of the partitions this loop owns.
+    let ledger: OffsetLedger
+    private let relay = RebalanceRelay()
+    private let thread = PollThread()
+    private let commits: CommitRoutine
+    private let logger: Logger
+    private let stop = Mutex<(requested: Bool, deadlineMs: Int64)>((false, 0))
+
+    /// A loop over a consumer made from `properties` (the role's settings applied already),
+    /// committing from `ledger` at most every `commitIntervalMs`.
+    init(properties: [String: String], ledger: OffsetLedger, commitIntervalMs: Int64, logger: Logger) throws(KafkaError) {
+        self.ledger = ledger
+        self.logger = logger
+        commits = CommitRoutine(intervalMs: commitIntervalMs)
+        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: relay) { outcome in
+            switch outcome {
+            case .success(let offsets): ledger.committed(offsets)
+            case .failure(let error): logger.debug("asynchronous commit refused; it will be retried", [("error", .string(error.description))])
+            }
+        }
+    }
+
+    /// Sets what the owner does on each rebalance callback (before `start`).
+    func attach(_ handlers: RebalanceRelay.Handlers) {
+        relay.attach(handlers)
+    }
+
+    /// Subscribes to `topic` and runs `body` on a new poll thread named `threadName`; the body
+    /// returns when the loop is to end, then `finish` has to be called on that thread.
+    func start(topic: String, threadName: String, body: @escaping @Sendable () -> Void) throws(KafkaError) {
+        try consumer.subscribe([topic])
+        thread.start(name: threadName, body)
+    }
+
+    /// Asks the loop to stop, its drain bounded by `drainMs` from `nowMs` (the first request counts).
+    func requestStop(drainMs: Int64, nowMs: Int64) {
+        stop.withLock { stop in
+            guard !stop.requested else { return }
+            stop = (true, nowMs + drainMs)
+        }
+    }
+
+    /// Whether a stop was requested, and by when its drain must end.
+    var stopRequest: (requested: Bool, deadlineMs: Int64) { stop.withLock { $0 } }
+
+    /// Blocks until the poll thread has finished (committed and left the group).
+    func waitUntilFinished() {
+        thread.waitUntilFinished()
+    }
+
+    /// The commit step of a poll turn: when due (or `force`), commits what the ledger says may be
+    /// committed in `partitions` (all the ledger holds when nil).
+    func commitIfDue(force: Bool, nowMs: Int64, partitions: [TopicPartition]? = nil) {
+        commits.run(force: force, nowMs: nowMs, consumer: consumer, logger: logger,
+                    candidates: { ledger.commitCandidates(partitions) }, record: { ledger.committed($0) })
+    }
+
+    /// Commits `partitions` synchronously now (a revoke, after its drain); false when the commit
+    /// failed (the next owner redoes what is uncommitted).
+    @discardableResult
+    func commitNow(_ partitions: [TopicPartition]) -> Bool {
+        let candidates = ledger.commitCandidates(partitions)
+        guard !candidates.isEmpty else { return true }
+        do {
+            try consumer.commit(candidates, synchronously: true)
+            ledger.committed(candidates)
+            return true
+        } catch {
+            logger.warning("commit on revoke failed; the next owner will redo what is uncommitted",
+                           [("error", .string(error.description))])
+            return false
+        }
+    }
+
+    /// The end of the poll thread's body: a last synchronous commit of `partitions` (all when
+    /// nil), the consumer closed (leaving the group), the owner's handlers detached.
+    func finish(nowMs: Int64, partitions: [TopicPartition]? = nil) {
+        commitIfDue(force: true, nowMs: nowMs, partitions: partitions)
+        consumer.close()
+        relay.detach()
+    }
+}
