@@ -39,7 +39,9 @@ struct FatalProducerErrorTests {
 
         rig.stack.stopWorker(first)
         try rig.startWorker("worker-2")
-        #expect(rig.waitForFinals([request.requestID], timeoutMs: 60_000), "the request was lost: no worker answered it")
+        let finalsOK = rig.waitForFinals([request.requestID], timeoutMs: 60_000)
+        #expect(finalsOK, "the request was lost: no worker answered it")
+        if !finalsOK { rig.printLogs(because: "the next worker did not answer") }
         #expect(rig.collector.snapshot.final(request.requestID)?.status == .provisioned)
     }
 }

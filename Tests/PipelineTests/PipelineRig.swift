@@ -60,6 +60,13 @@ final class PipelineRig {
         return worker
     }
 
+    /// Prints the workers' logs (info and above) to the test output: called when a hand-over
+    /// expectation fails, so a CI run's failure can be read from its log.
+    func printLogs(because reason: String) {
+        print("PipelineRig: worker logs, because \(reason):")
+        for line in logs.renderedLines where !line.hasPrefix("debug") { print("  \(line)") }
+    }
+
     /// The metrics registry of a worker this rig started.
     func metrics(of worker: Worker) -> MetricsRegistry? {
         workers.first { $0.worker === worker }?.metrics

@@ -78,7 +78,9 @@ struct WorkerGroupTests {
             _ = stopped.wait(timeout: .now() + .milliseconds(50))
         }
         #expect(stopped.wait(timeout: .now() + .seconds(60)) == .success, "the leaving worker did not stop within 60 s")
-        #expect(rig.waitForFinals(ids), "no final result for \(rig.missingFinals(ids))")
+        let finalsOK = rig.waitForFinals(ids)
+        #expect(finalsOK, "no final result for \(rig.missingFinals(ids))")
+        if !finalsOK { rig.printLogs(because: "some requests got no final") }
         try rig.expectQuiet()
         #expect(PipelineRig.wait(timeoutMs: 30_000) { staying.assignedPartitionCount == rig.stack.partitions },
                 "the staying worker did not take over every partition")
