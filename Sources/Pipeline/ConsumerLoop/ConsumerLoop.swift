@@ -8,8 +8,12 @@ import Synchronization
 /// the stop request. The owner supplies what differs: the body of a poll turn and what a rebalance
 /// does to its own state.
 ///
+/// The loop is `running` until a stop is requested, then `stopping` until its work drains or the
+/// drain deadline passes; each poll turn starts with `nextTurn`, a pure decision (time and the
+/// work still outstanding passed in), which the owner carries out.
+///
 /// Threads: `start`'s body runs on the poll thread, and so do the rebalance callbacks (inside
-/// `poll`), `commitIfDue`, `commitNow` and `finish`; `requestStop`, `stopRequest` and
+/// `poll`), `commitIfDue`, `commitNow` and `finish`; `requestStop`, `nextTurn` and
 /// `waitUntilFinished` may be called from any thread. An asynchronous commit is recorded in the
 /// ledger when the coordinator accepts it (the consumer's commit callback, inside `poll`); one it
 /// refuses (during a rebalance) is sent again on a later turn.
@@ -22,7 +26,33 @@ final class ConsumerLoop: Sendable {
     private let thread = PollThread()
     private let commits: CommitRoutine
     private let logger: Logger
-    private let stop = Mutex<(requested: Bool, deadlineMs: Int64)>((false, 0))
+    private let phase = Mutex(Phase.running)
+
+    /// Where the loop is in its life.
+    enum Phase: Sendable, Equatable {
+        /// Taking work.
+        case running
+        /// A stop was requested: no new work, what is held drains until `deadlineMs`.
+        case stopping(deadlineMs: Int64)
+    }
+
+    /// What a poll turn does.
+    enum Turn: Sendable, Equatable {
+        /// Poll and take records.
+        case poll
+        /// Stopping: take no new work, poll only to serve callbacks and let held work settle.
+        case drain
+        /// Leave the poll loop now and `finish`; `unfinished` is what the drain bound left (redelivered).
+        case finish(unfinished: Int)
+    }
+
+    /// The turn for `phase` at `nowMs` with `outstanding` pieces of work not yet settled.
+    static func turn(_ phase: Phase, nowMs: Int64, outstanding: Int) -> Turn {
+        switch phase {
+        case .running: .poll
+        case .stopping(let deadlineMs): outstanding == 0 || nowMs >= deadlineMs ? .finish(unfinished: outstanding) : .drain
+        }
+    }
 
     /// A loop over a consumer made from `properties` (the role's settings applied already),
     /// committing from `ledger` at most every `commitIntervalMs`.
@@ -52,14 +82,19 @@ final class ConsumerLoop: Sendable {
 
     /// Asks the loop to stop, its drain bounded by `drainMs` from `nowMs` (the first request counts).
     func requestStop(drainMs: Int64, nowMs: Int64) {
-        stop.withLock { stop in
-            guard !stop.requested else { return }
-            stop = (true, nowMs + drainMs)
+        phase.withLock { phase in
+            guard phase == .running else { return }
+            phase = .stopping(deadlineMs: nowMs + drainMs)
         }
     }
 
-    /// Whether a stop was requested, and by when its drain must end.
-    var stopRequest: (requested: Bool, deadlineMs: Int64) { stop.withLock { $0 } }
+    /// Whether a stop was requested.
+    var isStopping: Bool { phase.withLock { $0 != .running } }
+
+    /// This poll turn's decision, from the phase, `nowMs` and the work `outstanding` (unsettled).
+    func nextTurn(nowMs: Int64, outstanding: Int) -> Turn {
+        Self.turn(phase.withLock { $0 }, nowMs: nowMs, outstanding: outstanding)
+    }
 
     /// Blocks until the poll thread has finished (committed and left the group).
     func waitUntilFinished() {

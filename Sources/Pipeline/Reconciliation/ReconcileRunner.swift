@@ -98,9 +98,11 @@ final class ReconcileRunner: Sendable {
 
     func run() {
         while true {
-            let (stopping, deadline) = loop.stopRequest
             let (running, firstDue) = state.withLock { ($0.running, $0.held.first?.job.dueAtMs) }
-            if stopping && (running == 0 || context.clock() >= deadline) { break }
+            // Held jobs stay uncommitted on a stop: only running queries are waited for.
+            let turn = loop.nextTurn(nowMs: context.clock(), outstanding: running)
+            if case .finish = turn { break }
+            let stopping = turn == .drain
             // The timer counts in monotonic time from when it was armed; a clock step forward
             // must not leave a due job waiting for it.
             if let firstDue, firstDue <= context.clock() { runDue() }

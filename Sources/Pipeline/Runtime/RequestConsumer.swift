@@ -58,7 +58,7 @@ final class RequestConsumer: Sendable {
     /// Ready once it has been given partitions (or has run for a while in the group with none)
     /// and the last poll saw no broker-wide error.
     var isReady: Bool {
-        !loop.stopRequest.requested && state.withLock { $0.hasJoined && $0.lastPollError == nil }
+        !loop.isStopping && state.withLock { $0.hasJoined && $0.lastPollError == nil }
     }
 
     /// Partitions currently assigned.
@@ -147,18 +147,16 @@ final class RequestConsumer: Sendable {
         let startedMs = context.clock()
         var lastLagMs: Int64 = 0
         while true {
-            let (stopping, drainDeadline) = loop.stopRequest
-            if stopping {
-                pauseAll()
-                let unsettled = context.ledger.unsettledCount()
-                if unsettled == 0 || context.clock() >= drainDeadline {
-                    if unsettled > 0 {
-                        context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
-                                               [("unsettled", .integer(Int64(unsettled)))])
-                    }
-                    break
+            let turn = loop.nextTurn(nowMs: context.clock(), outstanding: context.ledger.unsettledCount())
+            if case .finish(let unfinished) = turn {
+                if unfinished > 0 {
+                    context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
+                                           [("unsettled", .integer(Int64(unfinished)))])
                 }
+                break
             }
+            let stopping = turn == .drain
+            if stopping { pauseAll() }
             // Take no more than max_pending leaves room for: whatever a starved poll thread finds
             // queued would otherwise all come in at once, before the partitions can be paused
             // (pausing drops records fetched but not yet taken).
