@@ -1,8 +1,8 @@
 import Dispatch
 import Synchronization
 
-/// Lets a thread wait, without polling, until work it watches has drained (a revoke's drain: no
-/// offset of the revoked partitions unsettled, no reconciliation query running), up to a time
+/// Lets a thread wait, without polling, until work it watches has drained (a revoke's drain, in
+/// `OffsetLedger.waitUntilSettled`: no offset of the revoked partitions unsettled), up to a time
 /// limit. The side that finishes work calls `wake` after each change; the waiter re-checks its
 /// condition then. Any thread may call either.
 final class DrainWait: Sendable {
