@@ -91,9 +91,11 @@ final class ConsumerLoop: Sendable {
     /// Whether a stop was requested.
     var isStopping: Bool { phase.withLock { $0 != .running } }
 
-    /// This poll turn's decision, from the phase, `nowMs` and the work `outstanding` (unsettled).
-    func nextTurn(nowMs: Int64, outstanding: Int) -> Turn {
-        Self.turn(phase.withLock { $0 }, nowMs: nowMs, outstanding: outstanding)
+    /// This poll turn's decision, from the phase, `nowMs` and the work `outstanding` (unsettled;
+    /// counted only while stopping, so a running loop's turn costs one lock).
+    func nextTurn(nowMs: Int64, outstanding: () -> Int) -> Turn {
+        let phase = phase.withLock { $0 }
+        return Self.turn(phase, nowMs: nowMs, outstanding: phase == .running ? 0 : outstanding())
     }
 
     /// Blocks until the poll thread has finished (committed and left the group).
@@ -102,10 +104,11 @@ final class ConsumerLoop: Sendable {
     }
 
     /// The commit step of a poll turn: when due (or `force`), commits what the ledger says may be
-    /// committed in `partitions` (all the ledger holds when nil).
-    func commitIfDue(force: Bool, nowMs: Int64, partitions: [TopicPartition]? = nil) {
+    /// committed. Outside a revoke callback the ledger holds exactly the assigned partitions (a
+    /// revoke releases them before it returns), so every partition it holds is committed.
+    func commitIfDue(force: Bool, nowMs: Int64) {
         commits.run(force: force, nowMs: nowMs, consumer: consumer, logger: logger,
-                    candidates: { ledger.commitCandidates(partitions) }, record: { ledger.committed($0) })
+                    candidates: { ledger.commitCandidates() }, record: { ledger.committed($0) })
     }
 
     /// Commits `partitions` synchronously now (a revoke, after its drain); false when the commit
@@ -125,10 +128,10 @@ final class ConsumerLoop: Sendable {
         }
     }
 
-    /// The end of the poll thread's body: a last synchronous commit of `partitions` (all when
-    /// nil), the consumer closed (leaving the group), the owner's handlers detached.
-    func finish(nowMs: Int64, partitions: [TopicPartition]? = nil) {
-        commitIfDue(force: true, nowMs: nowMs, partitions: partitions)
+    /// The end of the poll thread's body: a last synchronous commit, the consumer closed (leaving
+    /// the group), the owner's handlers detached.
+    func finish(nowMs: Int64) {
+        commitIfDue(force: true, nowMs: nowMs)
         consumer.close()
         relay.detach()
     }

@@ -100,7 +100,7 @@ final class ReconcileRunner: Sendable {
         while true {
             let (running, firstDue) = state.withLock { ($0.running, $0.held.first?.job.dueAtMs) }
             // Held jobs stay uncommitted on a stop: only running queries are waited for.
-            let turn = loop.nextTurn(nowMs: context.clock(), outstanding: running)
+            let turn = loop.nextTurn(nowMs: context.clock()) { running }
             if case .finish = turn { break }
             let stopping = turn == .drain
             // The timer counts in monotonic time from when it was armed; a clock step forward
@@ -116,7 +116,7 @@ final class ReconcileRunner: Sendable {
                 }
             }
             if !rewind.isEmpty { rewindRefused(rewind) }
-            commitIfDue(force: false)
+            loop.commitIfDue(force: false, nowMs: context.clock())
         }
         timer.cancel()
         loop.finish(nowMs: context.clock())
@@ -246,10 +246,5 @@ final class ReconcileRunner: Sendable {
         }
         for held in due { reconcile(held) }
         armTimer()
-    }
-
-    /// Commits each partition's contiguous finished jobs, every 200 ms.
-    func commitIfDue(force: Bool) {
-        loop.commitIfDue(force: force, nowMs: context.clock())
     }
 }

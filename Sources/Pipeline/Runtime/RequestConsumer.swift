@@ -147,7 +147,7 @@ final class RequestConsumer: Sendable {
         let startedMs = context.clock()
         var lastLagMs: Int64 = 0
         while true {
-            let turn = loop.nextTurn(nowMs: context.clock(), outstanding: context.ledger.unsettledCount())
+            let turn = loop.nextTurn(nowMs: context.clock()) { context.ledger.unsettledCount() }
             if case .finish(let unfinished) = turn {
                 if unfinished > 0 {
                     context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
@@ -180,13 +180,13 @@ final class RequestConsumer: Sendable {
             }
             applyFlowControl(stopping: stopping)
             restartStalled(stopping: stopping)
-            commitIfDue(force: false)
+            loop.commitIfDue(force: false, nowMs: context.clock())
             if context.clock() - lastLagMs >= 5_000 {
                 lastLagMs = context.clock()
                 measureLag()
             }
         }
-        loop.finish(nowMs: context.clock(), partitions: Array(state.withLock { $0.assigned }))
+        loop.finish(nowMs: context.clock())
         catchUp.close()
     }
 
@@ -251,10 +251,4 @@ final class RequestConsumer: Sendable {
         context.metrics.pausedPartitions.set(Double(pausedCount))
         exportPaused()
     }
-
-    /// Commits the owned partitions' contiguous completed offsets (with marker metadata), every 100 ms.
-    func commitIfDue(force: Bool) {
-        loop.commitIfDue(force: force, nowMs: context.clock(), partitions: Array(state.withLock { $0.assigned }))
-    }
-
 }
