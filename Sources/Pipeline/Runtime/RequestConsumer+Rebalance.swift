@@ -17,17 +17,13 @@ extension RequestConsumer {
         guard !requests.isEmpty else { return }
         consumer.pause(requests)
         let committed = (try? consumer.committed(requests, timeoutMs: 5_000)) ?? []
-        state.withLock { state in
-            state.assigned.formUnion(requests)
-            state.catchingUp.formUnion(requests)
-            state.hasJoined = true
-            state.flowVersion += 1
-        }
-        exportPaused()
+        state.withLock { $0.hasJoined = true }
         for partition in requests {
             let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
             let position = OffsetLedger.markerPosition(fromMetadata: metadata)
             let generation = context.ledger.assign(partition, markerPosition: position)
+            // Paused (already, above) until this assignment's fence and catch-up: `PartitionLifecycle`.
+            _ = state.withLock { $0.lifecycle.assigned(partition, generation: generation) }
             context.markerIndex.expect(partition, generation: generation)
             // The fence first: the catch-up then reads every marker a previous owner wrote before
             // it (reconciled, never called again), and that owner calls after it no more.
@@ -35,6 +31,7 @@ extension RequestConsumer {
                 readMarkers(partition, from: position, generation: generation)
             }
         }
+        exportPaused()
         context.logger.info("partitions assigned", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
         updateShare()
     }
@@ -48,7 +45,7 @@ extension RequestConsumer {
     func updateShare(leaving: [TopicPartition] = []) {
         let topic = context.configuration.topics.requests
         let (owned, total) = state.withLock { state -> (Int, Int?) in
-            (state.assigned.subtracting(leaving).count, state.totalPartitions)
+            (state.lifecycle.assigned.subtracting(leaving).count, state.totalPartitions)
         }
         if total == nil {
             context.logger.warning("requests topic partition count unknown: limits are shared as if this worker owned the whole topic",
@@ -74,7 +71,8 @@ extension RequestConsumer {
                                     [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
                                      ("undecodable", .integer(Int64(found.undecodable))), ("fenced_out", .integer(Int64(found.fencedOut)))])
             }
-            _ = state.withLock { $0.readyToResume.insert(partition) }
+            // Atomic with the generation check: a catch-up of an earlier assignment makes nothing run.
+            _ = state.withLock { $0.lifecycle.caughtUp(partition, generation: generation) }
         }
     }
 
@@ -100,7 +98,8 @@ extension RequestConsumer {
                 context.fencing.fenced(partition.partition, at: epoch, generation: generation)
             }
             context.fencing.written(partition.partition, offset: epoch)
-            guard context.ledger.isOwned(partition, generation: generation) else { return }
+            guard context.ledger.isOwned(partition, generation: generation),
+                  state.withLock({ $0.lifecycle.fenced(partition, generation: generation, epoch: epoch) }) else { return }
             then()
         }
     }
@@ -108,6 +107,7 @@ extension RequestConsumer {
     func revoked(_ partitions: [TopicPartition]) {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
         guard !requests.isEmpty else { return }
+        state.withLock { $0.lifecycle.revoked(requests) }
         context.ledger.revoke(requests)
         giveBack(requests)
         // The share drops before the drain: the partitions' next owner may be assigned them soon after.
@@ -122,6 +122,7 @@ extension RequestConsumer {
     func lost(_ partitions: [TopicPartition]) {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
         guard !requests.isEmpty else { return }
+        state.withLock { $0.lifecycle.revoked(requests) }
         context.ledger.revoke(requests)
         giveBack(requests)
         release(requests)
@@ -142,13 +143,7 @@ extension RequestConsumer {
         context.markerIndex.remove(partitions)
         context.horizon.remove(partitions)
         flow.forget(partitions)
-        state.withLock { state in
-            state.assigned.subtract(partitions)
-            state.catchingUp.subtract(partitions)
-            // A catch-up of this assignment that finished before the release must not make the
-            // next assignment of the same partition ready before its own catch-up.
-            state.readyToResume.subtract(partitions)
-        }
+        state.withLock { $0.lifecycle.released(partitions) }
         exportPaused()
     }
 }

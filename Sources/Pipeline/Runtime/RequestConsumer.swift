@@ -20,10 +20,9 @@ final class RequestConsumer: Sendable {
     var consumer: KafkaConsumer { loop.consumer }
 
     struct LoopState {
-        var backpressurePaused = false
-        var catchingUp: Set<TopicPartition> = []
-        var readyToResume: Set<TopicPartition> = []
-        var assigned: Set<TopicPartition> = []
+        /// Every held partition's phase and the backpressure pause: the one owner of a
+        /// partition's life in this loop (`PartitionLifecycle`).
+        var lifecycle = PartitionLifecycle()
         var hasJoined = false
         var lastPollError: String?
         /// Partitions of the requests topic, as metadata last said (the whole the limits are shared over).
@@ -33,13 +32,15 @@ final class RequestConsumer: Sendable {
         var unsettledPeak = 0
         /// Partitions last exported as paused (`provisioner_partition_paused` = 1).
         var exportedPaused: Set<TopicPartition> = []
-        /// Raised on every pause or resume this loop makes (`FetchWatchdog.Sample.flowVersion`).
-        var flowVersion: UInt64 = 0
+        /// Raised on every pause or resume the watchdog makes (with the lifecycle's, `FetchWatchdog.Sample.flowVersion`).
+        var restarts: UInt64 = 0
         /// Stuck partitions the watchdog found, for the poll thread to restart.
         var stalls: [FetchWatchdog.Stall] = []
 
-        /// Partitions paused now: all assigned under backpressure, else those catching up.
-        var paused: Set<TopicPartition> { backpressurePaused ? assigned : catchingUp.intersection(assigned) }
+        /// Partitions paused now (`PartitionLifecycle.paused`).
+        var paused: Set<TopicPartition> { lifecycle.paused }
+        /// Raised on every pause or resume this loop makes (`FetchWatchdog.Sample.flowVersion`).
+        var flowVersion: UInt64 { lifecycle.flowVersion &+ restarts }
     }
 
     init(context: WorkerContext, flow: RequestFlow) throws(KafkaError) {
@@ -62,7 +63,7 @@ final class RequestConsumer: Sendable {
     }
 
     /// Partitions currently assigned.
-    var assignedPartitions: Set<TopicPartition> { state.withLock { $0.assigned } }
+    var assignedPartitions: Set<TopicPartition> { state.withLock { $0.lifecycle.assigned } }
 
     /// Partitions paused for backpressure or catch-up.
     var pausedCount: Int {
@@ -122,7 +123,7 @@ final class RequestConsumer: Sendable {
             defer { state.stalls.removeAll() }
             guard !stopping else { return [] }
             let stalls = state.stalls.filter { !state.paused.contains($0.partition) }
-            if !stalls.isEmpty { state.flowVersion += 1 }
+            if !stalls.isEmpty { state.restarts += 1 }
             return stalls
         }
         for stall in stalls where context.ledger.isOwned(stall.partition, generation: stall.generation) {
@@ -166,8 +167,10 @@ final class RequestConsumer: Sendable {
             for result in results {
                 switch result {
                 case .success(let message):
-                    guard let generation = context.ledger.track(TopicPartition(topic: message.topic, partition: message.partition),
-                                                                offset: message.offset) else { continue }
+                    let partition = TopicPartition(topic: message.topic, partition: message.partition)
+                    // The gate: a record of an assignment that has not caught up never reaches intake.
+                    guard admit(partition, offset: message.offset),
+                          let generation = context.ledger.track(partition, offset: message.offset) else { continue }
                     flow.accept(message, generation: generation)
                 case .failure(let error):
                     if error.code == .allBrokersDown || error.isFatal { sawError = error.description }
@@ -191,14 +194,42 @@ final class RequestConsumer: Sendable {
     }
 
     func pauseAll() {
-        let assigned = state.withLock { state -> [TopicPartition] in
-            state.backpressurePaused = true
-            state.flowVersion += 1
-            return Array(state.assigned)
-        }
-        consumer.pause(assigned)
-        context.metrics.pausedPartitions.set(Double(assigned.count))
+        let action = state.withLock { $0.lifecycle.pauseAll() }
+        carryOut(action)
+        context.metrics.pausedPartitions.set(Double(pausedCount))
         exportPaused()
+    }
+
+    /// The lifecycle's gate for one received record (poll thread): true when it may reach intake;
+    /// a refused one of a partition still catching up rewinds the partition to it.
+    func admit(_ partition: TopicPartition, offset: Int64) -> Bool {
+        let admission = state.withLock { $0.lifecycle.admit(partition, offset: offset) }
+        guard case .refuse(let action) = admission else { return true }
+        if let action {
+            carryOut(action)
+            context.logger.notice("a record arrived before its partition's marker catch-up finished: not handled; the partition is rewound to it",
+                                  [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset))])
+        }
+        context.metrics.recordsBeforeCatchUp.increment()
+        return false
+    }
+
+    /// Carries out a lifecycle action (poll thread).
+    func carryOut(_ action: PartitionLifecycle.Action) {
+        switch action {
+        case .pause(let partitions):
+            consumer.pause(partitions)
+        case .resume(let partitions):
+            consumer.resume(partitions)
+        case .rewind(let partition, let offset):
+            consumer.pause([partition])
+            do {
+                try consumer.seek(partition, to: offset, timeoutMs: 0)
+            } catch {
+                context.logger.warning("could not rewind a partition to a record received before its catch-up",
+                                       [("partition", .integer(Int64(partition.partition))), ("error", .string(error.description))])
+            }
+        }
     }
 
     /// Sets the per-partition pause gauge of every partition whose state changed since the last export.
@@ -213,41 +244,22 @@ final class RequestConsumer: Sendable {
     }
 
     /// Pauses every partition while too much work is held; resumes below half; resumes
-    /// partitions whose marker catch-up finished.
+    /// partitions whose marker catch-up finished (`PartitionLifecycle.turn`).
     func applyFlowControl(stopping: Bool) {
         guard !stopping else { return }
         let pending = context.ledger.unsettledCount()
         let limit = context.configuration.maxPending
-        enum Action { case none, pause([TopicPartition]), resume([TopicPartition]) }
-        let (action, caughtUp) = state.withLock { state -> (Action, [TopicPartition]) in
+        let (action, wasBackpressured, isBackpressured) = state.withLock { state in
             state.unsettledPeak = max(state.unsettledPeak, pending)
-            let ready = Array(state.readyToResume.intersection(state.assigned))
-            state.readyToResume.removeAll()
-            for partition in ready { state.catchingUp.remove(partition) }
-            if !ready.isEmpty { state.flowVersion += 1 }
-            if !state.backpressurePaused && pending >= limit {
-                state.backpressurePaused = true
-                state.flowVersion += 1
-                return (.pause(Array(state.assigned)), [])
-            }
-            if state.backpressurePaused && pending <= limit / 2 {
-                state.backpressurePaused = false
-                state.flowVersion += 1
-                return (.resume(Array(state.assigned.subtracting(state.catchingUp))), [])
-            }
-            return (.none, state.backpressurePaused ? [] : ready)
+            let before = state.lifecycle.isBackpressured
+            return (state.lifecycle.turn(pending: pending, limit: limit), before, state.lifecycle.isBackpressured)
         }
-        switch action {
-        case .pause(let partitions):
-            consumer.pause(partitions)
+        if let action { carryOut(action) }
+        if !wasBackpressured && isBackpressured {
             context.logger.info("backpressure: partitions paused", [("pending", .integer(Int64(pending)))])
-        case .resume(let partitions):
-            consumer.resume(partitions)
+        } else if wasBackpressured && !isBackpressured {
             context.logger.info("backpressure: partitions resumed", [("pending", .integer(Int64(pending)))])
-        case .none:
-            break
         }
-        if !caughtUp.isEmpty { consumer.resume(caughtUp) }
         context.metrics.pausedPartitions.set(Double(pausedCount))
         exportPaused()
     }

@@ -25,6 +25,8 @@ struct WorkerMetrics: Sendable {
     let publishRetries: Counter
     let auditFailures: Counter
     let fetchStalls: Counter
+    /// Records refused by the partition lifecycle's gate (received before their assignment's catch-up finished).
+    let recordsBeforeCatchUp: Counter
     /// Program names configured on this worker: the only values of the `program` label.
     private let programs: Set<String>
     /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
@@ -50,6 +52,8 @@ struct WorkerMetrics: Sendable {
         auditFailures = registry.counter("provisioner_audit_publish_failures_total", help: "Audit events dropped after every retry failed.")
         fetchStalls = registry.counter("provisioner_fetch_stalls_total",
                                        help: "Requests partitions found not delivering records although owned, unpaused and with records waiting, then restarted (resume and seek).")
+        recordsBeforeCatchUp = registry.counter("provisioner_records_before_catch_up_total",
+                                                help: "Request records received before their partition's marker catch-up finished: not handled, the partition rewound to them.")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
                                               help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
     }

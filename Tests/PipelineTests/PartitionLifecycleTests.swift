@@ -1,0 +1,153 @@
+import Kafka
+@testable import Pipeline
+import Testing
+
+/// `PartitionLifecycle` without a broker: each event and the action it returns, and the gate
+/// "no record of an assignment reaches intake before that assignment's catch-up finished".
+@Suite("PartitionLifecycle")
+struct PartitionLifecycleTests {
+    let p0 = TopicPartition(topic: "requests", partition: 0)
+    let p1 = TopicPartition(topic: "requests", partition: 1)
+
+    /// A lifecycle holding `p0` in generation 1, fenced at 10 and caught up, resumed by one turn.
+    func running() -> PartitionLifecycle {
+        var lifecycle = PartitionLifecycle()
+        _ = lifecycle.assigned(p0, generation: 1)
+        _ = lifecycle.fenced(p0, generation: 1, epoch: 10)
+        _ = lifecycle.caughtUp(p0, generation: 1)
+        _ = lifecycle.turn(pending: 0, limit: 100)
+        return lifecycle
+    }
+
+    @Test("an assignment is paused, fenced, caught up, then resumed by the next turn")
+    func assignmentRunsAfterCatchUp() {
+        var lifecycle = PartitionLifecycle()
+        let r1 = lifecycle.assigned(p0, generation: 1)
+        #expect(r1 == .pause([p0]))
+        #expect(lifecycle.phase(of: p0) == .fencing)
+        let r2 = lifecycle.turn(pending: 0, limit: 100)
+        #expect(r2 == nil, "a fencing partition is not resumed")
+        let r3 = lifecycle.caughtUp(p0, generation: 1)
+        #expect(r3 == false, "a catch-up cannot finish before the fence")
+        let r4 = lifecycle.fenced(p0, generation: 1, epoch: 10)
+        #expect(r4)
+        #expect(lifecycle.phase(of: p0) == .catchingUp(epoch: 10))
+        let r5 = lifecycle.turn(pending: 0, limit: 100)
+        #expect(r5 == nil, "a partition catching up is not resumed")
+        let r6 = lifecycle.caughtUp(p0, generation: 1)
+        #expect(r6)
+        #expect(lifecycle.paused == [p0], "running, but not resumed until the poll thread's turn")
+        let r7 = lifecycle.turn(pending: 0, limit: 100)
+        #expect(r7 == .resume([p0]))
+        #expect(lifecycle.paused.isEmpty)
+        let r8 = lifecycle.turn(pending: 0, limit: 100)
+        #expect(r8 == nil, "resumed once")
+    }
+
+    @Test("records of an assignment still fencing or catching up never reach intake; the first rewinds the partition")
+    func gateRefusesBeforeCatchUp() {
+        var lifecycle = PartitionLifecycle()
+        _ = lifecycle.assigned(p0, generation: 1)
+        let r9 = lifecycle.admit(p0, offset: 36)
+        #expect(r9 == .refuse(.rewind(p0, offset: 36)))
+        let r10 = lifecycle.admit(p0, offset: 37)
+        #expect(r10 == .refuse(nil), "later records of the same fetch are dropped, not rewound again")
+        let r11 = lifecycle.admit(p0, offset: 35)
+        #expect(r11 == .refuse(.rewind(p0, offset: 35)), "an earlier one rewinds further back")
+        _ = lifecycle.fenced(p0, generation: 1, epoch: 10)
+        let r12 = lifecycle.admit(p0, offset: 38)
+        #expect(r12 == .refuse(nil))
+        _ = lifecycle.caughtUp(p0, generation: 1)
+        let r13 = lifecycle.admit(p0, offset: 35)
+        #expect(r13 == .deliver)
+        #expect(lifecycle.refusedRecords == 4)
+    }
+
+    @Test("a catch-up of an earlier assignment that ends after a release and a re-assignment makes nothing run (F8)")
+    func staleCatchUpIgnored() {
+        var lifecycle = PartitionLifecycle()
+        _ = lifecycle.assigned(p0, generation: 1)
+        _ = lifecycle.fenced(p0, generation: 1, epoch: 10)
+        // The reader of generation 1 has installed its markers; before it says "caught up" the
+        // poll thread releases the partition (lost) and it is assigned again (generation 2).
+        lifecycle.revoked([p0])
+        lifecycle.released([p0])
+        _ = lifecycle.assigned(p0, generation: 2)
+        let r14 = lifecycle.caughtUp(p0, generation: 1)
+        #expect(r14 == false)
+        #expect(lifecycle.phase(of: p0) == .fencing)
+        let r15 = lifecycle.turn(pending: 0, limit: 100)
+        #expect(r15 == nil)
+        let r16 = lifecycle.admit(p0, offset: 36)
+        #expect(r16 == .refuse(.rewind(p0, offset: 36)))
+        // A late fence of generation 1 does not start generation 2's catch-up either.
+        let r17 = lifecycle.fenced(p0, generation: 1, epoch: 10)
+        #expect(r17 == false)
+        let r18 = lifecycle.fenced(p0, generation: 2, epoch: 20)
+        #expect(r18)
+        let r19 = lifecycle.caughtUp(p0, generation: 2)
+        #expect(r19)
+        let r20 = lifecycle.turn(pending: 0, limit: 100)
+        #expect(r20 == .resume([p0]))
+    }
+
+    @Test("a revoked partition's records are dropped without a rewind; a released one is forgotten")
+    func revokedDrops() {
+        var lifecycle = running()
+        let r21 = lifecycle.admit(p0, offset: 5)
+        #expect(r21 == .deliver)
+        lifecycle.revoked([p0])
+        #expect(lifecycle.phase(of: p0) == .draining)
+        let r22 = lifecycle.admit(p0, offset: 6)
+        #expect(r22 == .refuse(nil))
+        lifecycle.released([p0])
+        #expect(lifecycle.phase(of: p0) == nil)
+        let r23 = lifecycle.admit(p0, offset: 7)
+        #expect(r23 == .refuse(nil))
+        #expect(lifecycle.assigned.isEmpty)
+    }
+
+    @Test("backpressure pauses every partition and resumes only the running ones below half")
+    func backpressure() {
+        var lifecycle = running()
+        _ = lifecycle.assigned(p1, generation: 1)
+        let paused = lifecycle.turn(pending: 100, limit: 100)
+        guard case .pause(let partitions) = paused else {
+            Issue.record("expected a pause, got \(String(describing: paused))")
+            return
+        }
+        #expect(Set(partitions) == [p0, p1])
+        #expect(lifecycle.isBackpressured)
+        #expect(lifecycle.paused == [p0, p1])
+        let r24 = lifecycle.turn(pending: 60, limit: 100)
+        #expect(r24 == nil, "above half: still paused")
+        let r25 = lifecycle.turn(pending: 50, limit: 100)
+        #expect(r25 == .resume([p0]), "p1 still fencing stays paused")
+        #expect(lifecycle.paused == [p1])
+        // A partition whose catch-up ends under backpressure waits for the pause to lift.
+        _ = lifecycle.turn(pending: 100, limit: 100)
+        _ = lifecycle.fenced(p1, generation: 1, epoch: 3)
+        _ = lifecycle.caughtUp(p1, generation: 1)
+        let r26 = lifecycle.turn(pending: 90, limit: 100)
+        #expect(r26 == nil)
+        let resumed = lifecycle.turn(pending: 10, limit: 100)
+        guard case .resume(let partitions) = resumed else {
+            Issue.record("expected a resume, got \(String(describing: resumed))")
+            return
+        }
+        #expect(Set(partitions) == [p0, p1], "both run now")
+    }
+
+    @Test("every pause and resume raises the flow version the fetch watchdog compares")
+    func flowVersion() {
+        var lifecycle = PartitionLifecycle()
+        let start = lifecycle.flowVersion
+        _ = lifecycle.assigned(p0, generation: 1)
+        let assigned = lifecycle.flowVersion
+        #expect(assigned > start)
+        _ = lifecycle.fenced(p0, generation: 1, epoch: 1)
+        _ = lifecycle.caughtUp(p0, generation: 1)
+        _ = lifecycle.turn(pending: 0, limit: 10)
+        #expect(lifecycle.flowVersion > assigned)
+    }
+}
