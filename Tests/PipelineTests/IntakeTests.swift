@@ -160,6 +160,29 @@ struct IntakeTests {
         }
     }
 
+    @Test("a decision read at catch-up is published again as decided, claimed; a completed marker without one stays a duplicate")
+    func decidedIsRepublished() throws {
+        let request = try request()
+        let decided = ProvisioningResult(requestID: request.requestID, program: "open", issuer: .imprint, wallet: .applePay, kind: .provision,
+                                         status: .provisioned, isFinal: true, code: nil, message: "decided by the previous owner",
+                                         nextAction: .none, timing: ResultTiming(receivedAtMs: Self.now - 2_000), attempt: 1)
+        var found = InheritedMarkers()
+        found.add(CallMarker(requestID: request.requestID, state: .started, requestOffset: 7, atMs: Self.now - 3_000, worker: "old"), at: 3)
+        found.add(CallMarker(requestID: request.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 2_000, worker: "old",
+                             outcome: .answered, result: decided.encodedJSON()), at: 4)
+        // A later decision (a reconciler that lost the race) never replaces the first.
+        found.add(CallMarker(requestID: request.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "late",
+                             outcome: .answered, result: Array("{}".utf8)), at: 5)
+        markerIndex.expect(Self.partition, generation: 1)
+        #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
+        let decision = decide(intake(), request.value, origin(value: request.value))
+        guard case .republish(_, let result, let encoded) = decision else { Issue.record("got \(decision)"); return }
+        #expect(encoded == decided.encodedJSON())
+        #expect(result.status == .provisioned && result.message == "decided by the previous owner")
+        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
+        #expect(prepared.value == 0, "no call is built")
+    }
+
     @Test("a program not configured, or reply headers not allowed, are rejected before anything is claimed")
     func rejectedEarly() throws {
         let unknown = try request(program: "nowhere")

@@ -24,6 +24,8 @@ struct SettlementTests {
         #expect(row(.answered(recovered: false), claimed: true) == (.answered, true, .finish, .complete))
         #expect(row(.answered(recovered: false), claimed: false) == (.answered, true, .finish, .complete))
         #expect(row(.answered(recovered: true), claimed: true) == (.recovered, true, .finish, .complete))
+        // Decided: the decision marker written before the result is its `completed` marker; none more.
+        #expect(row(.decided, claimed: true) == (nil, true, .finish, .complete))
         // Dead-lettered: a completed marker only after a started one; the claim released so a replay runs.
         #expect(row(.deadLettered(afterStartedMarker: true), claimed: true) == (.deadLettered, false, .release, .complete))
         #expect(row(.deadLettered(afterStartedMarker: false), claimed: true) == (nil, false, .release, .complete))

@@ -56,6 +56,29 @@ struct RecordBoundsTests {
         #expect(read.requestID == Self.job.requestID)
     }
 
+    @Test("a decision's result travels in its x-decision header: read back with the headers, bounded, and only on a completed marker")
+    func decisionHeader() {
+        let result = Array(#"{"version":1,"request_id":"req-1","status":"provisioned"}"#.utf8)
+        let decision = CallMarker(requestID: "req-1", state: .completed, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w",
+                                  outcome: .answered, result: result)
+        #expect(decision.isDecision)
+        let record = decision.message(topic: "m", partition: 0)
+        let value = record.value ?? []
+        #expect(!String(decoding: value, as: UTF8.self).contains("provisioned"), "the value holds no result")
+        #expect(CallMarker.decode(value, headers: record.headers) == decision)
+        var valueOnly = decision
+        valueOnly.result = nil
+        #expect(CallMarker.decode(value) == valueOnly, "the value alone reads as a plain completed marker")
+        #expect(CallMarker.decode(value, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: [])]) == nil)
+        let tooLarge = [UInt8](repeating: 0x20, count: RecordBounds.maxResultBytes + 1)
+        #expect(CallMarker.decode(value, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: tooLarge)]) == nil)
+        let started = CallMarker(requestID: "req-1", state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w")
+        #expect(CallMarker.decode(started.message(topic: "m", partition: 0).value ?? [], headers: record.headers) == nil,
+                "a started marker never carries a decision")
+        let interim = CallMarker(requestID: "req-1", state: .completed, requestOffset: 3, atMs: 1, worker: "w", outcome: .answered)
+        #expect(!interim.isDecision)
+    }
+
     @Test("call markers with a field out of range do not decode")
     func outOfRangeMarkersDoNotDecode() {
         let good = CallMarker(requestID: "req-1", state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w",

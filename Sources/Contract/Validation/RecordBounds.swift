@@ -15,6 +15,10 @@ public enum RecordBounds {
     public static let maximumAttempt = 1_000
     /// Longest free-text field accepted (reasons, worker names, consumer groups), in bytes.
     public static let maximumTextBytes = 1_024
+    /// Largest encoded result a decision marker may carry (`CallMarker.result`), in bytes: well
+    /// above any result the worker writes (a sealed payload is a few KiB), below Kafka's default
+    /// 1 MiB record limit once base64-encoded.
+    public static let maxResultBytes = 256 * 1_024
 
     /// Whether `value` is a timestamp within `timestampsMs`.
     public static func isTimestamp(_ value: Int64) -> Bool { timestampsMs.contains(value) }

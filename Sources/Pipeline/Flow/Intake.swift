@@ -108,6 +108,11 @@ struct Intake: Sendable {
         // replay is judged by its own markers only, as above.
         let answeredBefore = duplicate == .fresh && marker != .completed && origin.replayOf == nil
             && horizon.contains(request.requestID, in: origin.partition, nowMs: nowMs)
+        if duplicate == .fresh, marker == .completed,
+           let encoded = markerIndex.decision(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition),
+           let decided = try? ProvisioningResult.decode(encoded) {
+            return .republish(job, result: decided, encoded: encoded)
+        }
         if duplicate != .fresh || marker == .completed || answeredBefore {
             return .duplicate(job, inFlight: duplicate == .inFlight, claimed: duplicate == .fresh)
         }

@@ -22,6 +22,10 @@ enum IntakeDecision: Sendable {
     /// Already answered or in flight: ignored (an audit event), the offset completed.
     /// `claimed`: this attempt claimed the id (to be finished at once).
     case duplicate(ProvisioningJob, inFlight: Bool, claimed: Bool)
+    /// A previous attempt decided this request's final (its decision marker was read at catch-up,
+    /// `FinalDecider`) and may have died before publishing it: published again exactly as decided.
+    /// Claimed. `result` is `encoded` read back.
+    case republish(ProvisioningJob, result: ProvisioningResult, encoded: [UInt8])
     /// Claimed and made a job (its `received` event is due): what happens next.
     case admitted(ProvisioningJob, replayBy: String?, next: Admitted)
 

@@ -15,6 +15,15 @@ struct ProvisioningJob: Sendable {
     var recoveredFromMarker = false
     /// The issuer call, built and checked at intake (nil until then).
     var call: PreparedCall?
+    /// This attempt's `started` marker, once acknowledged: its final is then decided through the
+    /// markers log (`FinalDecider`).
+    var startedMarker: StartedMarker?
+
+    /// Where an attempt's `started` marker was acknowledged, and the epoch it was written with.
+    struct StartedMarker: Sendable, Equatable {
+        var offset: Int64
+        var epoch: Int64
+    }
 
     /// Two jobs with one ordering key never call their issuer at once: the card for provisioning,
     /// the transaction for payments.

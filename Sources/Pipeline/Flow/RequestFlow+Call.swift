@@ -64,7 +64,9 @@ extension RequestFlow {
                 notCalledUnconfirmed(job, ticketID: ticketID)
                 return
             }
-            confirmFirst(job, ticketID: ticketID, epoch: epoch, at: markerOffset)
+            var started = job
+            started.startedMarker = .init(offset: markerOffset, epoch: epoch)
+            confirmFirst(started, ticketID: ticketID, epoch: epoch, at: markerOffset)
         }
     }
 
@@ -83,6 +85,12 @@ extension RequestFlow {
             case .call:
                 // On the producer's delivery thread or the fencing reader's queue: hand off, so the
                 // issuer call (request building, DCS signing, the audit event) holds up neither.
+                // The confirmation may have waited for a read: only a partition still held calls (F2).
+                guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
+                    giveUp(job, ticketID: ticketID)
+                    logger(for: origin).notice("partition lost while the call was confirmed: the issuer is not called, the new owner redoes the request")
+                    return
+                }
                 pool.async { self.call(job, ticketID: ticketID) }
             case .fencedOut:
                 // Another process's fence came first: it holds the partition and answers the
@@ -178,7 +186,7 @@ extension RequestFlow {
         // The previous owner may only have lost the partition, not died: its answer can still come.
         let handOver = ReconcileJob.HandOver(markersPartition: job.origin.partition.partition,
                                              markersFrom: context.markerIndex.readFrom(job.origin.partition) ?? 0,
-                                             replayOf: job.origin.replayOf)
+                                             replayOf: job.origin.replayOf, requestOffset: job.origin.offset)
         deliver(result, origin: job.origin, value: job.value, job: job, claimed: true, reconcile: reconcileJob(for: job, handOver: handOver),
                 startedMarker: true, issuerMayHaveBeenCalled: true, recovered: true)
     }
@@ -187,9 +195,11 @@ extension RequestFlow {
         let now = context.clock()
         let request = job.request
         // A hand-over's first look waits until the previous owner, whose call may still be under
-        // way (its timeout, a Retry-After wait), can no longer answer: the request's publish-by.
+        // way (its timeout, a Retry-After wait), can no longer answer: the request's publish-by,
+        // plus the publish reserve for its decision to reach the markers log. (Whichever decision
+        // comes first wins in any case: `FinalDecider`; the wait saves a query.)
         let tierDueMs = context.reconcileTiers.dueTime(attempt: 1, scheduledAtMs: now) ?? now
-        let dueAtMs = handOver == nil ? tierDueMs : max(tierDueMs, job.window.publishByMs)
+        let dueAtMs = handOver == nil ? tierDueMs : max(tierDueMs, job.window.publishByMs + context.configuration.publishReserveMs)
         return ReconcileJob(requestID: request.requestID, program: request.program, issuer: job.program.issuer, wallet: request.wallet,
                             kind: request.kind, cardID: request.card.id, deviceRef: ReconcileQuery.deviceRef(for: request),
                             transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,

@@ -8,13 +8,48 @@ extension RequestFlow {
     /// Publishes `result` for the record at `origin`; on acknowledgement settles it answered, and
     /// when it cannot be written dead-letters the request instead. `claimed`: this record claimed
     /// the request id (`IntakeDecision`); `startedMarker`: a `started` marker was written for it.
+    /// A final after this attempt's own `started` marker is decided first (`FinalDecider`): the
+    /// result published is then the request's first decision, this one or an earlier one.
     func deliver(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?, claimed: Bool,
                  reconcile: ReconcileJob? = nil, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
                  recovered: Bool = false) {
         var stamped = result
         stamped.timing.publishedAtMs = context.clock()
         let result = stamped
-        var messages = context.replyRouting.messages(requestID: result.requestID, value: result.encodedJSON(), route: origin.reply,
+        let encoded = result.encodedJSON()
+        guard let job, let started = job.startedMarker, result.isFinal, reconcile == nil, !recovered else {
+            return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, reconcile: reconcile,
+                           startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, recovered: recovered)
+        }
+        let decision = CallMarker(requestID: result.requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
+                                  worker: context.configuration.workerID, outcome: .answered, replayOf: origin.replayOf, result: encoded)
+        // Fencing may read a gap until the result's own deadline; past it the own decision stands.
+        let deadlineMs = max(job.window.publishByMs, context.clock() + 1_000)
+        context.decider.decideAsCaller(decision, partition: origin.partition.partition, startedAt: started.offset, epoch: started.epoch,
+                                       deadlineMs: deadlineMs, write: { marker, completion in markers.write(marker, for: origin, completion: completion) }
+        ) { [self] verdict in
+            switch verdict {
+            case .own, .unreadable:
+                publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true,
+                        startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
+            case .earlier(let bytes):
+                logger(for: origin).warning("another attempt decided this request's final first: its result is published, not this attempt's")
+                let earlier = (try? ProvisioningResult.decode(bytes)) ?? result
+                publish(earlier, encoded: bytes, origin: origin, value: value, job: job, claimed: claimed, decided: true,
+                        startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
+            case .undecided:
+                publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed,
+                        startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
+            }
+        }
+    }
+
+    /// Publishes an encoded result (`decided`: its decision marker is already written, so
+    /// settlement writes no `completed` marker of its own); on acknowledgement settles the record.
+    func publish(_ result: ProvisioningResult, encoded: [UInt8], origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?, claimed: Bool,
+                 reconcile: ReconcileJob? = nil, decided: Bool = false, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
+                 recovered: Bool = false) {
+        var messages = context.replyRouting.messages(requestID: result.requestID, value: encoded, route: origin.reply,
                                                      headers: origin.resultHeaders)
         let resultTopic = messages[0].topic
         if let reconcile {
@@ -28,11 +63,11 @@ extension RequestFlow {
                 deadLetter(value, origin: origin, code: .publishFailed,
                            reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
                            issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID, claimed: claimed,
-                           startedMarker: startedMarker)
+                           startedMarker: startedMarker && !decided)
                 return
             }
             published(result, origin: origin, job: job, reconcileScheduled: reconcile != nil)
-            settler.settle(.answered(recovered: recovered), origin: origin, requestID: result.requestID, claimed: claimed)
+            settler.settle(decided ? .decided : .answered(recovered: recovered), origin: origin, requestID: result.requestID, claimed: claimed)
         }
     }
 

@@ -181,6 +181,9 @@ final class RequestFlow: Sendable {
                                                            : AuditReason("duplicate of a request already answered"))],
                                   traceparent: origin.traceparent)
             settler.settle(.duplicate, origin: origin, requestID: job.request.requestID, claimed: claimed)
+        case .republish(let job, let decided, let encoded):
+            logger(for: origin).notice("redelivered request already decided by a previous attempt: its decided result is published again")
+            publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true)
         case .admitted(let job, let replayBy, let next):
             context.audit.publish([context.audit.event(.received, job: job, operator: replayBy)], traceparent: origin.traceparent)
             switch next {

@@ -6,6 +6,9 @@ enum RecordExit: Sendable, Equatable {
     /// Its result (and reconciliation job, if any) is acknowledged by Kafka. `recovered`: the
     /// answer is a reconciliation after a previous owner's `started` marker.
     case answered(recovered: Bool)
+    /// Its final result is acknowledged, and its decision (`FinalDecider`) was written before it:
+    /// that decision is the request's `completed` marker.
+    case decided
     /// Its dead letter is acknowledged. `afterStartedMarker`: a `started` marker was written for
     /// it, so a `completed` one must follow (a redelivery then ignores it instead of reconciling).
     case deadLettered(afterStartedMarker: Bool)
@@ -42,7 +45,8 @@ struct Settlement: Sendable, Equatable {
 
     /// The `completed` marker to write before the offset completes (nil: none).
     let completedMarker: CallMarker.Outcome?
-    /// Whether the answer goes into the duplicate horizon once its marker is acknowledged.
+    /// Whether the answer goes into the duplicate horizon once its marker is acknowledged (at once
+    /// when it writes none).
     let recordsInHorizon: Bool
     let claim: Claim
     let offset: Offset
@@ -56,6 +60,12 @@ struct Settlement: Sendable, Equatable {
             // a next owner redelivered the request before its commit ignores it instead of answering
             // again. An answer finishes the id even unclaimed (an early rejection): it is answered.
             completedMarker = recovered ? .recovered : .answered
+            recordsInHorizon = true
+            claim = .finish
+            offset = .complete
+        case .decided:
+            // The decision marker, written before the result, already says `completed`.
+            completedMarker = nil
             recordsInHorizon = true
             claim = .finish
             offset = .complete

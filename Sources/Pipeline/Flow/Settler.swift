@@ -39,6 +39,9 @@ struct Settler: Sendable {
         let settlement = Settlement(exit, claimed: claimed)
         if let slot { releaseSlot(slot) }
         guard let outcome = settlement.completedMarker, let requestID else {
+            if settlement.recordsInHorizon, let requestID {
+                horizon.record(requestID, in: origin.partition, answeredAtMs: clock(), nowMs: clock())
+            }
             finish(settlement, origin: origin, requestID: requestID)
             return
         }

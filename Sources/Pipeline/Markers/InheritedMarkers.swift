@@ -7,6 +7,9 @@ import Recovery
 struct InheritedMarkers: Sendable, Equatable {
     /// Marker key (`CallMarker.key`) → latest state (`completed` wins).
     var states: [String: CallMarker.State] = [:]
+    /// Marker key → the first decision read for it (`CallMarker.isDecision`): the request's final
+    /// result, published again as it is when the request is redelivered.
+    var decisions: [String: [UInt8]] = [:]
     /// Request offset → offset of the earliest marker (started or completed) read for it.
     var markerOffsets: [Int64: Int64] = [:]
     /// Requests named (by their Kafka key) by a marker whose value could not be read: whatever
@@ -38,6 +41,7 @@ struct InheritedMarkers: Sendable, Equatable {
             return
         }
         if states[marker.key] != .completed { states[marker.key] = marker.state }
+        if marker.isDecision, decisions[marker.key] == nil { decisions[marker.key] = marker.result }
         markerOffsets[marker.requestOffset] = min(markerOffsets[marker.requestOffset] ?? offset, offset)
     }
 }

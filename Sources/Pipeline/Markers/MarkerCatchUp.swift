@@ -161,18 +161,35 @@ final class MarkerCatchUp: Sendable {
         case notFound
     }
 
-    /// Looks for the `completed` marker of `requestID` (or of its replay of `replayOf`) in markers partition `partition`, from
-    /// `position` to the end (one read, no retries; a failed read says `.notFound`). Markers of a
-    /// new owner's recovery (`recovered`) do not count: they are not the previous owner's answer.
-    func lookUp(requestID: String, replayOf: String?, partition: Int32, from position: Int64,
-                completion: @escaping @Sendable (Completion) -> Void) {
-        let key = CallMarker.key(requestID: requestID, replayOf: replayOf)
+    /// A decision read (`CallMarker.isDecision`): where, and the result it decided.
+    struct Decision: Sendable, Equatable {
+        var offset: Int64
+        var result: [UInt8]
+    }
+
+    /// What one look-up found for a marker key.
+    struct LookUp: Sendable, Equatable {
+        /// The previous owner's `completed` marker, if any (a new owner's `recovered` does not count).
+        var completion: Completion = .notFound
+        /// The first decision for the key.
+        var decision: Decision?
+        /// Whether the partition was read to its end (false: what it says may be incomplete).
+        var reached = false
+    }
+
+    /// Looks for the `completed` markers and the first decision of marker key `key`
+    /// (`CallMarker.key`) in markers partition `partition`, from `position` to the end (one read,
+    /// no retries). Markers of a new owner's recovery (`recovered`) are not a previous owner's answer.
+    func lookUp(key: String, partition: Int32, from position: Int64, completion: @escaping @Sendable (LookUp) -> Void) {
         queue.async { [self] in
-            guard !closed.withLock({ $0 }) else { return }
-            var found = Completion.notFound
-            _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, _ in
+            guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
+            var found = LookUp()
+            found.reached = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
-                found = marker.outcome == .deadLettered ? .deadLettered : .answered
+                found.completion = marker.outcome == .deadLettered ? .deadLettered : .answered
+                if found.decision == nil, marker.isDecision, let result = marker.result {
+                    found.decision = Decision(offset: offset, result: result)
+                }
             }, fence: { _, _ in }, unreadable: { _ in })
             completion(found)
         }
@@ -212,7 +229,9 @@ final class MarkerCatchUp: Sendable {
                 guard case .success(let message) = result else { continue }
                 if message.offset >= next { deadline = Timestamps.nowMs() + timeoutMs }
                 next = max(next, message.offset + 1)
-                if let marker = CallMarker.decode(message.value) {
+                // A decision's result (a header) matters only from the hand-over position on.
+                if let marker = message.offset >= attributeFrom ? CallMarker.decode(message.value, headers: message.headers)
+                    : CallMarker.decode(message.value) {
                     visit(marker, message.offset)
                 } else if message.key == nil, let record = MarkerFence.decode(message.value) {
                     fence(message.offset, record)

@@ -61,6 +61,12 @@ final class MarkerIndex: Sendable {
         }
     }
 
+    /// The decided final result of request `requestID` (or of its replay of `replayOf`), when
+    /// catch-up read its decision (`CallMarker.isDecision`).
+    func decision(requestID: String, replayOf: String?, in partition: TopicPartition) -> [UInt8]? {
+        entries.withLock { $0[partition]?.found.decisions[CallMarker.key(requestID: requestID, replayOf: replayOf)] }
+    }
+
     /// The markers offset catch-up read `partition` from: every marker it found is at or after it.
     func readFrom(_ partition: TopicPartition) -> Int64? {
         entries.withLock { $0[partition]?.readFrom }

@@ -13,12 +13,22 @@ import Synchronization
 extension ReconcileRunner {
     func reconcile(_ held: Held) {
         let job = held.job
-        guard let endpoint = context.endpoints[job.program] else {
+        guard context.endpoints[job.program] != nil else {
             context.logger.error("reconciliation job for a program this worker does not know; dead-lettering it",
                                  [("program", .string(AuditEvent.safeIdentifier(job.program)))])
             exhausted(held, reason: "the program is not configured on this worker")
             return
         }
+        // A handed-over request's previous owner may only have lost the partition and still
+        // answer: its decision, if any, is the final one, for every issuer (F1).
+        if let handOver = job.handOver { return lookUpPreviousOwner(held, handOver: handOver) }
+        query(held)
+    }
+
+    /// Asks the issuer's state query (or learns it has none).
+    func query(_ held: Held) {
+        let job = held.job
+        guard let endpoint = context.endpoints[job.program] else { return exhausted(held, reason: "the program is not configured on this worker") }
         let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference)
         context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
@@ -36,8 +46,8 @@ extension ReconcileRunner {
             context.metrics.countReconcile("not_applied")
             publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
         case .noStateAPI:
-            if let handOver = job.handOver {
-                awaitPreviousOwner(held, handOver: handOver)
+            if job.handOver != nil, job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts) {
+                retryLater(held, reason: "waiting for the previous owner's answer")
                 return
             }
             context.metrics.countReconcile("no_state_api")
@@ -55,45 +65,41 @@ extension ReconcileRunner {
         }
     }
 
-    /// A handed-over job whose issuer has no state query: did the previous owner answer after all?
-    func awaitPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
+    /// A handed-over job: did the previous owner decide or answer after all?
+    func lookUpPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
         let reader: MarkerCatchUp
         do {
-            reader = try markerReader.withLock { existing throws(KafkaError) -> MarkerCatchUp in
-                if let existing { return existing }
-                let created = try MarkerCatchUp(properties: context.configuration.consumerProperties,
-                                                topic: context.configuration.topics.markers, logger: context.logger, timeoutMs: 10_000,
-                                                undecodable: context.metrics.undecodableMarkers)
-                existing = created
-                return created
-            }
+            reader = try context.decider.markerReader()
         } catch {
-            context.logger.error("markers cannot be read; answering without the previous owner's answer",
+            context.logger.error("markers cannot be read; the previous owner's answer is looked for again later",
                                  [("error", .string(error.description))])
-            context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
+            retryLater(held, reason: "the markers could not be read")
             return
         }
-        reader.lookUp(requestID: held.job.requestID, replayOf: handOver.replayOf, partition: handOver.markersPartition,
-                      from: handOver.markersFrom) { [self] found in
+        reader.lookUp(key: CallMarker.key(requestID: held.job.requestID, replayOf: handOver.replayOf),
+                      partition: handOver.markersPartition, from: handOver.markersFrom) { [self] found in
             DispatchQueue.global().async { self.previousOwner(held, found: found) }
         }
     }
 
-    func previousOwner(_ held: Held, found: MarkerCatchUp.Completion) {
+    func previousOwner(_ held: Held, found: MarkerCatchUp.LookUp) {
         let job = held.job
-        switch found {
+        if let decision = found.decision {
+            // Decided already (by the previous owner, or an earlier run of this job): that result is
+            // the final one. Published again as it is, since its writer may have died before it did.
+            context.metrics.countReconcile("previous_owner_decided")
+            return publishDecided(held, bytes: decision.result, reason: AuditReason("previous_owner_decided"))
+        }
+        switch found.completion {
         case .answered:
-            // Its result is the final one (or its own reconciliation will publish it).
+            // Answered without a decision (an interim answer with a reconciliation of its own, or a
+            // worker of an earlier version): its answer stands.
             context.metrics.countReconcile("previous_owner_answered")
             context.audit.publish([auditEvent(.reconciled, held, status: nil, attempt: job.attempt,
                                               reason: AuditReason("previous_owner_answered"))], traceparent: job.traceparent)
             done(held)
-        case .notFound where job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts):
-            retryLater(held, reason: "waiting for the previous owner's answer")
         case .notFound, .deadLettered:
-            context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
+            query(held)
         }
     }
 
@@ -152,9 +158,48 @@ extension ReconcileRunner {
         }
     }
 
+    /// Publishes a reconciled final. For a handed-over job it is decided first (`FinalDecider`):
+    /// what is published is the request's first decision, this one or the previous owner's.
     func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
         let job = held.job
         let result = makeResult(job, outcome: outcome, payment: payment)
+        guard outcome.isFinal, let handOver = job.handOver else { return publish(held, result, outcome: outcome) }
+        let encoded = result.encodedJSON()
+        let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: handOver.requestOffset ?? 0,
+                                  atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
+                                  replayOf: handOver.replayOf, result: encoded)
+        context.decider.decideAsReconciler(decision, partition: handOver.markersPartition, from: handOver.markersFrom) { [self] verdict in
+            DispatchQueue.global().async { [self] in
+                switch verdict {
+                case .own:
+                    publish(held, result, outcome: outcome)
+                case .earlier(let bytes):
+                    context.metrics.countReconcile("previous_owner_decided")
+                    publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
+                case .undecided, .unreadable:
+                    retryLater(held, reason: "the decision could not be checked against the markers")
+                }
+            }
+        }
+    }
+
+    /// Publishes a result someone decided (`bytes`, as decided) along the job's route.
+    func publishDecided(_ held: Held, bytes: [UInt8], reason: AuditReason) {
+        let job = held.job
+        let decided = try? ProvisioningResult.decode(bytes)
+        let messages = context.replyRouting.messages(requestID: job.requestID, value: bytes, route: context.replyRouting.recheck(job.reply),
+                                                     headers: resultHeaders(held))
+        context.publisher.publish(messages, attempts: .max) { [self] delivery in
+            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
+            if let decided { context.metrics.countResult(decided) }
+            context.audit.publish([auditEvent(.reconciled, held, status: decided?.status, code: decided?.code, attempt: job.attempt,
+                                              reason: reason)], traceparent: job.traceparent)
+            done(held)
+        }
+    }
+
+    private func publish(_ held: Held, _ result: ProvisioningResult, outcome: Outcome) {
+        let job = held.job
         context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)

@@ -27,11 +27,15 @@ import Synchronization
 /// thread resumes them on its next turn. librdkafka keeps a partition's pause across a revoke and
 /// a new assignment of it, so a partition paused when it was revoked is resumed on assignment.
 ///
-/// A job handed over from a previous owner of the request's partition (`handOver`) whose issuer
-/// has no state query first looks for that owner's `completed` marker: the owner may only have
-/// lost the partition and still publish its answer. Found: nothing more is published (that answer
-/// is the final one). Not found: looked for again at the next tiers, up to `handOverLooks` times,
-/// before the `check_wallet` final.
+/// A job handed over from a previous owner of the request's partition (`handOver`), whatever its
+/// issuer, first looks in the markers partition for that owner's decision or `completed` marker:
+/// the owner may only have lost the partition and still answer. A decision found is published
+/// again as it is (its writer may have died before publishing it); a `completed` marker without
+/// one means that owner answered (nothing more is published). Otherwise the issuer is queried and
+/// the reconciled final is itself decided through the markers log (`FinalDecider`): when the
+/// previous owner's decision lands first after all, that one is published instead. An issuer
+/// without a state query waits for the previous owner up to `handOverLooks` tiers before the
+/// `check_wallet` final.
 final class ReconcileRunner: Sendable {
     /// How many tiers a handed-over job without a state query waits for the previous owner's answer.
     static let handOverLooks = 3
@@ -42,8 +46,6 @@ final class ReconcileRunner: Sendable {
     let maxHeldPerPartition: Int
     let maxRunning: Int
     let deadLetters: DeadLetterBuilder
-    /// Reads markers for handed-over jobs; created on first use (most workers never need it).
-    let markerReader = Mutex<MarkerCatchUp?>(nil)
 
     struct Held: Sendable {
         let job: ReconcileJob
@@ -120,7 +122,6 @@ final class ReconcileRunner: Sendable {
         }
         timer.cancel()
         loop.finish(nowMs: context.clock())
-        markerReader.withLock { $0 }?.close()
     }
 
     /// Holds a fetched job; false when it was not held because its partition is at the hold limit

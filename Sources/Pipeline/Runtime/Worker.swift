@@ -82,6 +82,14 @@ public final class Worker: Sendable {
                                         logger: logger.child("publish"), fault: fault)
         let fencing = try MarkerFencing(properties: configuration.consumerProperties, topic: configuration.topics.markers,
                                         logger: logger.child("fencing"))
+        let consumerProperties = configuration.consumerProperties
+        let markersTopic = configuration.topics.markers
+        let deciderLogger = logger.child("decisions")
+        let decider = FinalDecider(publisher: publisher, fencing: fencing, topic: markersTopic, logger: deciderLogger,
+                                   counted: { workerMetrics.countDecision($0) }) { () throws(KafkaError) in
+            try MarkerCatchUp(properties: consumerProperties, topic: markersTopic, logger: deciderLogger, timeoutMs: 10_000,
+                              undecodable: workerMetrics.undecodableMarkers)
+        }
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
@@ -92,7 +100,7 @@ public final class Worker: Sendable {
             duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs,
                                       maxEntriesPerPartition: configuration.duplicateIndexMaxEntriesPerPartition),
-            fencing: fencing,
+            fencing: fencing, decider: decider,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration), clock: clock)
@@ -157,6 +165,7 @@ public final class Worker: Sendable {
     public func waitUntilStopped() {
         for (service, _) in services.reversed() { service.waitUntilFinished() }
         context.fencing.close()
+        context.decider.close()
         let flushed = producer.flush(timeoutMs: 10_000)
         flow.stop()
         producer.close(timeoutMs: 5_000)

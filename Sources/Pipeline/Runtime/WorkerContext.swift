@@ -23,6 +23,8 @@ struct WorkerContext: Sendable {
     let horizon: DuplicateHorizon
     /// Zombie-owner fencing: confirms no newer owner's fence precedes a `started` marker before a call.
     let fencing: MarkerFencing
+    /// Decides each final once, through the markers log (`FinalDecider`).
+    let decider: FinalDecider
     let authenticator: RequestAuthenticator
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers

@@ -156,6 +156,20 @@ struct WorkerMetrics: Sendable {
                          labels: ["verdict": confirmation.label]).increment()
     }
 
+    /// Counts a final decision (`FinalDecider`): `own` (the first), `earlier` (another decision
+    /// came first and was published instead), `undecided` (not written), `unreadable` (not checked).
+    func countDecision(_ verdict: FinalDecider.Verdict) {
+        let label = switch verdict {
+        case .own: "own"
+        case .earlier: "earlier"
+        case .undecided: "undecided"
+        case .unreadable: "unreadable"
+        }
+        registry.counter("provisioner_decisions_total",
+                         help: "Final results decided through the markers log: own (first), earlier (another decision came first and was published instead), undecided (the decision could not be written), unreadable (the log could not be read to check it).",
+                         labels: ["verdict": label]).increment()
+    }
+
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
     /// to be an operator's replay).
     func countUnauthenticated(replay: Bool) {

@@ -7,6 +7,13 @@ import Kafka
 /// the issuer may have been called and reconciles instead of calling again. A `completed` marker
 /// also says how the request was finished (`outcome`).
 ///
+/// A `completed` marker that carries `result` is a **decision**: the final result of a request
+/// whose call may have happened, written *before* that result is published. The markers
+/// partition is the one log every owner and reconciler of the request reads in the same order,
+/// so the first decision for a marker key after its `started` marker is the request's final
+/// answer; whoever publishes a final for it publishes that one (docs/ARCHITECTURE.md, "A final is
+/// decided once").
+///
 /// The record is keyed by `request_id`, so a marker whose value cannot be read still names its
 /// request: catch-up treats that request as "the call may have started" (see `MarkerCatchUp`).
 public struct CallMarker: Sendable, Hashable {
@@ -35,10 +42,18 @@ public struct CallMarker: Sendable, Hashable {
     public var fence: Int64?
     /// For `started` with a `fence`: the writing process (`MarkerFence.instance`).
     public var instance: String?
+    /// For a decision (`completed`, `answered`): the encoded final result, exactly as published
+    /// (its payload sealed to the requester's key). It travels in the record's `x-decision`
+    /// header (`decisionHeader`), not in the value, so reading markers for the duplicate horizon
+    /// parses no more than before.
+    public var result: [UInt8]?
+
+    /// The header that carries a decision's result.
+    public static let decisionHeader = "x-decision"
 
     /// Creates a marker.
     public init(requestID: String, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
-                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil) {
+                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, result: [UInt8]? = nil) {
         self.requestID = requestID
         self.state = state
         self.requestOffset = requestOffset
@@ -48,7 +63,13 @@ public struct CallMarker: Sendable, Hashable {
         self.replayOf = replayOf
         self.fence = fence
         self.instance = instance
+        self.result = result
     }
+
+    /// Whether this marker decides the request's final result (`result`).
+    public var isDecision: Bool { state == .completed && outcome == .answered && result != nil }
+
+
 
     /// What markers are tracked by: the request id, and the dead letter for a replay.
     public var key: String { Self.key(requestID: requestID, replayOf: replayOf) }
@@ -83,13 +104,15 @@ public struct CallMarker: Sendable, Hashable {
         if let fence { writer.key("fence"); writer.integer(fence) }
         if let instance { writer.key("instance"); writer.string(instance) }
         writer.endObject()
-        return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: [], partition: partition)
+        let headers = result.map { [KafkaHeader(key: Self.decisionHeader, value: $0)] } ?? []
+        return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: headers, partition: partition)
     }
 
     /// Reads a marker record; nil for anything else, including a marker with a field out of
     /// bounds (a `request_id` the request decoder would refuse, a negative offset, a time outside
     /// 1970-3000, an over-long worker name, a `replay_of` that is not
-    /// `topic:partition:offset`, a `fence` that is not an offset, an over-long `instance`).
+    /// `topic:partition:offset`, a `fence` that is not an offset, an over-long `instance`). The
+    /// value alone: `decode(_:headers:)` reads a decision's result too.
     public static func decode(_ bytes: [UInt8]) -> CallMarker? {
         guard let document = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(bytes),
               let requestID = document["request_id"]?.stringValue, RecordBounds.isToken(requestID),
@@ -109,6 +132,17 @@ public struct CallMarker: Sendable, Hashable {
         if document["instance"] != nil, !(instance.map { RecordBounds.isText($0, maxBytes: 64) } ?? false) { return nil }
         return CallMarker(requestID: requestID, state: state, requestOffset: offset, atMs: at, worker: worker,
                           outcome: outcome, replayOf: replayOf, fence: fence, instance: instance)
+    }
+
+    /// Reads a marker record with its headers: a `completed` marker's decision (`decisionHeader`,
+    /// at most `RecordBounds.maxResultBytes`; a larger or empty one makes the record unreadable).
+    public static func decode(_ bytes: [UInt8], headers: [KafkaHeader]) -> CallMarker? {
+        guard var marker = decode(bytes) else { return nil }
+        guard let header = headers.last(where: { $0.key == decisionHeader }) else { return marker }
+        guard marker.state == .completed, let result = header.value, !result.isEmpty,
+              result.count <= RecordBounds.maxResultBytes else { return nil }
+        marker.result = result
+        return marker
     }
 
     /// The request a marker record names by its Kafka key, when that key is a `request_id` the

@@ -49,12 +49,16 @@ public struct ReconcileJob: Sendable, Hashable {
         public var markersFrom: Int64
         /// The dead letter the request replayed (`x-replay-of`), when the call was a replay's.
         public var replayOf: String?
+        /// The request's offset in its requests partition (what the reconciler's decision marker
+        /// names); nil in jobs written before the field existed.
+        public var requestOffset: Int64?
 
         /// Creates a hand-over record.
-        public init(markersPartition: Int32, markersFrom: Int64, replayOf: String? = nil) {
+        public init(markersPartition: Int32, markersFrom: Int64, replayOf: String? = nil, requestOffset: Int64? = nil) {
             self.markersPartition = markersPartition
             self.markersFrom = markersFrom
             self.replayOf = replayOf
+            self.requestOffset = requestOffset
         }
     }
 
@@ -105,6 +109,7 @@ public struct ReconcileJob: Sendable, Hashable {
             writer.key("markers_partition"); writer.integer(Int64(handOver.markersPartition))
             writer.key("markers_from"); writer.integer(handOver.markersFrom)
             if let replayOf = handOver.replayOf { writer.key("replay_of"); writer.string(replayOf) }
+            if let requestOffset = handOver.requestOffset { writer.key("request_offset"); writer.integer(requestOffset) }
             writer.endObject()
         }
         if let reply {
@@ -169,8 +174,9 @@ public struct ReconcileJob: Sendable, Hashable {
         if let record = document["hand_over"], let partition = record["markers_partition"]?.int64Value,
            let from = record["markers_from"]?.int64Value, RecordBounds.partitions.contains(partition), RecordBounds.isOffset(from) {
             let replayOf = record["replay_of"]?.stringValue
+            let requestOffset = record["request_offset"]?.int64Value.flatMap { RecordBounds.isOffset($0) ? $0 : nil }
             if replayOf == nil || replayOf.flatMap(ReplayReference.init) != nil {
-                handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: replayOf)
+                handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: replayOf, requestOffset: requestOffset)
             }
         }
         // Unlike hand_over, a damaged reply is fatal: answering anywhere else would lose the answer.

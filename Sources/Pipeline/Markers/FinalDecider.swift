@@ -1,0 +1,145 @@
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+
+/// **A final is decided once.** The final result of a request whose issuer call may have
+/// happened (a `started` marker was written) is first written as a *decision* — a `completed`
+/// marker carrying the encoded result (`CallMarker.isDecision`) — to the request's markers
+/// partition, and only then published. The markers partition is the one log that the caller, a
+/// zombie caller, the partition's next owner and any reconciler read in the same order, so the
+/// first decision for a marker key after its `started` marker is the answer; whoever publishes a
+/// final for the request publishes that one, and two different finals cannot both be published.
+///
+/// - The caller (the owner that made the call) asks `decideAsCaller`: when no other process's
+///   fence lies between its epoch and its decision (`MarkerFencing`, usually without a read), no
+///   other owner existed meanwhile, so no hand-over — and no other decision — can precede its
+///   own. Otherwise (the partition changed hands during the call) it reads the partition from its
+///   `started` marker and publishes the first decision it finds.
+/// - A reconciler of a handed-over request asks `decideAsReconciler`: it always reads, from the
+///   hand-over position to its own decision.
+/// - A redelivered request whose catch-up read a decision publishes it again (`MarkerIndex.decision`).
+///
+/// Threads: any; completions run on the producer's thread, fencing's queue or the reader's queue.
+final class FinalDecider: Sendable {
+    /// What to publish.
+    enum Verdict: Sendable, Equatable {
+        /// This decision is the first: publish it.
+        case own
+        /// An earlier decision exists: publish it (these bytes) instead.
+        case earlier([UInt8])
+        /// The decision could not be written: publish the own result without one (the commit
+        /// rule's `completed` marker follows it as before).
+        case undecided
+        /// Written, but the partition could not be read to check it is the first: decide again later.
+        case unreadable
+    }
+
+    private let publisher: OutputPublisher
+    private let fencing: MarkerFencing
+    private let topic: String
+    private let logger: Logger
+    private let makeReader: @Sendable () throws(KafkaError) -> MarkerCatchUp
+    private let reader = Mutex<MarkerCatchUp?>(nil)
+    /// Decisions that found an earlier one (`provisioner_decisions_total{verdict="earlier"}`) and the rest.
+    private let counted: @Sendable (Verdict) -> Void
+
+    init(publisher: OutputPublisher, fencing: MarkerFencing, topic: String, logger: Logger,
+         counted: @escaping @Sendable (Verdict) -> Void = { _ in },
+         makeReader: @escaping @Sendable () throws(KafkaError) -> MarkerCatchUp) {
+        self.publisher = publisher
+        self.fencing = fencing
+        self.topic = topic
+        self.logger = logger
+        self.counted = counted
+        self.makeReader = makeReader
+    }
+
+    /// The worker's markers reader for look-ups (made on first use; shared with reconciliation).
+    func markerReader() throws(KafkaError) -> MarkerCatchUp {
+        try reader.withLock { existing throws(KafkaError) -> MarkerCatchUp in
+            if let existing { return existing }
+            let created = try makeReader()
+            existing = created
+            return created
+        }
+    }
+
+    /// Closes the reader.
+    func close() {
+        reader.withLock { $0 }?.close()
+    }
+
+    /// The caller's decision: `marker` (a decision) is written with `write` (`MarkerWriter`, which
+    /// tells fencing and the ledger), then checked against the fences after `epoch`; the
+    /// partition is read from `startedAt` (its `started` marker) only when another process's fence
+    /// lies between. `deadlineMs`: how long fencing may try to read a gap.
+    func decideAsCaller(_ marker: CallMarker, partition: Int32, startedAt: Int64, epoch: Int64, deadlineMs: Int64,
+                        write: (CallMarker, @escaping @Sendable (Settler.MarkerWrite) -> Void) -> Void,
+                        completion: @escaping @Sendable (Verdict) -> Void) {
+        write(marker) { [self] written in
+            guard written.delivered, let offset = written.offset else {
+                logger.warning("decision marker not written: the result is published without it",
+                               [("error", .string(written.error?.description ?? "unknown"))])
+                return finish(.undecided, completion)
+            }
+            fencing.confirm(partition: partition, epoch: epoch, marker: offset, deadlineMs: deadlineMs) { [self] confirmation in
+                switch confirmation {
+                case .call:
+                    finish(.own, completion)
+                case .unconfirmed:
+                    // The partition stayed unreadable: the own decision is published (the rare case
+                    // in which a concurrent hand-over could still decide otherwise; docs/RELIABILITY.md).
+                    finish(.own, completion)
+                case .fencedOut:
+                    firstDecision(marker.key, partition: partition, from: startedAt, own: offset) { [self] verdict in
+                        finish(verdict == .unreadable ? .own : verdict, completion)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A reconciler's decision for a handed-over request: `marker` (a decision) is written to
+    /// markers partition `partition`, which is then read from `from` (the hand-over position) to
+    /// it; the first decision found is the answer.
+    func decideAsReconciler(_ marker: CallMarker, partition: Int32, from: Int64, completion: @escaping @Sendable (Verdict) -> Void) {
+        fencing.writing(partition)
+        publisher.publish([marker.message(topic: topic, partition: partition)]) { [self] outcome in
+            let offset = outcome.reports.first??.offset
+            fencing.written(partition, offset: offset)
+            guard outcome.allDelivered, let offset else {
+                logger.warning("reconciliation decision marker not written; decided again later",
+                               [("error", .string(outcome.lastError?.description ?? "unknown"))])
+                return finish(.unreadable, completion)
+            }
+            firstDecision(marker.key, partition: partition, from: from, own: offset) { [self] verdict in
+                finish(verdict, completion)
+            }
+        }
+    }
+
+    /// Reads the first decision for `key` from `from` on: `own` when it is the one at `own`.
+    private func firstDecision(_ key: String, partition: Int32, from: Int64, own: Int64,
+                               completion: @escaping @Sendable (Verdict) -> Void) {
+        let reader: MarkerCatchUp
+        do {
+            reader = try markerReader()
+        } catch {
+            logger.error("markers cannot be read to check a decision", [("error", .string(error.description))])
+            return completion(.unreadable)
+        }
+        reader.lookUp(key: key, partition: partition, from: from) { found in
+            guard let decision = found.decision, decision.offset <= own else {
+                // Not even the own decision was read: the read did not get that far.
+                return completion(.unreadable)
+            }
+            completion(decision.offset == own ? .own : .earlier(decision.result))
+        }
+    }
+
+    private func finish(_ verdict: Verdict, _ completion: @Sendable (Verdict) -> Void) {
+        counted(verdict)
+        completion(verdict)
+    }
+}
