@@ -231,7 +231,18 @@ extension WorkerConfiguration {
         configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)
         root.absorb(shutdown)
         var rebalance = root.object("rebalance")
+        let configuredDrain = rebalance.keys.contains("drain_timeout_ms")
         configuration.revokeDrainMs = rebalance.integer("drain_timeout_ms", default: 5_000, in: 0...300_000)
+        // A revoke waits for the calls in flight to end and be decided (at most the longest program
+        // timeout plus the publish reserve), so the previous owner answers instead of handing over.
+        let callBound = configuration.revokeDrainFloorMs
+        if configuration.revokeDrainMs < callBound {
+            if configuredDrain {
+                rebalance.issues.append(.init(.warning, "rebalance.drain_timeout_ms",
+                                              "\(configuration.revokeDrainMs) is below the longest program timeout plus deadlines.publish_reserve_ms (\(callBound)): raised to \(callBound), so a revoke lets the calls in flight finish"))
+            }
+            configuration.revokeDrainMs = callBound
+        }
         root.absorb(rebalance)
         var publish = root.object("publish")
         configuration.publishAttempts = publish.int("max_attempts", default: 5, in: 1...100)

@@ -58,8 +58,15 @@ public struct WorkerConfiguration: Sendable {
     public var duplicateIndexMaxEntriesPerPartition = 2_000_000
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
-    /// Bound on finishing in-flight work of revoked partitions.
+    /// Bound on finishing in-flight work of revoked partitions: at least `revokeDrainFloorMs`
+    /// (raised to it at loading).
     public var revokeDrainMs: Int64 = 5_000
+
+    /// The shortest revoke drain that lets every call in flight end and be decided: the longest
+    /// program timeout plus the publish reserve.
+    public var revokeDrainFloorMs: Int64 {
+        (programs.values.map(\.timeoutMs).max() ?? 0) + publishReserveMs
+    }
     /// Attempts to publish a result before it is dead-lettered.
     public var publishAttempts = 5
     /// `dlq.replay_signing_secret_env`: the key `dlq replay` signs replays with, and workers accept
