@@ -65,6 +65,9 @@ extension ConsoleApp {
         }
         var html = "<h2>Dead letters</h2>" + Self.filterForm(query, parked: parked)
         html += "<div class=\"columns\"><div><h3 id=\"dead-letter-count\">\(listed.count) in \(HTML.escape(parked ? context.topics.parked : context.topics.deadLetters))</h3>"
+        if let limit = filter.limit, listed.count == limit {
+            html += "<p class=\"note\" id=\"limit-note\">The newest \(limit) matching; set Limit (up to \(DeadLetterFilter.maximumLimit)) for more.</p>"
+        }
         html += Self.listRows(listed, nowMs: now, parked: parked)
         html += "<form method=\"post\" action=\"/dead-letters/preview\">\(HTML.hidden("csrf", session.csrfToken))\(Self.filterFields(query, parked: parked))"
         html += "<button type=\"submit\" id=\"preview-submit\"\(listed.isEmpty ? " disabled" : "")>Preview replay of these \(listed.count) (dry run)</button></form></div>"
@@ -86,7 +89,9 @@ extension ConsoleApp {
         guard let id, ReplayReference(id) != nil else { return Self.notFound }
         let found: DeadLetterEntry?
         do {
-            found = try entries(parked: parked, filter: DeadLetterFilter()).first { $0.identifier == id }
+            var filter = DeadLetterFilter()
+            filter.identifier = id
+            found = try entries(parked: parked, filter: filter).first
         } catch {
             return Self.problem("Dead letter", "could not read the dead-letter topic: \(error.description)", session: session, current: "/dead-letters")
         }
@@ -103,7 +108,13 @@ extension ConsoleApp {
 
     private func replayer(session: ConsoleSession) -> DeadLetterReplayer {
         let name = DeadLetterReplayer.operatorName(properties: context.kafka, label: session.name) ?? session.name
-        return DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: name, signer: context.signer)
+        return DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: name, signer: context.signer,
+                                  targetTopics: replayTargets)
+    }
+
+    /// The only topics a replay may go to: the request and reconcile topics.
+    private var replayTargets: Set<String> {
+        [context.topics.requests, context.topics.reconcile]
     }
 
     /// The entries a replay form names, and the dry-run outcome of each.
@@ -111,7 +122,8 @@ extension ConsoleApp {
         let parked = fields["parked"] == "1"
         let filter = try DeadLetterFilter.parse(fields, nowMs: Timestamps.nowMs())
         let chosen = try entries(parked: parked, filter: filter)
-        let outcomes = try DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: "preview")
+        let outcomes = try DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: "preview",
+                                              signer: context.signer, targetTopics: replayTargets)
             .replay(chosen, to: nil, ratePerSecond: nil, dryRun: true, nowMs: { Timestamps.nowMs() })
         return (chosen, outcomes, parked)
     }

@@ -15,7 +15,7 @@ extension ConsoleApp {
             return Self.document(title: "Request trace", body: html, session: session, current: "/trace")
         }
         guard AuditEvent.safeIdentifier(q) == q else {
-            return Self.problem("Request trace", "a request id is 1-64 of letters, digits and ._:@-; a card_ref is 64 hex digits",
+            return Self.problem("Request trace", "a request id is 1-64 of letters, digits and ._:@-; a card_ref is 32 lowercase hex digits",
                                 session: session, current: "/trace", status: 400)
         }
         let tracer = RequestTracer(reader: TopicReader(properties: context.kafka, perPartitionLimit: context.configuration.traceScanLimit),

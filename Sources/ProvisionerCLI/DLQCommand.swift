@@ -23,22 +23,28 @@ enum DLQCommand: Command {
                 with header x-replay-of=ID; refuses entries that cannot succeed and says why (an
                 Apple Pay request whose window has closed, a malformed message, a call the issuer may
                 have applied); writes a 'replayed' audit event naming the operator for each. A replay
-                that fails again is parked in the parked topic, never looped.
+                that fails again is parked in the parked topic, never looped. Only dead letters whose
+                dlq.mac verifies under the replay key are replayed (a worker with that key wrote
+                them), and only to the request or reconcile topic, whatever the record names.
 
         filters: --code C  --program P  --wallet W  --since T  --until T  --request-id R  --limit N
                  (T: RFC 3339 like 2026-11-29T10:00:00Z, or an age like 30m, 2h, 7d)
+                 list and replay take the newest \(DeadLetterFilter.defaultLimit) matching entries unless --limit N
+                 asks for another number (up to \(DeadLetterFilter.maximumLimit)); a read holds at most N entries
         options:
           --config FILE     worker configuration (Kafka properties and topic names)
           --bootstrap B     bootstrap servers, when no --config is given
           --parked          use the parked topic instead of the dead-letter topic
           --dry-run         replay: print what would be replayed, produce nothing
           --rate N          replay: at most N messages per second
-          --to TOPIC        replay: produce to TOPIC instead of each entry's original topic
+          --to TOPIC        replay: produce to TOPIC (the request or the reconcile topic) instead of
+                            each entry's original topic
           --operator NAME   replay: the name written into audit events (default $USER); with SASL the
                             Kafka principal (sasl.username) is written, NAME beside it as a label
-          --sign-env VAR    replay: sign replays (v2) with the replay key in VAR; by default the key
-                            named by the configuration's dlq.replay_signing_secret_env. Workers accept
-                            replays of programs with request_signing only when signed with it
+          --sign-env VAR    replay: the replay key is in VAR; by default the key named by the
+                            configuration's dlq.replay_signing_secret_env. It checks each entry's
+                            dlq.mac (without it nothing is replayed) and signs each replay (v2):
+                            workers accept replays of programs with request_signing only so signed
           --json            machine-readable output
         """
     static let switchNames: Set<String> = ["json", "parked", "dry-run"]
@@ -55,7 +61,7 @@ enum DLQCommand: Command {
             let filter = try filter(&arguments)
             try arguments.rejectUnknown()
             let entries = try read(store, topic: topic, filter: filter)
-            print(json ? listJSON(entries) : listTable(entries, topic: topic))
+            print(json ? listJSON(entries) : listTable(entries, topic: topic, limit: filter.limit))
             return 0
         case "show":
             let requestID = arguments.option("request-id")
@@ -64,7 +70,8 @@ enum DLQCommand: Command {
             guard id != nil || requestID != nil else { throw UsageError("show needs an entry ID (TOPIC:PARTITION:OFFSET from 'dlq list') or --request-id") }
             var filter = DeadLetterFilter()
             filter.requestID = requestID
-            let matches = try read(store, topic: topic, filter: filter).filter { id == nil || $0.identifier == id }
+            filter.identifier = id
+            let matches = try read(store, topic: topic, filter: filter)
             guard !matches.isEmpty else { throw CommandFailure("no dead letter \(id ?? requestID ?? "") in \(topic)") }
             print(matches.map { json ? showJSON($0) : showText($0) }.joined(separator: "\n"))
             return 0
@@ -76,6 +83,10 @@ enum DLQCommand: Command {
             let label = arguments.option("operator") ?? ProcessInfo.processInfo.environment["USER"]
             let signVariable = arguments.option("sign-env") ?? replayKeyVariable
             try arguments.rejectUnknown()
+            let targets: Set<String> = [topics.requests, topics.reconcile]
+            if let target, !targets.contains(target) {
+                throw UsageError("--to must be the request topic (\(topics.requests)) or the reconcile topic (\(topics.reconcile)), not \(target)")
+            }
             if let label, AuditEvent.safeIdentifier(label) != label {
                 throw UsageError("--operator must be 1-64 of letters, digits and ._:@-")
             }
@@ -88,14 +99,14 @@ enum DLQCommand: Command {
             }
             let entries = try read(store, topic: topic, filter: filter)
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName,
-                                              signer: signer)
+                                              signer: signer, targetTopics: targets)
             let outcomes: [DeadLetterReplayer.Outcome]
             do {
                 outcomes = try replayer.replay(entries, to: target, ratePerSecond: rate, dryRun: dryRun, nowMs: { Timestamps.nowMs() })
             } catch {
                 throw CommandFailure("replay failed: \(error.message)")
             }
-            print(json ? replayJSON(entries, outcomes) : replayTable(entries, outcomes, dryRun: dryRun))
+            print(json ? replayJSON(entries, outcomes) : replayTable(entries, outcomes, dryRun: dryRun, limit: filter.limit))
             let refusedOrFailed = outcomes.filter { if case .replayed = $0 { false } else { true } }.count
             return refusedOrFailed == 0 ? 0 : 1
         default:
@@ -144,7 +155,7 @@ enum DLQCommand: Command {
 
     // MARK: - Output
 
-    private static func listTable(_ entries: [DeadLetterEntry], topic: String) -> String {
+    private static func listTable(_ entries: [DeadLetterEntry], topic: String, limit: Int?) -> String {
         let now = Timestamps.nowMs()
         let rows = entries.map { entry in
             [DeadLetterView.age(now.clampedSubtracting(entry.provenance?.failedAtMs ?? entry.timestampMs ?? now)), entry.provenance?.code.rawValue ?? "?",
@@ -154,6 +165,7 @@ enum DLQCommand: Command {
         }
         return TextTable(headers: ["AGE", "CODE", "PROGRAM", "WALLET", "REPLAYABLE", "REQUEST", "ID"], rows: rows).rendered
             + "\n\(entries.count) dead letter(s) in \(topic)"
+            + (limit == entries.count ? ": the newest \(entries.count) matching; --limit N (up to \(DeadLetterFilter.maximumLimit)) shows more" : "")
     }
 
     private static func entryJSON(_ entry: DeadLetterEntry, writer: inout JSONWriter, includeValue: Bool) {
@@ -210,7 +222,8 @@ enum DLQCommand: Command {
         DeadLetterView.describe(outcome)
     }
 
-    private static func replayTable(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome], dryRun: Bool) -> String {
+    private static func replayTable(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome], dryRun: Bool,
+                                    limit: Int?) -> String {
         let rows = zip(entries, outcomes).map { entry, outcome in
             let (verdict, detail) = describe(outcome)
             return [entry.identifier, entry.summary.requestID ?? "-", entry.provenance?.code.rawValue ?? "?", verdict, detail]
@@ -218,6 +231,7 @@ enum DLQCommand: Command {
         let replayed = outcomes.filter { switch $0 { case .replayed, .replayedNotAudited: true; default: false } }.count
         return TextTable(headers: ["ID", "REQUEST", "CODE", "RESULT", "DETAIL"], rows: rows).rendered
             + "\n\(replayed) of \(entries.count) \(dryRun ? "would be replayed (dry run: nothing produced)" : "replayed")"
+            + (limit == entries.count ? " (the newest \(entries.count) matching; --limit N takes more)" : "")
     }
 
     private static func replayJSON(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome]) -> String {

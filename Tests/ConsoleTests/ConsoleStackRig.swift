@@ -70,21 +70,25 @@ final class ConsoleStackRig: @unchecked Sendable {
                                  logger: Logger(label: "console", minimumLevel: .debug, handler: logs), monitor: monitor)
         server = try ConsoleServer(host: "127.0.0.1", port: 0, context: context)
 
-        // Replayable dead letters, written as the worker writes them (provenance headers, original key and value).
+        // Replayable dead letters, written as the worker writes them (by its builder: provenance headers and
+        // the dlq.mac under the replay key, original key and value).
         let now = Timestamps.nowMs()
+        let builder = DeadLetterBuilder(deadLetterTopic: stack.topics.deadLetters, parkedTopic: stack.topics.parked, worker: "console-w0",
+                                        group: group, seal: DeadLetterSeal(key: Sensitive(replaySecret)))
         var seeded: [GeneratedRequest] = []
         for index in 0..<replayableCount {
             let cardID = "pm_cnry" + Crypto.hex(Crypto.randomBytes(10))
             let request = try factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: cardID,
                                                 requestID: factory.requestID("console-dl\(index)"))
             canaries += Self.secretStrings(in: request.value)
-            let provenance = DeadLetterProvenance(
-                originalTopic: stack.topics.requests, originalPartition: 0, originalOffset: Int64(1_000 + index), originalTimestampMs: now,
-                code: .publishFailed, reason: "the result could not be published", attempts: 3, firstFailedAtMs: now, failedAtMs: now,
-                worker: "console-w0", group: group, isReplayable: true,
-                replayableReason: "the issuer was not called (or the wallet allows a retry): replay once the fault is fixed")
-            _ = try producer.sendAndWait(KafkaOutgoingMessage(topic: stack.topics.deadLetters, key: request.key, value: request.value,
-                                                               headers: provenance.headers))
+            let verdict = DeadLetterReplayPolicy.verdict(code: .publishFailed, summary: DeadLetterSummary(value: request.value, recordTimestampMs: now),
+                                                         issuerMayHaveBeenCalled: false, nowMs: now)
+            let letter = builder.letter(key: request.key, value: request.value, headers: [],
+                                        source: .init(partition: TopicPartition(topic: stack.topics.requests, partition: 0),
+                                                      offset: Int64(1_000 + index), timestampMs: now),
+                                        code: .publishFailed, reason: "the result could not be published", attempts: 3, firstFailedAtMs: now,
+                                        nowMs: now, replayOf: nil, replay: verdict, parkedReason: "")
+            _ = try producer.sendAndWait(letter.message)
             seeded.append(request)
         }
         replayable = seeded

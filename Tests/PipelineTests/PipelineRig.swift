@@ -48,13 +48,15 @@ final class PipelineRig {
         stack.stop()
     }
 
-    /// Starts an in-process worker of this rig's group; `adjust` may change its configuration.
+    /// Starts an in-process worker of this rig's group; `adjust` may change its configuration and
+    /// `extraEnvironment` adds to the stack's environment (a replay key, say).
     @discardableResult
-    func startWorker(_ workerID: String = "worker-1", level: LogLevel = .info,
+    func startWorker(_ workerID: String = "worker-1", level: LogLevel = .info, extraEnvironment: [String: String] = [:],
                      adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> Worker {
         let configuration = try stack.configuration(groupID: groupID, workerID: workerID, adjust: adjust)
         let metrics = MetricsRegistry()
-        let worker = try stack.startWorker(configuration, logger: Logger(label: workerID, minimumLevel: level, handler: logs),
+        let worker = try stack.startWorker(configuration, extraEnvironment: extraEnvironment,
+                                           logger: Logger(label: workerID, minimumLevel: level, handler: logs),
                                            metrics: metrics)
         workers.append((worker, metrics))
         return worker

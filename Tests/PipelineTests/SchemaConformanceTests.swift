@@ -10,7 +10,9 @@ import TestSupport
 /// Issue 17 §2: every record the worker emits in an end-to-end run validates against the published
 /// schemas (`docs/schemas`), judged by Python `jsonschema`, and declares no member the schemas do
 /// not document. The run mixes successes for every issuer and wallet, rejections (ours and the
-/// issuers'), an expiry, a duplicate, dead letters, and 504s reconciled both ways.
+/// issuers'), an expiry, a duplicate, dead letters (with `dlq.mac`: the worker has a replay key),
+/// and 504s reconciled both ways; the markers topic's call markers and keyless fence records are
+/// checked too.
 @Suite("End to end: emitted records match the published schemas", .serialized, .timeLimit(.minutes(10)))
 struct SchemaConformanceTests {
     private static func edited(_ request: GeneratedRequest, _ edit: (inout [String: JSONValue]) -> Void) throws -> GeneratedRequest {
@@ -27,11 +29,13 @@ struct SchemaConformanceTests {
         return JSONWriter.encode(.object(members))
     }
 
-    @Test("results, audit events and dead-letter headers of a mixed run validate against docs/schemas")
+    @Test("results, audit events, dead-letter headers and marker records (fences included) of a mixed run validate against docs/schemas")
     func emittedRecordsValidate() async throws {
         let rig = try PipelineRig(partitions: 3)
         defer { rig.stop() }
-        try rig.startWorker()
+        try rig.startWorker(extraEnvironment: ["SCHEMA_REPLAY_KEY": "SchemaReplay" + Crypto.hex(Crypto.randomBytes(12))]) {
+            $0.replaySigningSecretEnvironmentVariable = "SCHEMA_REPLAY_KEY"
+        }
         try rig.formGroupAndWarmUp()
         let f = rig.factory
         let tag = Crypto.hex(Crypto.randomBytes(4))
@@ -77,10 +81,13 @@ struct SchemaConformanceTests {
         let undecodable: [[UInt8]] = [Array("{not json".utf8), Array(#"{"version":1,"program":"demo-imprint"}"#.utf8),
                                       Array(#"{"version":2,"request_id":"sc-v2"}"#.utf8)]
         for value in undecodable { try rig.send(key: Array("bad".utf8), value: value, headers: [traceparent]) }
+        // And a well-formed request whose x-replay-of is not topic:partition:offset (dead letter invalid_replay_of).
+        let badReplay = try f.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_\(tag)_badreplay")
+        try rig.send(key: badReplay.key, value: badReplay.value, headers: [traceparent, KafkaHeader(key: "x-replay-of", string: "not-an-entry")])
 
         let ids = requests.map(\.requestID)
         try #require(rig.waitForFinals(ids, timeoutMs: 120_000), "no final result for \(rig.missingFinals(ids))")
-        try #require(rig.collector.wait(timeoutMs: 30_000) { $0.deadLetters.count >= undecodable.count }, "the dead letters did not arrive")
+        try #require(rig.collector.wait(timeoutMs: 30_000) { $0.deadLetters.count >= undecodable.count + 1 }, "the dead letters did not arrive")
         try rig.expectQuiet()
 
         let reader = KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers)
@@ -88,6 +95,7 @@ struct SchemaConformanceTests {
         let results = try await reader.readExisting(topic: topics.results)
         let audit = try await reader.readExisting(topic: topics.audit)
         let deadLetters = try await reader.readExisting(topic: topics.deadLetters)
+        let markers = try await reader.readExisting(topic: topics.markers)
         var items: [SchemaChecker.Item] = []
         for (index, message) in results.enumerated() {
             items.append(.init(id: "result \(index)", schema: "result.schema.json", bytes: message.value))
@@ -97,6 +105,9 @@ struct SchemaConformanceTests {
         }
         for (index, message) in deadLetters.enumerated() {
             items.append(.init(id: "dead letter \(index)", schema: "dead-letter-headers.schema.json", bytes: Self.textHeaders(message.headers)))
+        }
+        for (index, message) in markers.enumerated() {
+            items.append(.init(id: "marker \(index)", schema: "marker.schema.json", bytes: message.value))
         }
         let verdicts = try SchemaChecker.validate(items)
         for item in items {
@@ -120,7 +131,13 @@ struct SchemaConformanceTests {
             #expect(stages.contains(stage), "no \(stage) audit event among \(stages.sorted())")
         }
         let codes = Set(deadLetters.compactMap { $0.header("dlq.code").map { String(decoding: $0, as: UTF8.self) } })
-        #expect(codes.isSuperset(of: ["not_json", "missing_request_id", "unknown_version"]), "\(codes.sorted())")
-        print("schema conformance: \(results.count) results, \(audit.count) audit events, \(deadLetters.count) dead letters validated")
+        #expect(codes.isSuperset(of: ["not_json", "missing_request_id", "unknown_version", "invalid_replay_of"]), "\(codes.sorted())")
+        #expect(deadLetters.allSatisfy { $0.header("dlq.mac") != nil }, "a dead letter without dlq.mac")
+        let states = markers.map { (try? JSONParser().parse($0.value))?["state"]?.stringValue }
+        #expect(states.contains("fence") && states.contains("started") && states.contains("completed"), "marker states: \(Set(states.compactMap { $0 }).sorted())")
+        for (message, state) in zip(markers, states) {
+            #expect((state == "fence") == (message.key == nil), "a \(state ?? "?") marker \(message.key == nil ? "without" : "with") a key")
+        }
+        print("schema conformance: \(results.count) results, \(audit.count) audit events, \(deadLetters.count) dead letters, \(markers.count) markers validated")
     }
 }

@@ -18,7 +18,7 @@ extension RecoveryTests {
         defer { rig.stop() }
         try rig.startWorker(try rig.configuration { $0.programs["demo-imprint"]?.baseURL = gateway.url + "/imprint" })
         let topics = rig.topics
-        let tool = OperatorTool(bootstrap: rig.bootstrap)
+        let tool = rig.operatorTool
 
         // The issuer applies the call and answers 504; its state API is down from then on.
         gateway.stateAPIDown = true

@@ -17,7 +17,7 @@ extension RecoveryTests {
         defer { rig.stop() }
         try rig.startWorker(try rig.configuration())
         let topics = rig.topics
-        let tool = OperatorTool(bootstrap: rig.bootstrap)
+        let tool = rig.operatorTool
 
         // Handed over by the wallet a minute ago, on a schema this worker cannot read.
         let card = Self.card()

@@ -16,7 +16,7 @@ extension RecoveryTests {
         let rig = try RecoveryRig()
         defer { rig.stop() }
         let topics = rig.topics
-        let tool = OperatorTool(bootstrap: rig.bootstrap)
+        let tool = rig.operatorTool
         // The typo names a topic this worker may not write to (the cluster refuses it, as a
         // broker's ACLs would); every publish of a result fails.
         let typo = "provisioning.resluts"

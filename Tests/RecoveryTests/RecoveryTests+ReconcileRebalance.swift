@@ -78,6 +78,7 @@ extension RecoveryTests {
 
         let assignedBefore = rig.logs.records.filter { $0.message == "reconciliation partitions assigned" }.count
         let w2 = try rig.stack.startWorker(try rig.configuration(workerID: "w2") { $0.reconcileMaxHeldPerPartition = limit },
+                                           extraEnvironment: rig.replayEnvironment,
                                            logger: Logger(label: "w2", minimumLevel: .info, handler: rig.logs), metrics: second,
                                            clock: clock.now)
         try await waitFor("one reconcile partition to move to W2, and W1 to hold the other again") {

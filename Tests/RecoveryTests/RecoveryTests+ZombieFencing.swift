@@ -30,7 +30,7 @@ extension RecoveryTests {
         try await Self.waitForFences(rig, count: 1)
         var successor = try rig.configuration(workerID: "successor")
         successor.groupID = rig.group + "-successor"
-        let owner = try rig.stack.startWorker(successor, logger: Logger(label: "successor", minimumLevel: .info, handler: rig.logs),
+        let owner = try rig.stack.startWorker(successor, extraEnvironment: rig.replayEnvironment, logger: Logger(label: "successor", minimumLevel: .info, handler: rig.logs),
                                       metrics: ownerMetrics)
         try await Self.waitForFences(rig, count: 2)
 

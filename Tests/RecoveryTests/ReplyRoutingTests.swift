@@ -179,7 +179,7 @@ struct ReplyRoutingTests {
         await rig.stopWorker(failing)
         rig.stack.cluster.setTopicError(broken, error: .noError)
         try rig.startWorker(try rig.configuration(workerID: "worker-fixed") { $0.replyTopics = [broken] })
-        let replay = try await OperatorTool(bootstrap: rig.bootstrap).dlq(["replay", "--code", "publish_failed", "--operator", "ops.dave"])
+        let replay = try await rig.operatorTool.dlq(["replay", "--code", "publish_failed", "--operator", "ops.dave"])
         #expect(replay.status == 0, "\(replay)")
         let replies = try await KafkaTestReader(bootstrapServers: rig.bootstrap).read(topic: broken, count: 1, timeout: .seconds(60))
         try #require(replies.count == 1)

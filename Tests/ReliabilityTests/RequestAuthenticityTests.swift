@@ -291,13 +291,19 @@ extension ReliabilityTests {
         let rig = try await SigningRig(partitions: 1, name: "reliability-replay-signing")
         defer { rig.stop() }
         let now = Timestamps.nowMs()
+        // Dead letters as the worker writes them: through its builder, sealed (dlq.mac) with the replay key.
+        let builder = DeadLetterBuilder(deadLetterTopic: rig.stack.topics.deadLetters, parkedTopic: rig.stack.topics.parked, worker: "w0",
+                                        group: "g0", seal: DeadLetterSeal(key: Sensitive(rig.replaySecret)))
         func deadLetter(_ request: GeneratedRequest, offset: Int64) -> DeadLetterEntry {
-            let provenance = DeadLetterProvenance(
-                originalTopic: rig.stack.topics.requests, originalPartition: 0, originalOffset: offset, originalTimestampMs: now,
-                code: .publishFailed, reason: "the result could not be published", attempts: 1, firstFailedAtMs: now, failedAtMs: now,
-                worker: "w0", group: "g0", isReplayable: true, replayableReason: "the issuer was not called: replay once the fault is fixed")
+            let verdict = DeadLetterReplayPolicy.verdict(code: .publishFailed, summary: DeadLetterSummary(value: request.value, recordTimestampMs: now),
+                                                         issuerMayHaveBeenCalled: false, nowMs: now)
+            let letter = builder.letter(key: request.key, value: request.value, headers: [],
+                                        source: .init(partition: TopicPartition(topic: rig.stack.topics.requests, partition: 0), offset: offset,
+                                                      timestampMs: now),
+                                        code: .publishFailed, reason: "the result could not be published", attempts: 1, firstFailedAtMs: now,
+                                        nowMs: now, replayOf: nil, replay: verdict, parkedReason: "")
             return DeadLetterEntry(message: KafkaMessage(topic: rig.stack.topics.deadLetters, partition: 0, offset: offset, key: request.key,
-                                                         value: request.value, headers: provenance.headers, timestampMs: now))
+                                                         value: request.value, headers: letter.message.headers, timestampMs: now))
         }
         let requests = try (0..<3).map { index in
             try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_replay_sig_\(index)",
@@ -305,15 +311,29 @@ extension ReliabilityTests {
         }
         let properties = rig.stack.producerProperties
         let topics = rig.stack.topics
+        let targets: Set<String> = [topics.requests, topics.reconcile]
         func replay(_ request: GeneratedRequest, offset: Int64, key: String?) throws -> [DeadLetterReplayer.Outcome] {
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: "alice",
-                                              signer: key.map { RequestSigner(secret: Sensitive($0)) })
+                                              signer: key.map { RequestSigner(secret: Sensitive($0)) }, targetTopics: targets)
             return try replayer.replay([deadLetter(request, offset: offset)], to: nil, ratePerSecond: nil, dryRun: false,
                                        nowMs: { Timestamps.nowMs() })
         }
         #expect(try replay(requests[0], offset: 10, key: rig.replaySecret) == [.replayed(topic: topics.requests, dryRun: false)])
-        #expect(try replay(requests[1], offset: 11, key: nil) == [.replayed(topic: topics.requests, dryRun: false)])
-        #expect(try replay(requests[2], offset: 12, key: rig.secret) == [.replayed(topic: topics.requests, dryRun: false)])
+        // The tool refuses what it cannot check: no replay key, or a key the dead letter was not sealed with.
+        guard case .refused(let keyless)? = try replay(requests[1], offset: 11, key: nil).first, case .refused(let otherKey)? =
+                try replay(requests[2], offset: 12, key: rig.secret).first else {
+            Issue.record("the tool replayed a dead letter it could not check")
+            return
+        }
+        #expect(keyless.contains("no replay key") && otherKey.contains("dlq.mac does not verify"), "\(keyless) / \(otherKey)")
+        // The worker still refuses such replays when they reach it some other way: unsigned, or signed with the producer's key.
+        for (index, key) in [(1, nil), (2, rig.secret)] as [(Int, String?)] {
+            var replayed = KafkaOutgoingMessage(topic: topics.requests, key: requests[index].key, value: requests[index].value,
+                                                headers: [KafkaHeader(key: DeadLetterHeader.replayOf, string: "\(topics.deadLetters):0:\(10 + index)"),
+                                                          KafkaHeader(key: DeadLetterHeader.replayOperator, string: "alice")])
+            if let key { replayed = RequestSigner(secret: Sensitive(key)).signed(replayed, nowMs: Timestamps.nowMs()) }
+            _ = try await rig.producer.send(replayed)
+        }
 
         let done = rig.collector.wait(timeoutMs: 60_000) { snapshot in
             snapshot.final(requests[0].requestID) != nil
@@ -340,7 +360,7 @@ extension ReliabilityTests {
         rig.stack.cluster.setTopicError(deniedAudit, error: .topicAuthorizationFailed)
         let brokenAudit = DeadLetterReplayer(properties: properties.merging(["message.timeout.ms": "3000"]) { $1 }, auditTopic: deniedAudit,
                                              operatorName: "alice",
-                                             signer: RequestSigner(secret: Sensitive(rig.replaySecret)))
+                                             signer: RequestSigner(secret: Sensitive(rig.replaySecret)), targetTopics: targets)
         let outcomes = try brokenAudit.replay([deadLetter(unaudited, offset: 13)], to: nil, ratePerSecond: nil, dryRun: false,
                                               nowMs: { Timestamps.nowMs() })
         guard case .replayedNotAudited(let topic, _)? = outcomes.first, outcomes.count == 1 else {

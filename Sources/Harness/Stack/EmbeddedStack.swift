@@ -88,11 +88,14 @@ public final class EmbeddedStack: Sendable {
     }
 
     /// Starts a worker with `configuration` (see `configuration(groupID:workerID:adjust:)`);
-    /// `clock` lets a test move the worker's time on.
+    /// `extraEnvironment` adds to the stack's environment (a replay key, say); `clock` lets a test
+    /// move the worker's time on.
     @discardableResult
-    public func startWorker(_ configuration: WorkerConfiguration, logger: Logger, metrics: MetricsRegistry = MetricsRegistry(),
+    public func startWorker(_ configuration: WorkerConfiguration, extraEnvironment: [String: String] = [:], logger: Logger,
+                            metrics: MetricsRegistry = MetricsRegistry(),
                             clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws -> Worker {
-        let worker = try Worker(configuration: configuration, environment: environment, logger: logger, metrics: metrics, clock: clock)
+        let worker = try Worker(configuration: configuration, environment: environment.merging(extraEnvironment) { $1 }, logger: logger,
+                                metrics: metrics, clock: clock)
         try worker.start()
         workers.withLock { $0.append(worker) }
         return worker

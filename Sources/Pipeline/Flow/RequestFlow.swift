@@ -76,7 +76,7 @@ final class RequestFlow: Sendable {
                           releaseSlot: { scheduler.finish(ticketID: $0, success: nil) },
                           writeMarker: { marker, origin, completion in markers.write(marker, for: origin, completion: completion) })
         deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
-                                        worker: context.configuration.workerID, group: context.configuration.groupID)
+                                        worker: context.configuration.workerID, group: context.configuration.groupID, seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
         relay.set(self)
     }
 

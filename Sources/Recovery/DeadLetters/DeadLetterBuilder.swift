@@ -5,7 +5,8 @@ import Kafka
 /// cannot answer, a reconciliation that ran out of attempts, a reconciliation record that does not
 /// read. It writes the provenance (`dlq.*` headers) and the replay verdict, and parks: a message
 /// that was itself a replay (`x-replay-of`) goes to the parked topic, never replayable, so a replay
-/// that fails again cannot loop.
+/// that fails again cannot loop. With a seal (the worker's replay key) every letter carries
+/// `dlq.mac`, the MAC replay checks before it trusts anything the record says.
 public struct DeadLetterBuilder: Sendable {
     /// Where a dead-lettered message was read.
     public struct Source: Sendable {
@@ -38,13 +39,16 @@ public struct DeadLetterBuilder: Sendable {
     let parkedTopic: String
     let worker: String
     let group: String
+    let seal: DeadLetterSeal?
 
-    /// A builder for the worker `worker` in consumer group `group`.
-    public init(deadLetterTopic: String, parkedTopic: String, worker: String, group: String) {
+    /// A builder for the worker `worker` in consumer group `group`; `seal` (the worker's replay
+    /// key, nil when it has none) MACs every letter, and without it no letter can be replayed.
+    public init(deadLetterTopic: String, parkedTopic: String, worker: String, group: String, seal: DeadLetterSeal?) {
         self.deadLetterTopic = deadLetterTopic
         self.parkedTopic = parkedTopic
         self.worker = worker
         self.group = group
+        self.seal = seal
     }
 
     /// The dead letter of a message read at `source`: `value` and `headers` (those to keep) with the
@@ -61,6 +65,7 @@ public struct DeadLetterBuilder: Sendable {
             replayableReason: parked ? parkedReason : replay.reason)
         var all = headers + provenance.headers
         if let replayOf { all.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
+        if let seal { all.append(seal.header(key: key, value: value, headers: all, provenance: provenance)) }
         let message = KafkaOutgoingMessage(topic: parked ? parkedTopic : deadLetterTopic, key: key, value: value, headers: all)
         return Letter(message: message, provenance: provenance, isParked: parked)
     }

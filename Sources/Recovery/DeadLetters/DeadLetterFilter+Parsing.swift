@@ -11,6 +11,7 @@ extension DeadLetterFilter {
 
     /// The filter named by `fields` (the CLI's options and the console's query use the same names:
     /// `code`, `program`, `wallet`, `since`, `until`, `request-id`, `limit`); empty values are absent.
+    /// Without `limit` the filter keeps the newest `defaultLimit` matches.
     public static func parse(_ fields: [String: String], nowMs: Int64) throws(ParseProblem) -> DeadLetterFilter {
         func value(_ name: String) -> String? { fields[name].flatMap { $0.isEmpty ? nil : $0 } }
         var filter = DeadLetterFilter()
@@ -25,9 +26,10 @@ extension DeadLetterFilter {
         filter.sinceMs = try value("since").map { text throws(ParseProblem) in try time(text, name: "since", nowMs: nowMs) }
         filter.untilMs = try value("until").map { text throws(ParseProblem) in try time(text, name: "until", nowMs: nowMs) }
         filter.requestID = value("request-id")
+        filter.limit = defaultLimit
         if let text = value("limit") {
-            guard let limit = Int(text), (1...1_000_000).contains(limit) else {
-                throw ParseProblem(name: "limit", message: "--limit must be a whole number from 1 to 1000000, got '\(text)'")
+            guard let limit = Int(text), (1...maximumLimit).contains(limit) else {
+                throw ParseProblem(name: "limit", message: "--limit must be a whole number from 1 to \(maximumLimit), got '\(text)'")
             }
             filter.limit = limit
         }

@@ -15,11 +15,23 @@ public struct DeadLetterFilter: Sendable {
     public var untilMs: Int64?
     /// The request's `request_id` equals this.
     public var requestID: String?
-    /// At most this many entries (oldest first).
+    /// The entry id (`topic:partition:offset`) equals this.
+    public var identifier: String?
+    /// Only the newest this many matching entries (listed oldest first); nil: every match.
     public var limit: Int?
+
+    /// The limit `parse` gives when none is asked for (`dlq list`, `dlq replay`, the console).
+    public static let defaultLimit = 100
+    /// The largest limit `parse` accepts.
+    public static let maximumLimit = 1_000_000
 
     /// Matches everything.
     public init() {}
+
+    /// Whether any criterion other than the limit is given.
+    public var hasCriteria: Bool {
+        code != nil || program != nil || wallet != nil || sinceMs != nil || untilMs != nil || requestID != nil || identifier != nil
+    }
 
     /// Whether `entry` matches every criterion given.
     public func matches(_ entry: DeadLetterEntry) -> Bool {
@@ -30,6 +42,7 @@ public struct DeadLetterFilter: Sendable {
         if let sinceMs, failedAt < sinceMs { return false }
         if let untilMs, failedAt >= untilMs { return false }
         if let requestID, entry.summary.requestID != requestID { return false }
+        if let identifier, entry.identifier != identifier { return false }
         return true
     }
 }

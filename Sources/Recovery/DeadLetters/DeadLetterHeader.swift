@@ -26,6 +26,10 @@ public enum DeadLetterHeader {
     public static let replayable = "dlq.replayable"
     /// Why (or why not) it can be replayed.
     public static let replayableReason = "dlq.replayable_reason"
+    /// HMAC-SHA256 under the replay key over what replay trusts (`DeadLetterSeal`): `v1=` and 64
+    /// lowercase hex digits. Written by workers that have a replay key; replay refuses a dead
+    /// letter without one that verifies.
+    public static let mac = "dlq.mac"
     /// Set by `dlq replay` on the re-produced message: `<dlq topic>:<partition>:<offset>`.
     public static let replayOf = "x-replay-of"
     /// Set by `dlq replay` beside `x-replay-of`: the operator who replayed it (covered by the
@@ -37,7 +41,8 @@ public enum DeadLetterHeader {
     /// W3C trace context, propagated.
     public static let traceparent = "traceparent"
 
-    /// Every `dlq.*` header name.
+    /// Every `dlq.*` header a worker always writes (`dlq.mac` is written beside them when the
+    /// worker has a replay key; `dlq.value_truncated_from` on a cut value).
     public static let provenance: [String] = [
         originalTopic, originalPartition, originalOffset, originalTimestamp, code, reason, attempts,
         firstFailedAt, failedAt, worker, group, replayable, replayableReason,

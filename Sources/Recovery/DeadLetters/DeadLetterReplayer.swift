@@ -8,6 +8,10 @@ import Glibc
 
 /// Replays dead letters to their original topic (or another), one by one at a bounded rate,
 /// refusing those that cannot succeed and auditing every replay with the operator's name.
+///
+/// Nothing a record says is trusted before its `dlq.mac` verifies under the replay key (the
+/// signer's: `DeadLetterSeal`), and a replay goes only to one of `targetTopics` (the configured
+/// request and reconcile topics), whatever `dlq.original.topic` or `--to` names.
 public struct DeadLetterReplayer: Sendable {
     /// What happened to one entry.
     public enum Outcome: Sendable, Equatable {
@@ -29,15 +33,40 @@ public struct DeadLetterReplayer: Sendable {
     /// Who asked (written into each audit event and the `x-replay-operator` header).
     public var operatorName: String
     /// Signs each replay with the replay key (`dlq.replay_signing_secret_env`), so workers accept
-    /// replays of programs that require signed requests; nil sends them unsigned.
+    /// replays of programs that require signed requests; its key also checks each dead letter's
+    /// `dlq.mac`. Nil: every entry is refused (nothing can be checked).
     public var signer: RequestSigner?
+    /// The only topics a replay may be produced to: the configured request and reconcile topics
+    /// (empty: every entry is refused).
+    public var targetTopics: Set<String>
 
-    /// Creates a replayer.
-    public init(properties: [String: String], auditTopic: String, operatorName: String, signer: RequestSigner? = nil) {
+    /// Creates a replayer. `targetTopics` should be the workers' request and reconcile topics.
+    public init(properties: [String: String], auditTopic: String, operatorName: String, signer: RequestSigner? = nil,
+                targetTopics: Set<String> = []) {
         self.properties = properties
         self.auditTopic = auditTopic
         self.operatorName = operatorName
         self.signer = signer
+        self.targetTopics = targetTopics
+    }
+
+    /// Why `entry` may not be replayed to `target` (nil: it may, as far as its authenticity and
+    /// target go; the replay policy is asked next).
+    public func refusal(_ entry: DeadLetterEntry, to target: String?) -> String? {
+        guard let provenance = entry.provenance else {
+            return entry.provenanceProblem?.reason ?? "no dlq.* provenance headers: not a dead letter this tool wrote"
+        }
+        guard let signer else {
+            return "this tool has no replay key, so it cannot check dlq.mac: set the workers' replay key in the variable named by "
+                + "dlq.replay_signing_secret_env (--config) or give --sign-env VAR"
+        }
+        if case .failure(let problem) = DeadLetterSeal(signer: signer).verify(entry) { return problem.reason }
+        let topic = target ?? provenance.originalTopic
+        guard targetTopics.contains(topic) else {
+            let allowed = targetTopics.sorted().joined(separator: ", ")
+            return "replays go only to the request or reconcile topic (\(allowed.isEmpty ? "none configured" : allowed)), not \(topic)"
+        }
+        return nil
     }
 
     /// The operator name for audit events: the Kafka principal when SASL names one (`label`, the
@@ -65,8 +94,12 @@ public struct DeadLetterReplayer: Sendable {
         let spacingMs = ratePerSecond.map { Int(1000 / max($0, 0.001)) }
         var sent = 0
         for entry in entries {
+            if let refusal = refusal(entry, to: target) {
+                outcomes.append(.refused(reason: refusal))
+                continue
+            }
             guard let provenance = entry.provenance else {
-                outcomes.append(.refused(reason: entry.provenanceProblem?.reason ?? "no dlq.* provenance headers: not a dead letter this tool wrote"))
+                outcomes.append(.refused(reason: "no dlq.* provenance headers: not a dead letter this tool wrote"))
                 continue
             }
             let verdict = DeadLetterReplayPolicy.replayVerdict(provenance: provenance, summary: entry.summary, nowMs: nowMs())
@@ -81,7 +114,7 @@ public struct DeadLetterReplayer: Sendable {
             }
             if let spacingMs, sent > 0 { usleep(useconds_t(spacingMs * 1000)) }
             // Trace context and reply routing go with the replay (the worker checks the route again).
-            var headers = entry.headers.filter { $0.key == DeadLetterHeader.traceparent || ReplyRoute.headerNames.contains($0.key) }
+            var headers = DeadLetterSeal.replayedHeaders(entry.headers)
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName))
             var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers)

@@ -1,8 +1,10 @@
 import Contract
 import Kafka
 
-/// Reads a dead-letter topic from its beginning to its current end (no consumer group, nothing
-/// committed), for `dlq list`, `dlq show` and `dlq replay`.
+/// Reads a dead-letter topic to its current end (no consumer group, nothing committed), for
+/// `dlq list`, `dlq show`, `dlq replay` and the console. A read holds at most the filter's limit of
+/// entries at any time (the newest matching ones, in a bounded heap), and when the filter has no
+/// other criterion it starts each partition at its last `limit` offsets instead of its beginning.
 public struct DeadLetterStore: Sendable {
     /// librdkafka properties (bootstrap servers, security).
     public var properties: [String: String]
@@ -15,20 +17,28 @@ public struct DeadLetterStore: Sendable {
         self.timeoutMs = timeoutMs
     }
 
-    /// Every entry of `topic` matching `filter`, oldest first per partition, then by time.
+    /// The entries of `topic` matching `filter` (the newest `filter.limit` of them), oldest first.
     public func entries(topic: String, filter: DeadLetterFilter = DeadLetterFilter()) throws(KafkaError) -> [DeadLetterEntry] {
+        try read(topic: topic, filter: filter).entries
+    }
+
+    /// The entries of `topic` matching `filter`, with how many records were read and the most
+    /// entries held at once.
+    public func read(topic: String, filter: DeadLetterFilter = DeadLetterFilter()) throws(KafkaError) -> DeadLetterRead {
         let configuration = KafkaConsumerRole.reader(groupID: properties["group.id"].map { $0 + ".dlq-tool" } ?? "provisioner-dlq-tool")
             .applied(to: properties)
         let consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         defer { consumer.close() }
-        var entries: [DeadLetterEntry] = []
-        try consumer.readToEnd(topic: topic, timeoutMs: timeoutMs, timeoutHint: "; try again or raise --timeout", start: { low, _ in low }) { message in
+        var newest = NewestEntries(capacity: filter.limit)
+        var scanned = 0
+        // Only the limit given: the newest entries are among each partition's last `limit` offsets.
+        let tail = filter.hasCriteria ? nil : filter.limit.map(Int64.init)
+        try consumer.readToEnd(topic: topic, timeoutMs: timeoutMs, timeoutHint: "; try again or raise --timeout",
+                               start: { low, high in tail.map { max(low, high - $0) } ?? low }) { message in
+            scanned += 1
             let entry = DeadLetterEntry(message: message)
-            if filter.matches(entry) { entries.append(entry) }
+            if filter.matches(entry) { newest.insert(entry) }
         }
-        entries.sort { ($0.provenance?.failedAtMs ?? $0.timestampMs ?? 0, $0.partition, $0.offset)
-            < ($1.provenance?.failedAtMs ?? $1.timestampMs ?? 0, $1.partition, $1.offset) }
-        if let limit = filter.limit { entries = Array(entries.prefix(limit)) }
-        return entries
+        return DeadLetterRead(entries: newest.sorted(), scanned: scanned, peakRetained: newest.peak)
     }
 }

@@ -6,7 +6,7 @@ extension RequestSigner {
         /// The variable's name (never its value).
         public var variable: String
         /// One line for the operator.
-        public var message: String { "the replay key variable \(variable) is not set: replays of signed programs would be refused" }
+        public var message: String { "the replay key variable \(variable) is not set: set it to the workers' replay key (dead letters are checked against it and replays signed with it)" }
     }
 
     /// The signer for operator replays (`dlq replay`, the console): the key in environment variable

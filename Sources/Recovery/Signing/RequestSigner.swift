@@ -5,7 +5,8 @@ import Kafka
 /// `x-request-timestamp` and `x-request-signature` to a message's headers. Used by
 /// `provisioner produce --sign-env`, by `dlq replay` with the replay key, and by tests.
 public struct RequestSigner: Sendable {
-    private let secret: Sensitive
+    /// The key (the replay key seals dead letters with it: `DeadLetterSeal(signer:)`).
+    let secret: Sensitive
 
     /// Creates a signer for `secret` (a program's signing secret, or the replay key).
     public init(secret: Sensitive) {

@@ -24,14 +24,20 @@ struct OperatorTool: Sendable {
 
     /// Bootstrap servers of the stack.
     var bootstrap: String
+    /// The replay key (`RecoveryRig.replayKey`): `dlq replay` gets it in `RecoveryRig.replayKeyVariable`
+    /// and `--sign-env` naming that variable; nil runs the tool without one.
+    var replayKey: String? = nil
 
     private static let marker = "__operator_tool_exit_status="
 
     /// Runs `provisioner dlq <arguments> --bootstrap B`.
     func dlq(_ arguments: [String], timeout: Duration = .seconds(90)) async throws -> Run {
-        let all = ["dlq"] + arguments + ["--bootstrap", bootstrap]
+        let signing = replayKey != nil && arguments.first == "replay" ? ["--sign-env", RecoveryRig.replayKeyVariable] : []
+        let all = ["dlq"] + arguments + signing + ["--bootstrap", bootstrap]
         let script = "\"$0\" \"$@\"; status=$?; echo \(Self.marker)$status; echo \(Self.marker)$status >&2"
-        let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script, try BuiltProducts.provisionerPath] + all)
+        let environment = replayKey.map { [RecoveryRig.replayKeyVariable: $0] } ?? [:]
+        let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script, try BuiltProducts.provisionerPath] + all,
+                                       environment: environment)
         let last = try await process.waitForLine(prefix: Self.marker, in: .standardOutput, timeout: timeout)
         try await process.waitForLine(prefix: Self.marker, in: .standardError, timeout: timeout)
         try await process.waitForExit(timeout: timeout)

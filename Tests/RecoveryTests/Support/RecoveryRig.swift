@@ -21,6 +21,14 @@ final class RecoveryRig: Sendable {
     let tiersMs: [Int64]
     /// Every worker log line (kept for failure messages).
     let logs = CapturingLogHandler()
+    /// The variable the rig's workers and `OperatorTool` read the replay key from.
+    static let replayKeyVariable = "RECOVERY_REPLAY_KEY"
+    /// This rig's replay key: workers MAC their dead letters with it, `dlq replay` checks and signs with it.
+    let replayKey = "RecoveryReplay" + Crypto.hex(Crypto.randomBytes(12))
+    /// The environment a worker of this rig needs beyond the stack's: the replay key.
+    var replayEnvironment: [String: String] { [Self.replayKeyVariable: replayKey] }
+    /// The operator tool for this rig's broker, with its replay key.
+    var operatorTool: OperatorTool { OperatorTool(bootstrap: bootstrap, replayKey: replayKey) }
 
     init(brokers: Int = 1, partitions: Int = 3, tiersMs: [Int64] = [300, 600, 1200]) throws {
         stack = try EmbeddedStack(brokers: brokers, partitions: partitions)
@@ -44,6 +52,7 @@ final class RecoveryRig: Sendable {
         try stack.configuration(groupID: group, workerID: workerID) { configuration in
             configuration.reconcileTiersMs = tiersMs
             configuration.logLevel = .info
+            configuration.replaySigningSecretEnvironmentVariable = Self.replayKeyVariable
             adjust(&configuration)
         }
     }
@@ -52,7 +61,7 @@ final class RecoveryRig: Sendable {
     @discardableResult
     func startWorker(_ configuration: WorkerConfiguration, metrics: MetricsRegistry = MetricsRegistry(),
                      clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws -> Worker {
-        let worker = try stack.startWorker(configuration, logger: Logger(label: configuration.workerID, minimumLevel: .info, handler: logs),
+        let worker = try stack.startWorker(configuration, extraEnvironment: replayEnvironment, logger: Logger(label: configuration.workerID, minimumLevel: .info, handler: logs),
                                            metrics: metrics, clock: clock)
         guard stack.waitForGroup(timeoutMs: 60_000) else {
             throw TestSupportError("the worker group did not form within 60 s; logs:\n\(recentLogs())")
