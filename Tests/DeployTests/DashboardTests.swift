@@ -158,6 +158,7 @@ struct DashboardTests {
             "replay": { $0 == "true" || $0 == "false" },
             "verdict": { value in MarkerFencing.Confirmation.allCases.contains { $0.label == value } },
             "le": { $0 == "+Inf" || Double($0) != nil },
+            "version": { $0 == KafkaRuntime.version },
         ]
     }
 

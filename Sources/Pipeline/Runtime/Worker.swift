@@ -143,7 +143,9 @@ public final class Worker: Sendable {
         for (service, _) in services { try service.start() }
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
                                                  ("programs", .integer(Int64(configuration.programs.count))),
-                                                 ("partitions", .integer(Int64(requestPartitions)))])
+                                                 ("partitions", .integer(Int64(requestPartitions))),
+                                                 ("librdkafka", .string(KafkaRuntime.version)),
+                                                 ("assignor", .string(KafkaRuntime.assignor(configured: configuration.consumerProperties)))])
     }
 
     /// Begins a graceful stop (idempotent): stop fetching, drain within the configured bound.

@@ -52,7 +52,12 @@ struct WorkerMetrics: Sendable {
                                        help: "Requests partitions found not delivering records although owned, unpaused and with records waiting, then restarted (resume and seek).")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
                                               help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
+        registry.gauge(Self.librdkafkaInfo, help: "Always 1; the version label is the librdkafka the worker loaded at run time (rd_kafka_version_str).",
+                       labels: ["version": KafkaRuntime.version]).set(1)
     }
+
+    /// The name of the librdkafka info gauge (`version` label: the loaded library's version).
+    static let librdkafkaInfo = "provisioner_librdkafka_info"
 
     /// The `program` label of `name`: the name when it is configured here, else `unknown`.
     func programLabel(_ name: String?) -> String {
