@@ -140,6 +140,7 @@ public final class Worker: Sendable {
                                             "\(topics.markers) has \(markerPartitions) partitions but \(topics.requests) has \(requestPartitions); markers are co-partitioned with requests and need at least as many (run 'provisioner topics apply')")])
         }
         requests.setTotalPartitions(requestPartitions)
+        context.metrics.primePartitionsPaused(topic: topics.requests, count: requestPartitions)
         for (service, _) in services { try service.start() }
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
                                                  ("programs", .integer(Int64(configuration.programs.count))),
