@@ -17,6 +17,7 @@ public enum ProvisionerCommandLine {
         TopicsCommand.self,
         ConfigCommand.self,
         RequestCommand.self,
+        VersionCommand.self,
     ] }
 
     /// Runs the command line `words` (without the program name) and returns the exit status.
@@ -25,7 +26,8 @@ public enum ProvisionerCommandLine {
             print(overview)
             return words.isEmpty ? 2 : 0
         }
-        guard let command = commands.first(where: { $0.name == name }) else {
+        let word = name == "--version" ? VersionCommand.name : name
+        guard let command = commands.first(where: { $0.name == word }) else {
             printError("provisioner: unknown command '\(name)'. Run 'provisioner --help' for the list.")
             return 2
         }

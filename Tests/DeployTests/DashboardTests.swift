@@ -40,7 +40,7 @@ struct DashboardTests {
     ]
 
     /// Reconciliation outcomes: the words ReconcileRunner passes to `countReconcile`.
-    static let reconcileOutcomes: Set<String> = ["applied", "not_applied", "no_state_api", "payment", "unknown", "previous_owner_answered"]
+    static let reconcileOutcomes = Set(WorkerMetrics.reconcileOutcomes)
 
     /// Unit words that are not Prometheus base units.
     static let nonBaseUnits: Set<String> = [
@@ -158,6 +158,7 @@ struct DashboardTests {
             "replay": { $0 == "true" || $0 == "false" },
             "verdict": { value in MarkerFencing.Confirmation.allCases.contains { $0.label == value } },
             "le": { $0 == "+Inf" || Double($0) != nil },
+            "version": { $0 == KafkaRuntime.version },
         ]
     }
 

@@ -22,7 +22,7 @@ public struct CircuitBreaker: Sendable {
     }
 
     /// Where the breaker stands.
-    public enum State: String, Sendable {
+    public enum State: String, Sendable, CaseIterable {
         case closed, open, halfOpen = "half_open"
     }
 

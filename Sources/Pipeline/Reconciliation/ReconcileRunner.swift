@@ -80,8 +80,9 @@ final class ReconcileRunner: Sendable {
         self.maxHeldPerPartition = max(1, context.configuration.reconcileMaxHeldPerPartition)
         self.maxRunning = maxRunning
         deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
-                                        worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile", seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
-        let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile")
+                                        worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile",
+                                        seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
+        let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile", assignmentStrategy: KafkaRuntime.defaultAssignor)
             .applied(to: context.configuration.consumerProperties)
         loop = try ConsumerLoop(properties: properties, ledger: OffsetLedger(), commitIntervalMs: 200, logger: context.logger.child("reconcile"))
         loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0, commit: true) },

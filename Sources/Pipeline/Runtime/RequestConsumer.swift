@@ -48,7 +48,7 @@ final class RequestConsumer: Sendable {
         self.flow = flow
         let base = context.configuration.consumerProperties
         let properties = KafkaConsumerRole.committingMember(groupID: base["group.id"] ?? context.configuration.groupID,
-                                                            assignmentStrategy: "cooperative-sticky").applied(to: base)
+                                                            assignmentStrategy: KafkaRuntime.defaultAssignor).applied(to: base)
         loop = try ConsumerLoop(properties: properties, ledger: context.ledger, commitIntervalMs: 100, logger: context.logger)
         catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
                                     logger: context.logger, undecodable: context.metrics.undecodableMarkers)

@@ -148,10 +148,13 @@ public final class Worker: Sendable {
                                             "\(topics.markers) has \(markerPartitions) partitions but \(topics.requests) has \(requestPartitions); markers are co-partitioned with requests and need at least as many (run 'provisioner topics apply')")])
         }
         requests.setTotalPartitions(requestPartitions)
+        context.metrics.primePartitionsPaused(topic: topics.requests, count: requestPartitions)
         for (service, _) in services { try service.start() }
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
                                                  ("programs", .integer(Int64(configuration.programs.count))),
-                                                 ("partitions", .integer(Int64(requestPartitions)))])
+                                                 ("partitions", .integer(Int64(requestPartitions))),
+                                                 ("librdkafka", .string(KafkaRuntime.version)),
+                                                 ("assignor", .string(KafkaRuntime.assignor(configured: configuration.consumerProperties)))])
     }
 
     /// Begins a graceful stop (idempotent): stop fetching, drain within the configured bound.

@@ -10,6 +10,12 @@ import Recovery
 /// code, never from a message: a program name not configured on this worker (an unknown program,
 /// or a rejected request naming anything) is counted as `unknown`, a dead-letter code the code does
 /// not define as `other`.
+///
+/// Every labelled counter whose label values are all known at start (configured programs and
+/// endpoints, the code's enums) is created at 0 for each combination when the metrics are built
+/// (`primeKnownSeries`), so a fresh worker exports 0, not nothing: dashboards show 0 instead of
+/// "No data", and `increase()` counts an event from the first one. The fallbacks `unknown` and
+/// `other` appear only once something falls outside the known sets.
 struct WorkerMetrics: Sendable {
     /// The label value of anything outside the bounded set.
     static let unknownLabel = "unknown"
@@ -56,6 +62,50 @@ struct WorkerMetrics: Sendable {
                                                 help: "Request records received before their partition's marker catch-up finished: not handled, the partition rewound to them.")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
                                               help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
+        registry.gauge(Self.librdkafkaInfo, help: "Always 1; the version label is the librdkafka the worker loaded at run time (rd_kafka_version_str).",
+                       labels: ["version": KafkaRuntime.version]).set(1)
+        primeKnownSeries(programs: programs)
+    }
+
+    /// The name of the librdkafka info gauge (`version` label: the loaded library's version).
+    static let librdkafkaInfo = "provisioner_librdkafka_info"
+
+    /// Reconciliation outcomes: the only values of the `outcome` label (the words ReconcileRunner
+    /// passes to `countReconcile`; any other word is counted as `unknown`).
+    static let reconcileOutcomes = ["applied", "not_applied", "no_state_api", "payment", "previous_owner_answered", unknownLabel]
+
+    /// Creates every series of the labelled counters whose labels are known now, at 0: results by
+    /// configured program × wallet × status, expired and refusals by configured program, dead
+    /// letters by defined code, reconciliation outcomes, breaker transitions by configured endpoint
+    /// and state, fencing verdicts, unauthenticated messages, duplicates.
+    private func primeKnownSeries(programs: [ProgramConfiguration]) {
+        let names = Set(programs.map(\.name)).sorted()
+        for program in names {
+            for wallet in Wallet.allCases {
+                for status in ResultStatus.allCases {
+                    _ = requestsCounter(program: program, wallet: wallet.rawValue, status: status.rawValue)
+                }
+            }
+            _ = expiredCounter(program: program)
+            for reason in SchedulerRefusal.allCases { _ = refusalsCounter(reason: reason.rawValue, program: program) }
+        }
+        for code in DeadLetterCode.defined {
+            for parked in [false, true] { _ = deadLettersCounter(code: code.rawValue, parked: parked) }
+        }
+        for outcome in Self.reconcileOutcomes { _ = reconcileCounter(outcome) }
+        for endpoint in Set(programs.map(\.endpoint)).sorted() {
+            for state in CircuitBreaker.State.allCases { _ = breakerTransitionsCounter(endpoint: endpoint, state: state.rawValue) }
+        }
+        for confirmation in MarkerFencing.Confirmation.allCases where confirmation != .call { _ = fencingCounter(confirmation) }
+        for replay in [false, true] { _ = unauthenticatedCounter(replay: replay) }
+        _ = duplicatesCounter()
+    }
+
+    /// Creates the per-partition pause gauge at 0 for partitions 0..<`count` of `topic` (the
+    /// requests topic once its partition count is read, before the loops start), so the family is
+    /// there before the first assignment; an assignment sets the partitions it pauses to 1.
+    func primePartitionsPaused(topic: String, count: Int) {
+        for partition in 0..<max(0, count) { setPartitionPaused(TopicPartition(topic: topic, partition: Int32(partition)), false) }
     }
 
     /// The `program` label of `name`: the name when it is configured here, else `unknown`.
@@ -67,27 +117,37 @@ struct WorkerMetrics: Sendable {
     /// Counts a result by program, wallet and status.
     func countResult(_ result: ProvisioningResult) {
         let program = programLabel(result.program)
+        requestsCounter(program: program, wallet: result.wallet?.rawValue ?? Self.unknownLabel, status: result.status.rawValue).increment()
+        if result.status == .expired { expiredCounter(program: program).increment() }
+    }
+
+    private func requestsCounter(program: String, wallet: String, status: String) -> Counter {
         registry.counter("provisioner_requests_total", help: "Results published, by program, wallet and status.",
-                         labels: ["program": program, "wallet": result.wallet?.rawValue ?? Self.unknownLabel,
-                                  "status": result.status.rawValue]).increment()
-        if result.status == .expired {
-            registry.counter("provisioner_expired_total", help: "Requests answered expired without an issuer call.",
-                             labels: ["program": program]).increment()
-        }
+                         labels: ["program": program, "wallet": wallet, "status": status])
+    }
+
+    private func expiredCounter(program: String) -> Counter {
+        registry.counter("provisioner_expired_total", help: "Requests answered expired without an issuer call.", labels: ["program": program])
     }
 
     /// Counts a dead letter by code.
     func countDeadLetter(code: String, parked: Bool) {
+        deadLettersCounter(code: DeadLetterCode.defined.contains(DeadLetterCode(rawValue: code)) ? code : Self.otherLabel, parked: parked).increment()
+    }
+
+    private func deadLettersCounter(code: String, parked: Bool) -> Counter {
         registry.counter("provisioner_dead_letters_total", help: "Messages dead-lettered, by code (parked: replays that failed again).",
-                         labels: ["code": DeadLetterCode.defined.contains(DeadLetterCode(rawValue: code)) ? code : Self.otherLabel,
-                                  "parked": parked ? "true" : "false"]).increment()
+                         labels: ["code": code, "parked": parked ? "true" : "false"])
     }
 
     /// Counts a refusal without an issuer call.
     func countRefusal(reason: String, program: String) {
+        refusalsCounter(reason: SchedulerRefusal(rawValue: reason)?.rawValue ?? Self.unknownLabel, program: programLabel(program)).increment()
+    }
+
+    private func refusalsCounter(reason: String, program: String) -> Counter {
         registry.counter("provisioner_refusals_total", help: "Requests refused without an issuer call, by reason.",
-                         labels: ["reason": SchedulerRefusal(rawValue: reason)?.rawValue ?? Self.unknownLabel,
-                                  "program": programLabel(program)]).increment()
+                         labels: ["reason": reason, "program": program])
     }
 
     /// The per-partition pause gauge: 1 while `partition` (of the requests or the reconcile topic,
@@ -103,19 +163,32 @@ struct WorkerMetrics: Sendable {
 
     /// Counts a duplicate delivery.
     func countDuplicate() {
-        registry.counter("provisioner_duplicates_ignored_total", help: "Duplicate deliveries not sent to the issuer again.").increment()
+        duplicatesCounter().increment()
     }
 
-    /// Counts a reconciliation outcome (a word of the runner's, never read from a record).
+    private func duplicatesCounter() -> Counter {
+        registry.counter("provisioner_duplicates_ignored_total", help: "Duplicate deliveries not sent to the issuer again.")
+    }
+
+    /// Counts a reconciliation outcome (a word of the runner's, never read from a record; one not
+    /// in `reconcileOutcomes` as `unknown`).
     func countReconcile(_ outcome: String) {
-        registry.counter("provisioner_reconcile_total", help: "Reconciliation attempts by outcome.", labels: ["outcome": outcome]).increment()
+        reconcileCounter(Self.reconcileOutcomes.contains(outcome) ? outcome : Self.unknownLabel).increment()
+    }
+
+    private func reconcileCounter(_ outcome: String) -> Counter {
+        registry.counter("provisioner_reconcile_total", help: "Reconciliation attempts by outcome.", labels: ["outcome": outcome])
     }
 
     /// Counts a breaker transition.
     func countBreakerTransition(endpoint: String, to state: String) {
+        breakerTransitionsCounter(endpoint: endpoints.contains(endpoint) ? endpoint : Self.unknownLabel,
+                                  state: CircuitBreaker.State(rawValue: state)?.rawValue ?? Self.unknownLabel).increment()
+    }
+
+    private func breakerTransitionsCounter(endpoint: String, state: String) -> Counter {
         registry.counter("provisioner_breaker_transitions_total", help: "Circuit breaker state changes.",
-                         labels: ["endpoint": endpoints.contains(endpoint) ? endpoint : Self.unknownLabel,
-                                  "state": CircuitBreaker.State(rawValue: state)?.rawValue ?? Self.unknownLabel]).increment()
+                         labels: ["endpoint": endpoint, "state": state])
     }
 
     /// Exports the evictions of the nonce guard and the duplicate filter caused by their size
@@ -151,9 +224,13 @@ struct WorkerMetrics: Sendable {
     /// Counts a fencing verdict that stopped a call whose `started` marker was acknowledged (the
     /// common `call` verdict is not counted: it is the issuer call itself).
     func countFencing(_ confirmation: MarkerFencing.Confirmation) {
+        fencingCounter(confirmation).increment()
+    }
+
+    private func fencingCounter(_ confirmation: MarkerFencing.Confirmation) -> Counter {
         registry.counter("provisioner_call_fencing_total",
                          help: "Calls stopped after their started marker: fenced_out (another process's fence precedes it: a newer owner holds the partition), unconfirmed (the markers could not be read in time: answered expired, not called).",
-                         labels: ["verdict": confirmation.label]).increment()
+                         labels: ["verdict": confirmation.label])
     }
 
     /// Counts a final decision (`FinalDecider`): `own` (the first), `earlier` (another decision
@@ -173,8 +250,12 @@ struct WorkerMetrics: Sendable {
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
     /// to be an operator's replay).
     func countUnauthenticated(replay: Bool) {
+        unauthenticatedCounter(replay: replay).increment()
+    }
+
+    private func unauthenticatedCounter(replay: Bool) -> Counter {
         registry.counter("provisioner_unauthenticated_total", help: "Messages that failed the signature check: audited and dead-lettered, never answered.",
-                         labels: ["replay": replay ? "true" : "false"]).increment()
+                         labels: ["replay": replay ? "true" : "false"])
     }
 }
 

@@ -9,7 +9,7 @@ public enum SchedulerDecision<Payload: Sendable>: Sendable {
 }
 
 /// Why a ticket was refused without an issuer call.
-public enum SchedulerRefusal: String, Sendable {
+public enum SchedulerRefusal: String, Sendable, CaseIterable {
     /// The endpoint's circuit breaker is open: `failed`, `issuer_unavailable`.
     case breakerOpen = "breaker_open"
     /// The program's rate limit has no token before the deadline: `failed`, `rate_limited`.

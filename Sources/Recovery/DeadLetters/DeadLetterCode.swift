@@ -26,7 +26,7 @@ public struct DeadLetterCode: RawRepresentable, Sendable, Hashable, CustomString
     /// Every code the project defines (the decoder's causes and the statics above): the only
     /// values the `code` label of `provisioner_dead_letters_total` takes. Add a new code here too.
     public static let defined: Set<DeadLetterCode> = Set(DeadLetterCause.Code.allCases.map(DeadLetterCode.init))
-        .union([.publishFailed, .reconcileExhausted, .invalidReconcileJob, .unauthenticated])
+        .union([.publishFailed, .reconcileExhausted, .invalidReconcileJob, .invalidReplayOf, .unauthenticated])
 
     public var description: String { rawValue }
 
