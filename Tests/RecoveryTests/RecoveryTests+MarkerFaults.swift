@@ -76,7 +76,7 @@ extension RecoveryTests {
         #expect(snapshot.deadLetters(id, topic: rig.topics.deadLetters).isEmpty)
     }
 
-    @Test("a completed marker that cannot be written: the result is published once, a warning is logged, the offset still completes")
+    @Test("neither the decision nor the completed marker can be written: the result is published once, warnings are logged, the offset still completes")
     func completedMarkerWriteFails() async throws {
         let (rig, markersBroker) = try Self.markerFaultRig()
         defer { rig.stop() }
@@ -88,13 +88,14 @@ extension RecoveryTests {
         let before = try Self.markersEnd(rig)
 
         // A slow issuer keeps the call open; once its started marker was acknowledged (the
-        // issuer_call_started event follows that), fail every attempt of the next marker write.
+        // issuer_call_started event follows that), fail every attempt of the next two marker
+        // writes: the decision (written before the result) and the completed marker after it.
         let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: Self.card("-slow-2500"))
         let id = request.requestID
         try await rig.send(request)
         try await rig.wait(for: "the call of \(id) to start") { $0.stages(id).contains(.issuerCallStarted) }
         try #require(rig.stack.cluster.pushRequestErrors(brokerID: markersBroker, apiKey: .produce,
-                                                         errors: Array(repeating: .messageSizeTooLarge, count: 2)) == nil)
+                                                         errors: Array(repeating: .messageSizeTooLarge, count: 4)) == nil)
 
         let snapshot = try await rig.wait(for: "the answer to \(id)") { $0.final(id) != nil && $0.stages(id).contains(.resultPublished) }
         #expect(try await rig.waitForRequestsCommitted(timeoutMs: 20_000) == [],
@@ -103,6 +104,7 @@ extension RecoveryTests {
         try #require(results.count == 1, "published once: \(results.map(\.status))")
         #expect(results[0].status == .provisioned, "\(results[0].status): \(results[0].message)")
         #expect(Self.calls(rig, handshake: request.handshake) == 1)
+        #expect(rig.logs.renderedLines.contains { $0.contains("decision marker not written") }, "\(rig.recentLogs())")
         #expect(rig.logs.renderedLines.contains { $0.contains("completed marker not written") }, "\(rig.recentLogs())")
         let after = try Self.markersEnd(rig)
         #expect(after == before + 1, "only the started marker was written: \(before) → \(after)")

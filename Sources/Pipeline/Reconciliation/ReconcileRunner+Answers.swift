@@ -22,21 +22,22 @@ extension ReconcileRunner {
         // A handed-over request's previous owner may only have lost the partition and still
         // answer: its decision, if any, is the final one, for every issuer (F1).
         if let handOver = job.handOver { return lookUpPreviousOwner(held, handOver: handOver) }
-        query(held)
+        query(held, previousOwnerMayAnswer: false)
     }
 
-    /// Asks the issuer's state query (or learns it has none).
-    func query(_ held: Held) {
+    /// Asks the issuer's state query (or learns it has none). `previousOwnerMayAnswer`: a
+    /// handed-over job whose previous owner has not answered yet (and did not dead-letter it).
+    func query(_ held: Held, previousOwnerMayAnswer: Bool) {
         let job = held.job
         guard let endpoint = context.endpoints[job.program] else { return exhausted(held, reason: "the program is not configured on this worker") }
         let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference)
         context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
-            DispatchQueue.global().async { self.answered(held, answer: answer) }
+            DispatchQueue.global().async { self.answered(held, answer: answer, previousOwnerMayAnswer: previousOwnerMayAnswer) }
         }
     }
 
-    func answered(_ held: Held, answer: ReconcileAnswer) {
+    func answered(_ held: Held, answer: ReconcileAnswer, previousOwnerMayAnswer: Bool) {
         let job = held.job
         switch answer {
         case .applied:
@@ -46,7 +47,7 @@ extension ReconcileRunner {
             context.metrics.countReconcile("not_applied")
             publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
         case .noStateAPI:
-            if job.handOver != nil, job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts) {
+            if previousOwnerMayAnswer, job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts) {
                 retryLater(held, reason: "waiting for the previous owner's answer")
                 return
             }
@@ -98,8 +99,11 @@ extension ReconcileRunner {
             context.audit.publish([auditEvent(.reconciled, held, status: nil, attempt: job.attempt,
                                               reason: AuditReason("previous_owner_answered"))], traceparent: job.traceparent)
             done(held)
-        case .notFound, .deadLettered:
-            query(held)
+        case .notFound:
+            query(held, previousOwnerMayAnswer: true)
+        case .deadLettered:
+            // It dead-lettered the request after its call: it will not answer.
+            query(held, previousOwnerMayAnswer: false)
         }
     }
 

@@ -102,10 +102,13 @@ final class RequestConsumer: Sendable {
                 guard let marks = try? consumer.watermarks(partition, timeoutMs: 2_000) else { continue }
                 var start = position.committed
                 if start == nil {
+                    // Failed (nil): no lag and no watchdog sample this round. The low watermark is
+                    // not a stand-in: a restart sought there would bring the retained log back (F3).
                     start = (try? consumer.committed([partition], timeoutMs: 2_000))?.first.map { $0.offset >= 0 ? $0.offset : marks.low }
                 }
-                measured[partition] = max(0, marks.high - (start ?? marks.low))
-                samples[partition] = FetchWatchdog.Sample(generation: position.generation, nextOffset: position.next ?? start ?? marks.low,
+                guard let start else { continue }
+                measured[partition] = max(0, marks.high - start)
+                samples[partition] = FetchWatchdog.Sample(generation: position.generation, nextOffset: position.next ?? start,
                                                           highWatermark: marks.high, paused: paused.contains(partition),
                                                           flowVersion: flowVersion)
             }
