@@ -181,6 +181,16 @@ struct IntakeTests {
         #expect(result.status == .provisioned && result.message == "decided by the previous owner")
         #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
         #expect(prepared.value == 0, "no call is built")
+        // The previous owner's commit said that record was done (its result acknowledged): a duplicate.
+        let done = try self.request()
+        var answered = InheritedMarkers()
+        answered.add(CallMarker(requestID: done.requestID, state: .completed, requestOffset: 9, atMs: Self.now - 2_000, worker: "old",
+                                outcome: .answered, result: decided.encodedJSON()), at: 6)
+        markerIndex.expect(Self.partition, generation: 1, committed: CommitMetadata(markers: 0, done: [9...9]))
+        #expect(markerIndex.install(Self.partition, generation: 1, found: answered, readFrom: 0))
+        guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), done.value, origin(offset: 9, value: done.value)) else {
+            Issue.record("a done record with a decision was not a duplicate"); return
+        }
     }
 
     @Test("a program not configured, or reply headers not allowed, are rejected before anything is claimed")

@@ -101,8 +101,11 @@ struct SettlementTests {
         #expect(rig.written.withLock { $0.isEmpty })
         // Still held by the genuine delivery: a copy elsewhere waits for it.
         #expect(rig.verdict("r-genuine") == .awaitingOlderAttempt)
-        // The forged offset is done, but the genuine one holds the commit back.
-        #expect(rig.committable == nil)
+        // The forged offset is done, but the genuine one holds the commit back: a commit stays at
+        // the genuine offset and names the forged one as done past it (`CommitMetadata`).
+        #expect(rig.committable == 0)
+        let metadata = CommitMetadata(parsing: rig.ledger.commitCandidates([SettlementTests.partition]).first?.metadata)
+        #expect(metadata.done == [1...1])
         rig.settler.settle(.answered(recovered: false), origin: genuine, requestID: "r-genuine", claimed: true)
         #expect(rig.committable == 2)
     }

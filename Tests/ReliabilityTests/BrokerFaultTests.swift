@@ -236,8 +236,8 @@ extension ReliabilityTests {
             let finals = all.filter(\.isFinal)
             if let first = finals.first { statuses[first.status.rawValue, default: 0] += 1 }
             if finals.count > 1 { duplicates += 1 }
-            guard Set(finals.map { "\($0.status.rawValue)/\($0.code?.rawValue ?? "-")" }).count > 1 else { continue }
-            let description = "\(id): \(finals.map { "\($0.status.rawValue)/\($0.code?.rawValue ?? "-")" })"
+            guard FinalAnswers.conflict(all) else { continue }
+            let description = "\(id): \(FinalAnswers.describe(all))"
             if Self.isUnresolvedHandOver(all) { knownGap.append(description) } else { conflicts.append(description) }
         }
         if !conflicts.isEmpty || !lost.isEmpty || !knownGap.isEmpty {

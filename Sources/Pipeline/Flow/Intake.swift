@@ -108,7 +108,9 @@ struct Intake: Sendable {
         // replay is judged by its own markers only, as above.
         let answeredBefore = duplicate == .fresh && marker != .completed && origin.replayOf == nil
             && horizon.contains(request.requestID, in: origin.partition, nowMs: nowMs)
-        if duplicate == .fresh, marker == .completed,
+        // A decided final is published again unless the previous owner's commit said its record
+        // was done (its result acknowledged): then it is a duplicate like any answered one.
+        if duplicate == .fresh, marker == .completed, !markerIndex.wasDone(origin.offset, in: origin.partition),
            let encoded = markerIndex.decision(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition),
            let decided = try? ProvisioningResult.decode(encoded) {
             return .republish(job, result: decided, encoded: encoded)

@@ -46,17 +46,25 @@ extension RequestFlow {
 
     /// Publishes an encoded result (`decided`: its decision marker is already written, so
     /// settlement writes no `completed` marker of its own); on acknowledgement settles the record.
-    func publish(_ result: ProvisioningResult, encoded: [UInt8], origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?, claimed: Bool,
+    func publish(_ result: ProvisioningResult, encoded: [UInt8], origin: RecordOrigin, value: [UInt8], job provisioningJob: ProvisioningJob?, claimed: Bool,
                  reconcile: ReconcileJob? = nil, decided: Bool = false, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
                  recovered: Bool = false) {
         var messages = context.replyRouting.messages(requestID: result.requestID, value: encoded, route: origin.reply,
                                                      headers: origin.resultHeaders)
         let resultTopic = messages[0].topic
-        if let reconcile {
-            messages.append(KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array(reconcile.requestID.utf8),
-                                                 value: reconcile.encodedJSON(), headers: origin.propagatedHeaders))
+        let job = reconcile.map {
+            KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array($0.requestID.utf8),
+                                 value: $0.encodedJSON(), headers: origin.propagatedHeaders)
         }
+        if let job { messages.append(job) }
         context.publisher.publish(messages) { [self] outcome in
+            // The answer is the result record (the first); a mirror copy or the reconciliation job
+            // that failed does not dead-letter a request whose answer was delivered (F6).
+            if case .some(.some) = outcome.reports.first, !outcome.allDelivered {
+                let jobDelivered = if job != nil, case .some(.none) = outcome.reports.last { false } else { true }
+                return delivered(result, origin: origin, provisioningJob: provisioningJob, job: job, jobDelivered: jobDelivered,
+                                 claimed: claimed, decided: decided, recovered: recovered, error: outcome.lastError)
+            }
             guard outcome.allDelivered else {
                 logger(for: origin).error("result could not be published; dead-lettering the request",
                                           [("error", .string(outcome.lastError?.description ?? "unknown"))])
@@ -66,8 +74,33 @@ extension RequestFlow {
                            startedMarker: startedMarker && !decided)
                 return
             }
-            published(result, origin: origin, job: job, reconcileScheduled: reconcile != nil)
+            published(result, origin: origin, job: provisioningJob, reconcileScheduled: reconcile != nil)
             settler.settle(decided ? .decided : .answered(recovered: recovered), origin: origin, requestID: result.requestID, claimed: claimed)
+        }
+    }
+
+    /// The result was delivered but a mirror copy or the reconciliation job was not: a mirror is
+    /// counted and logged; the job (which the interim answer needs for its final) is sent again
+    /// until it is acknowledged, and the record is settled only then (abandoned when the producer
+    /// failed for good: the next owner reconciles from the `started` marker).
+    private func delivered(_ result: ProvisioningResult, origin: RecordOrigin, provisioningJob: ProvisioningJob?,
+                           job: KafkaOutgoingMessage?, jobDelivered: Bool,
+                           claimed: Bool, decided: Bool, recovered: Bool, error: KafkaError?) {
+        let exit: RecordExit = decided ? .decided : .answered(recovered: recovered)
+        guard !jobDelivered, let job else {
+            logger(for: origin).warning("the result was delivered but its mirror copy on the default results topic was not",
+                                        [("error", .string(error?.description ?? "unknown"))])
+            published(result, origin: origin, job: provisioningJob, reconcileScheduled: job != nil)
+            return settler.settle(exit, origin: origin, requestID: result.requestID, claimed: claimed)
+        }
+        logger(for: origin).warning("the result was delivered but its reconciliation job was not: the job is sent again",
+                                    [("error", .string(error?.description ?? "unknown"))])
+        context.publisher.publish([job], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else {
+                return settler.settle(.abandoned, origin: origin, requestID: result.requestID, claimed: claimed)
+            }
+            published(result, origin: origin, job: provisioningJob, reconcileScheduled: true)
+            settler.settle(exit, origin: origin, requestID: result.requestID, claimed: claimed)
         }
     }
 

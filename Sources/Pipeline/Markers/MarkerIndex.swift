@@ -14,10 +14,20 @@ final class MarkerIndex: Sendable {
     private let entries = Mutex<[TopicPartition: Entry]>([:])
     /// The ledger generation of each partition's current assignment: the only catch-up accepted.
     private let awaited = Mutex<[TopicPartition: UInt64]>([:])
+    /// Offsets past the committed one that the previous owner's commit said were done.
+    private let done = Mutex<[TopicPartition: CommitMetadata]>([:])
 
     /// `partition` was assigned as ledger generation `generation`: only its own catch-up counts.
-    func expect(_ partition: TopicPartition, generation: UInt64) {
+    /// `committed`: the metadata of the commit it starts from (its `done` offsets were answered).
+    func expect(_ partition: TopicPartition, generation: UInt64, committed: CommitMetadata = CommitMetadata(parsing: nil)) {
         awaited.withLock { $0[partition] = generation }
+        done.withLock { $0[partition] = committed }
+    }
+
+    /// Whether the commit this assignment started from said the record at `offset` was done
+    /// (answered, its result acknowledged): a decision read for it need not be published again.
+    func wasDone(_ offset: Int64, in partition: TopicPartition) -> Bool {
+        done.withLock { $0[partition]?.isDone(offset) ?? false }
     }
 
     /// Installs what catch-up found for `partition` (the requests partition), read from markers
@@ -40,6 +50,7 @@ final class MarkerIndex: Sendable {
                     entries[partition] = nil
                     awaited[partition] = nil
                 }
+                done.withLock { done in for partition in partitions { done[partition] = nil } }
             }
         }
     }

@@ -21,6 +21,8 @@ final class OffsetLedger: Sendable {
         var lastAckedMarkerOffset: Int64?
         /// Marker position carried in the last commit metadata (from the assignment at first).
         var markerPosition: Int64?
+        /// The done offsets past the committed one that the last commit said (`CommitMetadata.done`).
+        var lastCommittedDone: [ClosedRange<Int64>] = []
     }
 
     private let state = Mutex<(partitions: [TopicPartition: Partition], nextGeneration: UInt64)>(([:], 1))
@@ -167,16 +169,20 @@ final class OffsetLedger: Sendable {
         }
     }
 
-    /// Offsets that may be committed now and were not committed yet, with marker metadata (none
-    /// when no marker position is known), over `partitions` (all held when nil).
+    /// Offsets that may be committed now and were not committed yet, with their `CommitMetadata`
+    /// (the marker position, and the offsets already done past the committed one), over
+    /// `partitions` (all held when nil). A partition whose offset did not move is committed again
+    /// when more offsets past it are done (its first offset not done is committed, with them).
     func commitCandidates(_ partitions: [TopicPartition]? = nil) -> [TopicPartitionOffset] {
         state.withLock { state in
             var result: [TopicPartitionOffset] = []
             for (partition, entry) in state.partitions where partitions == nil || partitions!.contains(partition) {
-                guard let offset = entry.tracker.committableOffset, offset != entry.lastCommitted else { continue }
-                let position = Self.markerPosition(entry, committing: offset)
+                let done = entry.tracker.completedBeyondFrontier(limit: CommitMetadata.maxRanges)
+                guard let offset = entry.tracker.committableOffset ?? (done.isEmpty ? nil : entry.tracker.firstPending),
+                      offset != entry.lastCommitted || done != entry.lastCommittedDone else { continue }
+                let metadata = CommitMetadata(markers: Self.markerPosition(entry, committing: offset), done: done)
                 result.append(TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset,
-                                                   metadata: position.map { "markers=\($0)" }))
+                                                   metadata: metadata.encoded))
             }
             return result
         }
@@ -189,6 +195,7 @@ final class OffsetLedger: Sendable {
                 let partition = TopicPartition(topic: item.topic, partition: item.partition)
                 guard var entry = state.partitions[partition] else { continue }
                 entry.lastCommitted = item.offset
+                entry.lastCommittedDone = CommitMetadata(parsing: item.metadata).done
                 entry.markerPosition = Self.markerPosition(entry, committing: item.offset)
                 entry.markerOffsets = entry.markerOffsets.filter { $0.key >= item.offset }
                 state.partitions[partition] = entry
@@ -225,9 +232,8 @@ final class OffsetLedger: Sendable {
         return entry.markerPosition
     }
 
-    /// Reads the marker position back from commit metadata (`markers=<offset>`).
+    /// Reads the marker position back from commit metadata (`markers=<offset>`, `CommitMetadata`).
     static func markerPosition(fromMetadata metadata: String?) -> Int64? {
-        guard let metadata, metadata.hasPrefix("markers=") else { return nil }
-        return Int64(metadata.dropFirst("markers=".count))
+        CommitMetadata(parsing: metadata).markers
     }
 }

@@ -60,6 +60,30 @@ public struct PartitionOffsetTracker: Sendable {
         frontier
     }
 
+    /// The first offset tracked and not yet complete (nil when none).
+    public var firstPending: Int64? { head < offsets.count ? offsets[head] : nil }
+
+    /// The offsets complete after the first one that is not, as ranges of consecutive tracked
+    /// offsets (at most `limit`; the earliest first).
+    public func completedBeyondFrontier(limit: Int) -> [ClosedRange<Int64>] {
+        var ranges: [ClosedRange<Int64>] = []
+        var start: Int64?
+        var last: Int64 = 0
+        var index = head
+        while index < offsets.count && ranges.count < limit {
+            if done[index] {
+                if start == nil { start = offsets[index] }
+                last = offsets[index]
+            } else if let first = start {
+                ranges.append(first...last)
+                start = nil
+            }
+            index += 1
+        }
+        if let first = start, ranges.count < limit { ranges.append(first...last) }
+        return ranges
+    }
+
     /// Whether every tracked offset is complete.
     public var isDrained: Bool { pendingCount == 0 }
 

@@ -19,12 +19,12 @@ extension RequestConsumer {
         let committed = (try? consumer.committed(requests, timeoutMs: 5_000)) ?? []
         state.withLock { $0.hasJoined = true }
         for partition in requests {
-            let metadata = committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata
-            let position = OffsetLedger.markerPosition(fromMetadata: metadata)
+            let metadata = CommitMetadata(parsing: committed.first { $0.topic == partition.topic && $0.partition == partition.partition }?.metadata)
+            let position = metadata.markers
             let generation = context.ledger.assign(partition, markerPosition: position)
             // Paused (already, above) until this assignment's fence and catch-up: `PartitionLifecycle`.
             _ = state.withLock { $0.lifecycle.assigned(partition, generation: generation) }
-            context.markerIndex.expect(partition, generation: generation)
+            context.markerIndex.expect(partition, generation: generation, committed: metadata)
             // The fence first: the catch-up then reads every marker a previous owner wrote before
             // it (reconciled, never called again), and that owner calls after it no more.
             fence(partition, generation: generation, attempt: 1) { [self] in

@@ -1,0 +1,117 @@
+import Contract
+import Foundation
+import Harness
+import Kafka
+import Observability
+import Simulator
+import Testing
+import TestSupport
+
+extension ReliabilityTests {
+    /// Scale-out and scale-in while issuer calls are in flight, as an operator's autoscaler does
+    /// it: one `provisioner worker` process takes the whole topic, two more join mid-load, then
+    /// one of them leaves by SIGTERM; every call takes seconds, so each rebalance revokes
+    /// partitions with calls in flight. Card ids recur, so the issuer answers some calls
+    /// `already_provisioned` while its state query says "applied" for the card: a hand-over that
+    /// published a reconciled final beside the previous owner's would contradict it. Every request
+    /// must end with one final (identical duplicates are counted, never two different finals:
+    /// `FinalAnswers`), and no handshake may reach the issuer twice.
+    @Test("scale 1 → 3 → 2 with slow calls in flight: every request final, no handshake twice, no two different finals")
+    func scaleWhileCalling() async throws {
+        let partitions = 6
+        let total = ReliabilityScale.pick(150, long: 900)
+        let perSecond = ReliabilityScale.pick(10.0, long: 30.0)
+        let callMs = ReliabilityScale.pick(3_000, long: 7_000)
+        let cards = ReliabilityScale.pick(40, long: 101)
+        let stack = try EmbeddedStack(brokers: 3, partitions: partitions)
+        defer { stack.stop() }
+        let group = UniqueName.make("reliability-scale")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("reliability-scale"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: partitions)
+        defer { collector.stop() }
+        let producer = try KafkaProducer(configuration: stack.producerProperties)
+        defer { producer.close(timeoutMs: 5_000) }
+
+        var workers = [try ChildWorker(stack: stack, groupID: group, name: "scale-w1", directory: directory)]
+        defer { workers.forEach { $0.process.kill() } }
+        try #require(await ChildWorker.waitForGroup(workers, partitions: partitions), "the first worker did not take the partitions")
+        let factory = try RequestFactory(devices: 4)
+        try EmbeddedStack.warmUp(partitions: partitions, topic: stack.topics.requests, factory: factory, producer: producer,
+                                 collector: collector, timeoutMs: 60_000)
+
+        let load = LoadGenerator(producer: producer, topic: stack.topics.requests, partitions: partitions, perSecond: perSecond,
+                                 total: total) { index in
+            try factory.provision(program: "demo-imprint", wallet: index % 3 == 2 ? .googleWallet : .applePay,
+                                  cardID: "pm_scale_\(index % cards)-slow-\(callMs)", requestID: factory.requestID("scale"))
+        }
+        // A scale event once a quarter of the load is sent (two join), another at half (one leaves).
+        var events: [String] = []
+        func callsInFlight() -> Int {
+            let called = Set(stack.simulator.calls.map(\.handshake))
+            let snapshot = collector.snapshot
+            return load.sent.filter { called.contains($0.request.handshake ?? "") && snapshot.final($0.request.requestID) == nil }.count
+        }
+        try #require(await Waiting.until(timeoutMs: 60_000) { load.sent.count >= total / 4 && callsInFlight() >= 2 },
+                     "no moment with calls in flight before scaling out")
+        events.append("out with \(callsInFlight()) calls in flight")
+        for index in 2...3 {
+            workers.append(try ChildWorker(stack: stack, groupID: group, name: "scale-w\(index)", directory: directory))
+        }
+        try #require(await ChildWorker.waitForGroup(workers, partitions: partitions, timeoutMs: 60_000), "three workers did not share the partitions")
+        try #require(await Waiting.until(timeoutMs: 60_000) { load.sent.count >= total / 2 && callsInFlight() >= 2 },
+                     "no moment with calls in flight before scaling in")
+        let leaving = workers[1]
+        events.append("in with \(callsInFlight()) calls in flight")
+        leaving.process.terminate()
+        let termination = try await leaving.process.waitForExit(timeout: .seconds(60))
+        #expect(termination == .exited(0), "the worker leaving by SIGTERM did not drain and exit 0: \(termination)")
+        await load.finish()
+        let planned = load.sent
+        #expect(planned.count == total && load.failed.isEmpty, "the load generator could not send every request")
+
+        let ids = planned.map(\.request.requestID)
+        let answered = collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
+        let snapshot = collector.snapshot
+        let missing = ids.filter { snapshot.final($0) == nil }
+        #expect(answered, "\(missing.count) of \(ids.count) requests got no final result: \(missing.prefix(5))")
+
+        let repeated = stack.simulator.calls.filter { $0.count > 1 }
+        #expect(repeated.isEmpty, "handshakes sent to the issuer more than once: \(repeated.map { "\($0.cardID) ×\($0.count)" })")
+        let conflicts = ids.filter { FinalAnswers.conflict(snapshot.results[$0]?.map(\.result) ?? []) }
+        for id in conflicts.prefix(5) {
+            for event in snapshot.audit where event.requestID == id {
+                print("DIAGNOSTIC scale audit", id, event.atMs, event.stage.rawValue, event.worker ?? "-", event.partition ?? -1, event.offset ?? -1)
+            }
+        }
+        #expect(conflicts.isEmpty, "requests with two different finals: \(conflicts.prefix(5).map { "\($0): \(FinalAnswers.describe(snapshot.results[$0]?.map(\.result) ?? []))" })")
+        let invalid = ids.filter { snapshot.final($0)?.code == .invalidRequest }
+        #expect(invalid.isEmpty, "answered invalid_request (a handshake used twice): \(invalid.prefix(5))")
+
+        var statuses: [String: Int] = [:]
+        for id in ids { if let final = snapshot.final(id) { statuses[FinalAnswers.key(final), default: 0] += 1 } }
+        let duplicates = ids.filter { (snapshot.results[$0]?.filter { $0.result.isFinal }.count ?? 0) > 1 }.count
+        let recovered = ids.filter { id in
+            snapshot.results[id]?.contains { $0.result.message.contains("a previous worker started this issuer call") } == true
+        }.count
+        let logs = workers.flatMap(\.logEntries)
+        let revoked = logs.filter { $0["msg"]?.stringValue?.hasPrefix("partitions revoked") == true }.count
+        let beforeCatchUp = logs.filter { $0["msg"]?.stringValue?.hasPrefix("a record arrived before its partition's marker catch-up") == true }.count
+        ReliabilityReport.emit("scale_while_calling", [
+            "workers_max": ReliabilityReport.int(3), "partitions": ReliabilityReport.int(partitions),
+            "requests": ReliabilityReport.int(ids.count), "rate_per_s": .number(JSONNumber(literal: String(perSecond))!),
+            "issuer_call_ms": ReliabilityReport.int(callMs), "distinct_cards": ReliabilityReport.int(cards),
+            "scale_events": .array(events.map { .string($0) }),
+            "final_results": ReliabilityReport.int(ids.count - missing.count), "lost": ReliabilityReport.int(missing.count),
+            "final_answers": ReliabilityReport.counts(statuses),
+            "handshakes_called_twice": ReliabilityReport.int(repeated.count),
+            "requests_with_two_identical_finals": ReliabilityReport.int(duplicates),
+            "conflicting_final_results": ReliabilityReport.int(conflicts.count),
+            "recovered_from_marker": ReliabilityReport.int(recovered),
+            "partitions_revoked": ReliabilityReport.int(revoked),
+            "records_before_catch_up_rewound": ReliabilityReport.int(beforeCatchUp),
+        ])
+    }
+}
