@@ -71,7 +71,9 @@ extension KafkaConsumer {
             if let error = rd_kafka_seek_partitions(handle, list, timeoutMs) {
                 throw KafkaError.consuming(error, context: "seeking \(partition) to \(offset) failed")
             }
-            if let failure = TopicPartitionList.firstError(list, operation: "seeking") {
+            // An asynchronous seek (timeout 0) reports `__IN_PROGRESS` per partition: started, not failed.
+            if let failure = TopicPartitionList.firstError(list, operation: "seeking"),
+               !(timeoutMs == 0 && failure.code == .inProgress) {
                 throw failure
             }
         }

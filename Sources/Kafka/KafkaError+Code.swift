@@ -36,6 +36,8 @@ extension KafkaError {
         public static let state = Code(RD_KAFKA_RESP_ERR__STATE)
         /// A local operation timed out.
         public static let timedOut = Code(RD_KAFKA_RESP_ERR__TIMED_OUT)
+        /// An asynchronous operation was started and has not ended yet (an asynchronous seek's per-partition result).
+        public static let inProgress = Code(RD_KAFKA_RESP_ERR__IN_PROGRESS)
         /// No broker of the cluster can be reached.
         public static let allBrokersDown = Code(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
         /// A broker connection failed.

@@ -1,8 +1,7 @@
 import CRdKafka
 
 /// The librdkafka library loaded at run time, which may be newer than the headers the binary was
-/// built against (the dynamic linker picks it: `LD_LIBRARY_PATH`, rpath), and the defaults that
-/// depend on it.
+/// built against (the dynamic linker picks it: `LD_LIBRARY_PATH`, rpath), and what depends on it.
 public enum KafkaRuntime {
     /// The loaded library's version as it reports it (`rd_kafka_version_str()`, e.g. `2.0.2`).
     public static let version: String = String(cString: rd_kafka_version_str())
@@ -13,28 +12,26 @@ public enum KafkaRuntime {
     /// The release of the headers this binary was compiled against (`RD_KAFKA_VERSION`).
     public static let builtAgainst = KafkaRuntimeVersion(packed: Int(RD_KAFKA_VERSION))
 
-    /// The eager assignor used below `cooperativeFrom`: every rebalance revokes every partition
-    /// before the member joins, so no asynchronous commit is outstanding during the join.
-    public static let eagerAssignor = "roundrobin"
+    /// The default `partition.assignment.strategy` of the worker's groups, on every runtime: a
+    /// rebalance moves only the partitions that change owner, and a revoke can drain its calls in
+    /// flight (up to the longest program timeout) while the member keeps its other partitions and
+    /// its generation. With the eager `roundrobin`, every rebalance revokes every partition, and
+    /// on librdkafka 2.0.2 against the mock cluster the commit after such a drain was refused
+    /// (`REBALANCE_IN_PROGRESS`, `ILLEGAL_GENERATION`): every answered offset came back to the next
+    /// owner (50 of 150 requests answered twice, identically, in `scaleWhileCalling`). Below
+    /// 2.10.0, cooperative rebalances can lose an assignment under load when an asynchronous
+    /// commit is answered `ILLEGAL_GENERATION` during JoinGroup (confluentinc/librdkafka#4059):
+    /// run librdkafka 2.10 or later in production (docs/CONFIGURATION.md). A configured strategy
+    /// wins (`KafkaConsumerRole.committingMember` applies this only when none is set).
+    public static let defaultAssignor = "cooperative-sticky"
 
-    /// The incremental assignor used from `cooperativeFrom`: a rebalance moves only the partitions
-    /// that change owner.
-    public static let cooperativeAssignor = "cooperative-sticky"
+    /// The first release whose cooperative rebalances keep their assignment under load
+    /// (confluentinc/librdkafka#4059): below it, `provisioner worker` logs a warning at start.
+    public static let cooperativeFixedIn = KafkaRuntimeVersion(major: 2, minor: 10, revision: 0)
 
-    /// The first release whose cooperative rebalances keep their assignment under load: before it,
-    /// an asynchronous commit answered `ILLEGAL_GENERATION` while the member waits in JoinGroup
-    /// makes it lose its whole assignment and rejoin, round after round (confluentinc/librdkafka#4059).
-    public static let cooperativeFrom = KafkaRuntimeVersion(major: 2, minor: 10, revision: 0)
-
-    /// The default `partition.assignment.strategy` of the worker's groups for `release`:
-    /// `roundrobin` below 2.10.0, `cooperative-sticky` from 2.10.0.
-    public static func defaultAssignor(for release: KafkaRuntimeVersion) -> String {
-        release < cooperativeFrom ? eagerAssignor : cooperativeAssignor
-    }
-
-    /// The default `partition.assignment.strategy` for the loaded library (a configured one wins:
-    /// `KafkaConsumerRole.committingMember` applies this only when none is set).
-    public static var defaultAssignor: String { defaultAssignor(for: release) }
+    /// Whether the loaded library has confluentinc/librdkafka#4059 (cooperative rebalances that
+    /// can lose an assignment under load).
+    public static var hasCooperativeRebalanceDefect: Bool { release < cooperativeFixedIn }
 
     /// The strategy a group member built from `properties` uses: the configured
     /// `partition.assignment.strategy`, else `defaultAssignor`.

@@ -1,10 +1,10 @@
 import Kafka
 
 /// `provisioner version` (also `provisioner --version`): the librdkafka loaded at run time, the
-/// headers the binary was built against, and the default partition assignor the loaded one implies.
+/// headers the binary was built against, and the default partition assignor.
 enum VersionCommand: Command {
     static let name = "version"
-    static let summary = "prints the librdkafka loaded at run time and the default partition assignor it implies"
+    static let summary = "prints the librdkafka loaded at run time and the default partition assignor"
     static let help = """
         usage: provisioner version
 
@@ -12,8 +12,8 @@ enum VersionCommand: Command {
           librdkafka V                the library the dynamic linker loaded (rd_kafka_version_str());
                                       LD_LIBRARY_PATH can point it at another build than the system's
           built against librdkafka V  the headers this binary was compiled with (RD_KAFKA_VERSION)
-          default assignor NAME       the groups' partition.assignment.strategy unless one is configured:
-                                      \(KafkaRuntime.eagerAssignor) below \(KafkaRuntime.cooperativeFrom), \(KafkaRuntime.cooperativeAssignor) from it
+          default assignor NAME       the groups' partition.assignment.strategy unless one is configured
+                                      (\(KafkaRuntime.defaultAssignor); below \(KafkaRuntime.cooperativeFixedIn) librdkafka#4059 applies to it)
 
         The worker logs the loaded version and the assignor in force in its 'worker started' line,
         and exports the version as provisioner_librdkafka_info{version="V"} 1.

@@ -20,14 +20,14 @@ final class LimitedChildWorker: Sendable {
         var environment = rig.stack.environment
         environment["PROVISIONER_WORKER_ID"] = name
         environment["PROVISIONER_LOG__LEVEL"] = "info"
-        // The worker's default assignor for the librdkafka it loads: eager `roundrobin` below
-        // 2.10.0, where a cooperative member loses its assignment when an asynchronous commit sent
-        // while it waits in JoinGroup comes back ILLEGAL_GENERATION (confluentinc/librdkafka#4059),
-        // round after round under load (docs/TESTING.md); `cooperative-sticky` from 2.10.0 (the
-        // rdkafka216 phase of scripts/test). GROUP_LIMIT_STRATEGY=NAME pins one instead.
-        if let strategy = ProcessInfo.processInfo.environment["GROUP_LIMIT_STRATEGY"] {
-            environment["PROVISIONER_KAFKA_CONSUMER__PARTITION_ASSIGNMENT_STRATEGY"] = strategy
-        }
+        // Eager rebalances: librdkafka 2.0.2 loses a cooperative member's assignment when an
+        // asynchronous commit sent while it waits in JoinGroup comes back ILLEGAL_GENERATION
+        // (confluentinc/librdkafka#4059, fixed in 2.10.0), and with commits every 100 ms under
+        // load that repeats round after round (docs/TESTING.md). An eager member revokes
+        // everything before it joins, so it has nothing to commit meanwhile.
+        // GROUP_LIMIT_STRATEGY=cooperative-sticky runs the test with the worker's default.
+        environment["PROVISIONER_KAFKA_CONSUMER__PARTITION_ASSIGNMENT_STRATEGY"] =
+            ProcessInfo.processInfo.environment["GROUP_LIMIT_STRATEGY"] ?? "roundrobin"
         if ProcessInfo.processInfo.environment["GROUP_LIMIT_KAFKA_DEBUG"] != nil {
             // Diagnosis: librdkafka's consumer-group state machine, in the worker's log (debug level).
             environment["PROVISIONER_KAFKA_CONSUMER__DEBUG"] = "cgrp"

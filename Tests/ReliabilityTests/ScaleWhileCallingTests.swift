@@ -92,7 +92,24 @@ extension ReliabilityTests {
 
         var statuses: [String: Int] = [:]
         for id in ids { if let final = snapshot.final(id) { statuses[FinalAnswers.key(final), default: 0] += 1 } }
-        let duplicates = ids.filter { (snapshot.results[$0]?.filter { $0.result.isFinal }.count ?? 0) > 1 }.count
+        let duplicated = ids.filter { (snapshot.results[$0]?.filter { $0.result.isFinal }.count ?? 0) > 1 }
+        let duplicates = duplicated.count
+        if !duplicated.isEmpty || !conflicts.isEmpty {
+            for worker in workers {
+                for entry in worker.logEntries {
+                    let message = entry["msg"]?.stringValue ?? ""
+                    guard entry["level"]?.stringValue == "warning" || message.hasPrefix("partitions") || message.contains("commit") else { continue }
+                    print("DIAGNOSTIC scale \(worker.name)", entry["ts"]?.stringValue ?? entry["at"]?.stringValue ?? "", message,
+                          entry["partitions"]?.stringValue ?? "", entry["error"]?.stringValue ?? "", entry["unfinished"].map { "\($0)" } ?? "")
+                }
+            }
+        }
+        for id in duplicated.prefix(3) {
+            for event in snapshot.audit where event.requestID == id {
+                print("DIAGNOSTIC scale duplicate", id, event.atMs, event.stage.rawValue, event.worker ?? "-", event.partition ?? -1, event.offset ?? -1,
+                      event.reason.map { "\($0)" } ?? "")
+            }
+        }
         let recovered = ids.filter { id in
             snapshot.results[id]?.contains { $0.result.message.contains("a previous worker started this issuer call") } == true
         }.count

@@ -88,6 +88,8 @@ final class ConsumerLoop: Sendable {
         }
     }
 
+    private let closing = Mutex(false)
+
     /// Whether a stop was requested.
     var isStopping: Bool { phase.withLock { $0 != .running } }
 
@@ -132,7 +134,12 @@ final class ConsumerLoop: Sendable {
     /// the group), the owner's handlers detached.
     func finish(nowMs: Int64) {
         commitIfDue(force: true, nowMs: nowMs)
+        closing.withLock { $0 = true }
         consumer.close()
         relay.detach()
     }
+
+    /// Whether the consumer is being closed: the revoke `close` makes runs after the stop's own
+    /// drain, so it drains nothing more (F10).
+    var isClosing: Bool { closing.withLock { $0 } }
 }

@@ -98,7 +98,11 @@ extension RequestFlow {
                 giveUp(job, ticketID: ticketID)
                 logger(for: origin).warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request")
             case .unconfirmed:
-                // The markers stayed unreadable until the call could no longer start in time.
+                // The markers stayed unreadable until the call could no longer start in time, or
+                // the worker is closing. A partition no longer held is its next owner's to answer.
+                guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
+                    return giveUp(job, ticketID: ticketID)
+                }
                 notCalledUnconfirmed(job, ticketID: ticketID)
             }
         }

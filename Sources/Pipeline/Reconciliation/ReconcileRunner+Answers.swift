@@ -39,6 +39,15 @@ extension ReconcileRunner {
 
     func answered(_ held: Held, answer: ReconcileAnswer, previousOwnerMayAnswer: Bool) {
         let job = held.job
+        // The job's partition was lost (or released) while the query ran: its next owner runs the
+        // job again, so this run publishes nothing (F4: no second final, no second retry chain).
+        guard ledger.isHeld(held.partition, generation: held.generation) else {
+            context.logger.notice("reconciliation partition lost while its query ran: the next owner runs the job",
+                                  [("partition", .integer(Int64(held.partition.partition)))])
+            state.withLock { $0.running -= 1 }
+            ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
+            return
+        }
         switch answer {
         case .applied:
             context.metrics.countReconcile("applied")

@@ -44,7 +44,8 @@ extension ReconcileRunner {
                             [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped.count)))])
         if commit {
             // The partitions' running queries end (or the bound passes), then what is done is committed.
-            _ = ledger.waitUntilSettled(partitions, timeoutMs: context.configuration.revokeDrainMs)
+            // (Inside `close` the stop's own drain has run already: no second one.)
+            _ = ledger.waitUntilSettled(partitions, timeoutMs: loop.isClosing ? 0 : context.configuration.revokeDrainMs)
             loop.commitNow(partitions)
         }
         ledger.release(partitions)

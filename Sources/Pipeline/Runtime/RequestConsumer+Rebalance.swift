@@ -112,7 +112,8 @@ extension RequestConsumer {
         giveBack(requests)
         // The share drops before the drain: the partitions' next owner may be assigned them soon after.
         updateShare(leaving: requests)
-        let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: context.configuration.revokeDrainMs)
+        // Inside `close` the stop's own drain has run already: no second one (the grace period).
+        let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: loop.isClosing ? 0 : context.configuration.revokeDrainMs)
         loop.commitNow(requests)
         release(requests)
         context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),

@@ -155,6 +155,10 @@ public final class Worker: Sendable {
                                                  ("partitions", .integer(Int64(requestPartitions))),
                                                  ("librdkafka", .string(KafkaRuntime.version)),
                                                  ("assignor", .string(KafkaRuntime.assignor(configured: configuration.consumerProperties)))])
+        if KafkaRuntime.hasCooperativeRebalanceDefect, KafkaRuntime.assignor(configured: configuration.consumerProperties) == "cooperative-sticky" {
+            context.logger.notice("librdkafka below 2.10.0 can lose a cooperative member's assignment under load (confluentinc/librdkafka#4059): run 2.10 or later in production",
+                                   [("librdkafka", .string(KafkaRuntime.version))])
+        }
     }
 
     /// Begins a graceful stop (idempotent): stop fetching, drain within the configured bound.
