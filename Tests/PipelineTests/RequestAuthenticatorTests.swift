@@ -50,6 +50,20 @@ struct RequestAuthenticatorTests {
         #expect(isUnauthentic(verdict(auth, program: "signed", headers(Self.programSecret, at: Self.now - 301_000))))
     }
 
+    /// A signed message captured and re-sent with a covered header set to null (which signs like an
+    /// absent one) must not verify: it would route as malformed and earn a second answer.
+    @Test func nullCoveredHeadersAreNeverAuthentic() {
+        let signed = headers(Self.programSecret)
+        #expect(verdict(authenticator(), program: "signed", signed) == .authentic(replayBy: nil))
+        for name in RequestSignature.coveredHeaders {
+            let withNull = signed + [KafkaHeader(key: name, value: nil)]
+            #expect(isUnauthentic(verdict(authenticator(), program: "signed", withNull)), "\(name)")
+            #expect(isUnauthentic(verdict(authenticator(), program: "other", configured: false, withNull)), "\(name)")
+        }
+        // A program that does not sign keeps its own rules (routing refuses the null header).
+        #expect(verdict(authenticator(), program: "open", [KafkaHeader(key: "kafka_correlationId", value: nil)]) == .notRequired)
+    }
+
     @Test func messagesNamingNoConfiguredProgramMustBeSignedByAKeyHeldHere() {
         let auth = authenticator()
         #expect(isUnauthentic(verdict(auth, program: nil, configured: false, headers(nil))))

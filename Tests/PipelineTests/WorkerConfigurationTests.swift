@@ -55,6 +55,20 @@ struct WorkerConfigurationTests {
         #expect(configuration.httpListen == "127.0.0.1:9464")
     }
 
+    /// A revoke lets every call in flight end and be decided by its caller: the drain is never below
+    /// the longest program timeout plus the publish reserve (raised, with a warning when configured lower).
+    @Test func revokeDrainCoversTheLongestCall() throws {
+        let (defaulted, quiet) = try load(Self.minimal)
+        #expect(defaulted.revokeDrainMs == 10_000 + 200, "default program timeout 10 s plus the 200 ms reserve")
+        #expect(!quiet.contains { $0.keyPath == "rebalance.drain_timeout_ms" })
+        let low = Self.minimal.replacingOccurrences(of: #""programs":"#, with: #""rebalance": {"drain_timeout_ms": 5000}, "programs":"#)
+        let (raised, issues) = try load(low)
+        #expect(raised.revokeDrainMs == 10_200)
+        #expect(issues.contains { $0.keyPath == "rebalance.drain_timeout_ms" && $0.severity == .warning && $0.message.contains("raised to 10200") })
+        let high = Self.minimal.replacingOccurrences(of: #""programs":"#, with: #""rebalance": {"drain_timeout_ms": 30000}, "programs":"#)
+        #expect(try load(high).0.revokeDrainMs == 30_000, "a longer drain stays")
+    }
+
     @Test func trailingSlashIsRemovedFromBaseURLs() throws {
         let (configuration, _) = try load(Self.minimal)
         #expect(configuration.program("acme")?.baseURL == "https://api.imprint.example")

@@ -33,6 +33,19 @@ final class FinalDecider: Sendable {
         case undecided
         /// Written, but the partition could not be read to check it is the first: decide again later.
         case unreadable
+
+        /// The `verdict` label of `provisioner_decisions_total`.
+        var label: String {
+            switch self {
+            case .own: "own"
+            case .earlier: "earlier"
+            case .undecided: "undecided"
+            case .unreadable: "unreadable"
+            }
+        }
+
+        /// Every value of `label`.
+        static let labels = ["own", "earlier", "undecided", "unreadable"]
     }
 
     private let publisher: OutputPublisher

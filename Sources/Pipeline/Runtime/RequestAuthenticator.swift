@@ -53,14 +53,20 @@ struct RequestAuthenticator: Sendable {
         guard isEnforcing else { return .notRequired }
         let header: (String) -> [UInt8]? = { name in headers.last { $0.key == name }?.value }
         let isReplay = header(DeadLetterHeader.replayOf) != nil
+        // A covered header present without a value signs like an absent one but routes as a
+        // malformed one: a captured signed message re-sent with a null `kafka_correlationId`
+        // would verify and earn a second answer. A signed message never has one (issue 29 item 2).
+        let nullCovered = RequestSignature.coveredHeaders.first { name in headers.contains { $0.key == name && $0.value == nil } }
         if let program, isConfigured {
             guard let signing = programs[program] else { return .notRequired }
+            if let nullCovered { return .unauthentic("program \(program): header \(nullCovered) is present without a value") }
             if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
             switch RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value, nowMs: nowMs, header: header) {
             case .valid: return .authentic(replayBy: nil)
             case .invalid(let reason): return .unauthentic("program \(program): \(reason)")
             }
         }
+        if let nullCovered { return .unauthentic("header \(nullCovered) is present without a value") }
         // Names no program this worker serves: answerable only if a key held here verifies it.
         if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
         for signing in programs.values {

@@ -72,7 +72,8 @@ struct WorkerMetrics: Sendable {
 
     /// Reconciliation outcomes: the only values of the `outcome` label (the words ReconcileRunner
     /// passes to `countReconcile`; any other word is counted as `unknown`).
-    static let reconcileOutcomes = ["applied", "not_applied", "no_state_api", "payment", "previous_owner_answered", unknownLabel]
+    static let reconcileOutcomes = ["applied", "not_applied", "no_state_api", "payment", "previous_owner_answered", "previous_owner_decided",
+                                    unknownLabel]
 
     /// Creates every series of the labelled counters whose labels are known now, at 0: results by
     /// configured program × wallet × status, expired and refusals by configured program, dead
@@ -97,6 +98,7 @@ struct WorkerMetrics: Sendable {
             for state in CircuitBreaker.State.allCases { _ = breakerTransitionsCounter(endpoint: endpoint, state: state.rawValue) }
         }
         for confirmation in MarkerFencing.Confirmation.allCases where confirmation != .call { _ = fencingCounter(confirmation) }
+        for verdict in FinalDecider.Verdict.labels { _ = decisionsCounter(verdict) }
         for replay in [false, true] { _ = unauthenticatedCounter(replay: replay) }
         _ = duplicatesCounter()
     }
@@ -236,15 +238,13 @@ struct WorkerMetrics: Sendable {
     /// Counts a final decision (`FinalDecider`): `own` (the first), `earlier` (another decision
     /// came first and was published instead), `undecided` (not written), `unreadable` (not checked).
     func countDecision(_ verdict: FinalDecider.Verdict) {
-        let label = switch verdict {
-        case .own: "own"
-        case .earlier: "earlier"
-        case .undecided: "undecided"
-        case .unreadable: "unreadable"
-        }
+        decisionsCounter(verdict.label).increment()
+    }
+
+    private func decisionsCounter(_ label: String) -> Counter {
         registry.counter("provisioner_decisions_total",
                          help: "Final results decided through the markers log: own (first), earlier (another decision came first and was published instead), undecided (the decision could not be written), unreadable (the log could not be read to check it).",
-                         labels: ["verdict": label]).increment()
+                         labels: ["verdict": label])
     }
 
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
