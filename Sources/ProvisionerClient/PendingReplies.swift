@@ -12,6 +12,9 @@ final class PendingReplies: Sendable {
 
     private struct Waiter {
         let requestID: String
+        /// The program the request named: an answer for the same request id under another program
+        /// is not this request's (a keyless producer copying the reply headers, issue 29 item 1).
+        let program: String
         let completion: Completion
         /// The latest non-final answer, returned if no final one comes inside the window.
         var interim: ProvisioningResult?
@@ -29,27 +32,29 @@ final class PendingReplies: Sendable {
 
     private let state = Mutex(State())
 
-    /// Starts waiting for `requestID` under `correlation`; false when that request id is already awaited or the client is closed.
-    func register(requestID: String, correlation: [UInt8], completion: @escaping Completion) -> ProvisionerClientError? {
+    /// Starts waiting for `requestID` of `program` under `correlation`; an error when that request
+    /// id is already awaited or the client is closed.
+    func register(requestID: String, program: String, correlation: [UInt8], completion: @escaping Completion) -> ProvisionerClientError? {
         state.withLock { state in
             if state.closed { return ProvisionerClientError(.closed, "the client is closed") }
             guard !state.requestIDs.contains(requestID) else {
                 return ProvisionerClientError(.alreadyAwaited, "request \(AuditEvent.safeIdentifier(requestID)) is already awaited")
             }
             state.requestIDs.insert(requestID)
-            state.waiters[correlation] = Waiter(requestID: requestID, completion: completion)
+            state.waiters[correlation] = Waiter(requestID: requestID, program: program, completion: completion)
             return nil
         }
     }
 
     /// A message read from the reply partition: its correlation id and value. A final answer ends
     /// its wait; a non-final one is kept; anything else (unknown correlation id, another request
-    /// id, an undecodable value, a duplicate after the wait ended) is ignored.
+    /// id or program, an undecodable value, a duplicate after the wait ended) is ignored.
     func deliver(correlation: [UInt8]?, value: [UInt8]) {
         let done: (Completion, ProvisioningResult)? = state.withLock { state in
             state.read += 1
             guard let correlation, var waiter = state.waiters[correlation],
-                  let result = try? ProvisioningResult.decode(value), result.requestID == waiter.requestID else {
+                  let result = try? ProvisioningResult.decode(value), result.requestID == waiter.requestID,
+                  result.program == waiter.program else {
                 state.ignored += 1
                 return nil
             }

@@ -60,7 +60,8 @@ public final class ProvisionerClient: Sendable {
         let endsAt = request.startedAtMs + windowMs
         let pending = self.pending
         let result: Result<ProvisioningResult, ProvisionerClientError> = await withCheckedContinuation { continuation in
-            if let refused = pending.register(requestID: request.requestID, correlation: correlation, completion: { continuation.resume(returning: $0) }) {
+            if let refused = pending.register(requestID: request.requestID, program: request.program, correlation: correlation,
+                                              completion: { continuation.resume(returning: $0) }) {
                 continuation.resume(returning: .failure(refused))
                 return
             }

@@ -181,6 +181,18 @@ struct IntakeTests {
         #expect(result.status == .provisioned && result.message == "decided by the previous owner")
         #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
         #expect(prepared.value == 0, "no call is built")
+        // A decision followed by a plain completed marker was published: a redelivery is a duplicate.
+        let published = try self.request()
+        var both = InheritedMarkers()
+        both.add(CallMarker(requestID: published.requestID, state: .completed, requestOffset: 8, atMs: Self.now - 2_000, worker: "old",
+                            outcome: .answered, result: decided.encodedJSON()), at: 5)
+        both.add(CallMarker(requestID: published.requestID, state: .completed, requestOffset: 8, atMs: Self.now - 1_900, worker: "old",
+                            outcome: .answered), at: 6)
+        markerIndex.expect(Self.partition, generation: 1)
+        #expect(markerIndex.install(Self.partition, generation: 1, found: both, readFrom: 0))
+        guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), published.value, origin(offset: 8, value: published.value)) else {
+            Issue.record("a published decision was not a duplicate"); return
+        }
         // The previous owner's commit said that record was done (its result acknowledged): a duplicate.
         let done = try self.request()
         var answered = InheritedMarkers()

@@ -21,11 +21,17 @@ struct SettlementTests {
             return (s.completedMarker, s.recordsInHorizon, s.claim, s.offset)
         }
         // Answered: a completed marker, into the horizon, the id finished (claimed or not: it is answered).
-        #expect(row(.answered(recovered: false), claimed: true) == (.answered, true, .finish, .complete))
-        #expect(row(.answered(recovered: false), claimed: false) == (.answered, true, .finish, .complete))
-        #expect(row(.answered(recovered: true), claimed: true) == (.recovered, true, .finish, .complete))
+        // Answered after a call: a completed marker, into the horizon, the id finished.
+        #expect(row(.answered(recovered: false, afterCall: true), claimed: true) == (.answered, true, .finish, .complete))
+        #expect(row(.answered(recovered: true, afterCall: true), claimed: true) == (.recovered, true, .finish, .complete))
+        // Answered without a call: a redelivery is still ignored (marker), but the horizon stays for calls.
+        #expect(row(.answered(recovered: false, afterCall: false), claimed: true) == (.answeredWithoutCall, false, .finish, .complete))
+        // An answer that claimed nothing (an early rejection naming some id) touches nothing that id depends on.
+        #expect(row(.answered(recovered: false, afterCall: false), claimed: false) == (nil, false, .untouched, .complete))
         // Decided: the decision marker written before the result is its `completed` marker; none more.
-        #expect(row(.decided, claimed: true) == (nil, true, .finish, .complete))
+        #expect(row(.decided, claimed: true) == (.answered, true, .finish, .complete))
+        #expect(!Settlement(.decided, claimed: true).awaitsMarker, "the marker after a decision does not hold the offset back")
+        #expect(Settlement(.answered(recovered: false, afterCall: true), claimed: true).awaitsMarker)
         // Dead-lettered: a completed marker only after a started one; the claim released so a replay runs.
         #expect(row(.deadLettered(afterStartedMarker: true), claimed: true) == (.deadLettered, false, .release, .complete))
         #expect(row(.deadLettered(afterStartedMarker: false), claimed: true) == (nil, false, .release, .complete))
@@ -84,7 +90,7 @@ struct SettlementTests {
     func answered() {
         let rig = Rig()
         let origin = rig.receive(0, claiming: "r-answered")
-        rig.settler.settle(.answered(recovered: false), origin: origin, requestID: "r-answered", claimed: true)
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, requestID: "r-answered", claimed: true)
         #expect(rig.written.withLock { $0.map { [$0.state.rawValue, $0.outcome?.rawValue ?? "-", $0.requestID] } }
                 == [["completed", "answered", "r-answered"]])
         #expect(rig.horizon.contains("r-answered", in: Self.partition, nowMs: Self.now))
@@ -106,7 +112,7 @@ struct SettlementTests {
         #expect(rig.committable == 0)
         let metadata = CommitMetadata(parsing: rig.ledger.commitCandidates([SettlementTests.partition]).first?.metadata)
         #expect(metadata.done == [1...1])
-        rig.settler.settle(.answered(recovered: false), origin: genuine, requestID: "r-genuine", claimed: true)
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: genuine, requestID: "r-genuine", claimed: true)
         #expect(rig.committable == 2)
     }
 
@@ -136,7 +142,7 @@ struct SettlementTests {
     func markerNotWritten() {
         let rig = Rig(markerDelivered: false)
         let origin = rig.receive(0, claiming: "r-unmarked")
-        rig.settler.settle(.answered(recovered: false), origin: origin, requestID: "r-unmarked", claimed: true)
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, requestID: "r-unmarked", claimed: true)
         #expect(!rig.horizon.contains("r-unmarked", in: Self.partition, nowMs: Self.now))
         #expect(rig.verdict("r-unmarked") == .completed)
         #expect(rig.committable == 1)

@@ -24,29 +24,18 @@ extension ReliabilityTests {
         let kills = ReliabilityScale.pick(1, long: 3)
         // Distinct card ids: each recurs about every three seconds of load.
         let cards = ReliabilityScale.pick(24, long: 101)
-        let stack = try EmbeddedStack(brokers: 3, partitions: partitions)
-        defer { stack.stop() }
-        let group = UniqueName.make("reliability-crash")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("reliability-crash"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let rig = try ProcessGroupRig(name: "reliability-crash", partitions: partitions)
+        defer { rig.stop() }
+        let (stack, collector, factory) = (rig.stack, rig.collector, rig.factory)
 
-        let collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: partitions)
-        defer { collector.stop() }
-        let producer = try KafkaProducer(configuration: stack.producerProperties)
-        defer { producer.close(timeoutMs: 5_000) }
-
-        var workers = try (1...3).map { try ChildWorker(stack: stack, groupID: group, name: "crash-w\($0)", directory: directory) }
+        var workers = try (1...3).map { try rig.worker("crash-w\($0)") }
         defer { workers.forEach { $0.process.kill() } }
         try #require(await ChildWorker.waitForGroup(workers, partitions: partitions), "the three worker processes did not share the partitions")
-        let factory = try RequestFactory(devices: 4)
-        try EmbeddedStack.warmUp(partitions: partitions, topic: stack.topics.requests, factory: factory, producer: producer,
-                                 collector: collector, timeoutMs: 60_000)
+        try rig.warmUp()
 
         // Apple Pay and Google Wallet through Imprint (which has a state API), every call 1.5 s. Each
         // request is made when it is sent, so its 20 s Apple window starts then.
-        let load = LoadGenerator(producer: producer, topic: stack.topics.requests, partitions: partitions, perSecond: perSecond,
-                                 total: total) { index in
+        let load = rig.load(perSecond: perSecond, total: total) { index in
             try factory.provision(program: "demo-imprint", wallet: index % 3 == 2 ? .googleWallet : .applePay,
                                   cardID: "pm_crash_\(index % cards)-slow-1500", requestID: factory.requestID("crash"))
         }
@@ -85,7 +74,7 @@ extension ReliabilityTests {
             _ = try await victim.process.waitForExit(timeout: .seconds(10))
             if kills > 1 {
                 // Replace it so the group keeps three members, and wait for the group to settle.
-                let replacement = try ChildWorker(stack: stack, groupID: group, name: "crash-w\(workers.count + 1)", directory: directory)
+                let replacement = try rig.worker("crash-w\(workers.count + 1)")
                 workers.append(replacement)
                 try #require(await ChildWorker.waitForGroup(workers.filter(\.isRunning), partitions: partitions, timeoutMs: 60_000))
             }

@@ -23,27 +23,16 @@ extension ReliabilityTests {
         let perSecond = ReliabilityScale.pick(10.0, long: 30.0)
         let callMs = ReliabilityScale.pick(3_000, long: 7_000)
         let cards = ReliabilityScale.pick(40, long: 101)
-        let stack = try EmbeddedStack(brokers: 3, partitions: partitions)
-        defer { stack.stop() }
-        let group = UniqueName.make("reliability-scale")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("reliability-scale"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let rig = try ProcessGroupRig(name: "reliability-scale", partitions: partitions)
+        defer { rig.stop() }
+        let (stack, collector, factory) = (rig.stack, rig.collector, rig.factory)
 
-        let collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: partitions)
-        defer { collector.stop() }
-        let producer = try KafkaProducer(configuration: stack.producerProperties)
-        defer { producer.close(timeoutMs: 5_000) }
-
-        var workers = [try ChildWorker(stack: stack, groupID: group, name: "scale-w1", directory: directory)]
+        var workers = [try rig.worker("scale-w1")]
         defer { workers.forEach { $0.process.kill() } }
         try #require(await ChildWorker.waitForGroup(workers, partitions: partitions), "the first worker did not take the partitions")
-        let factory = try RequestFactory(devices: 4)
-        try EmbeddedStack.warmUp(partitions: partitions, topic: stack.topics.requests, factory: factory, producer: producer,
-                                 collector: collector, timeoutMs: 60_000)
+        try rig.warmUp()
 
-        let load = LoadGenerator(producer: producer, topic: stack.topics.requests, partitions: partitions, perSecond: perSecond,
-                                 total: total) { index in
+        let load = rig.load(perSecond: perSecond, total: total) { index in
             try factory.provision(program: "demo-imprint", wallet: index % 3 == 2 ? .googleWallet : .applePay,
                                   cardID: "pm_scale_\(index % cards)-slow-\(callMs)", requestID: factory.requestID("scale"))
         }
@@ -58,7 +47,7 @@ extension ReliabilityTests {
                      "no moment with calls in flight before scaling out")
         events.append("out with \(callsInFlight()) calls in flight")
         for index in 2...3 {
-            workers.append(try ChildWorker(stack: stack, groupID: group, name: "scale-w\(index)", directory: directory))
+            workers.append(try rig.worker("scale-w\(index)"))
         }
         try #require(await ChildWorker.waitForGroup(workers, partitions: partitions, timeoutMs: 60_000), "three workers did not share the partitions")
         try #require(await Waiting.until(timeoutMs: 60_000) { load.sent.count >= total / 2 && callsInFlight() >= 2 },

@@ -53,27 +53,16 @@ public enum RequestSignature {
     /// `field(x)` is x's length as a 4-byte big-endian integer followed by x; an absent key or
     /// header is the 4 bytes `FF FF FF FF` alone, so "absent" and "empty" never sign alike.
     public static func signingInput(key: [UInt8]?, timestamp: [UInt8]?, value: [UInt8], header: (String) -> [UInt8]?) -> [UInt8] {
-        var input: [UInt8] = []
-        input.reserveCapacity(value.count + 160)
-        func field(_ bytes: [UInt8]?) {
-            guard let bytes else {
-                input += [0xFF, 0xFF, 0xFF, 0xFF]
-                return
-            }
-            let count = UInt32(truncatingIfNeeded: bytes.count)
-            input += [UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
-                      UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
-            input += bytes
-        }
-        field(Array(versionTag.utf8))
-        field(key)
-        field(timestamp)
+        var input = LengthPrefixedFields(capacity: value.count + 160)
+        input.append(versionTag)
+        input.append(key)
+        input.append(timestamp)
         for name in coveredHeaders {
-            field(Array(name.utf8))
-            field(header(name))
+            input.append(name)
+            input.append(header(name))
         }
-        field(value)
-        return input
+        input.append(value)
+        return input.bytes
     }
 
     /// How a message's signature was judged.

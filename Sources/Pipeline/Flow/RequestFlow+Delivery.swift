@@ -63,7 +63,7 @@ extension RequestFlow {
             if case .some(.some) = outcome.reports.first, !outcome.allDelivered {
                 let jobDelivered = if job != nil, case .some(.none) = outcome.reports.last { false } else { true }
                 return delivered(result, origin: origin, provisioningJob: provisioningJob, job: job, jobDelivered: jobDelivered,
-                                 claimed: claimed, decided: decided, recovered: recovered, error: outcome.lastError)
+                                 claimed: claimed, decided: decided, recovered: recovered, afterCall: startedMarker, error: outcome.lastError)
             }
             guard outcome.allDelivered else {
                 logger(for: origin).error("result could not be published; dead-lettering the request",
@@ -75,7 +75,8 @@ extension RequestFlow {
                 return
             }
             published(result, origin: origin, job: provisioningJob, reconcileScheduled: reconcile != nil)
-            settler.settle(decided ? .decided : .answered(recovered: recovered), origin: origin, requestID: result.requestID, claimed: claimed)
+            settler.settle(decided ? .decided : .answered(recovered: recovered, afterCall: startedMarker), origin: origin,
+                           requestID: result.requestID, claimed: claimed)
         }
     }
 
@@ -85,8 +86,8 @@ extension RequestFlow {
     /// failed for good: the next owner reconciles from the `started` marker).
     private func delivered(_ result: ProvisioningResult, origin: RecordOrigin, provisioningJob: ProvisioningJob?,
                            job: KafkaOutgoingMessage?, jobDelivered: Bool,
-                           claimed: Bool, decided: Bool, recovered: Bool, error: KafkaError?) {
-        let exit: RecordExit = decided ? .decided : .answered(recovered: recovered)
+                           claimed: Bool, decided: Bool, recovered: Bool, afterCall: Bool, error: KafkaError?) {
+        let exit: RecordExit = decided ? .decided : .answered(recovered: recovered, afterCall: afterCall)
         guard !jobDelivered, let job else {
             logger(for: origin).warning("the result was delivered but its mirror copy on the default results topic was not",
                                         [("error", .string(error?.description ?? "unknown"))])

@@ -4,10 +4,12 @@ import Recovery
 /// handed to `Settler.settle`, the only code that touches the exactly-once bookkeeping.
 enum RecordExit: Sendable, Equatable {
     /// Its result (and reconciliation job, if any) is acknowledged by Kafka. `recovered`: the
-    /// answer is a reconciliation after a previous owner's `started` marker.
-    case answered(recovered: Bool)
+    /// answer is a reconciliation after a previous owner's `started` marker; `afterCall`: a
+    /// `started` marker was written for it, so the issuer may have been called.
+    case answered(recovered: Bool, afterCall: Bool)
     /// Its final result is acknowledged, and its decision (`FinalDecider`) was written before it:
-    /// that decision is the request's `completed` marker.
+    /// a plain `completed` marker follows, not awaited, so a later reader knows the decision was
+    /// published (without it, a redelivery publishes the decision again).
     case decided
     /// Its dead letter is acknowledged. `afterStartedMarker`: a `started` marker was written for
     /// it, so a `completed` one must follow (a redelivery then ignores it instead of reconciling).
@@ -43,8 +45,10 @@ struct Settlement: Sendable, Equatable {
         case abandon
     }
 
-    /// The `completed` marker to write before the offset completes (nil: none).
+    /// The `completed` marker to write (nil: none); before the offset completes when `awaitsMarker`.
     let completedMarker: CallMarker.Outcome?
+    /// Whether the offset completes only once the `completed` marker's write ended.
+    let awaitsMarker: Bool
     /// Whether the answer goes into the duplicate horizon once its marker is acknowledged (at once
     /// when it writes none).
     let recordsInHorizon: Bool
@@ -55,32 +59,42 @@ struct Settlement: Sendable, Equatable {
     /// filter (intake's `duplicate` and `admitted` decisions) or not (every earlier one).
     init(_ exit: RecordExit, claimed: Bool) {
         switch exit {
-        case .answered(let recovered):
-            // Every published result leaves a `completed` marker, with or without a `started` one:
-            // a next owner redelivered the request before its commit ignores it instead of answering
-            // again. An answer finishes the id even unclaimed (an early rejection): it is answered.
-            completedMarker = recovered ? .recovered : .answered
-            recordsInHorizon = true
-            claim = .finish
+        case .answered(let recovered, let afterCall):
+            // A claimed answer leaves a `completed` marker, with or without a `started` one: a next
+            // owner redelivered the request before its commit ignores it instead of answering again.
+            // Only an answer after a call goes into the duplicate horizon: cheap answers without one
+            // (a flood of invalid requests with fresh ids) must not push genuine ids out of it. An
+            // answer that claimed nothing (an early rejection of a message naming some request id)
+            // touches nothing that id's genuine request depends on: no marker, no claim, no horizon;
+            // a redelivery of it is rejected again, identically.
+            completedMarker = !claimed ? nil : recovered ? .recovered : afterCall ? .answered : .answeredWithoutCall
+            awaitsMarker = true
+            recordsInHorizon = claimed && (recovered || afterCall)
+            claim = claimed ? .finish : .untouched
             offset = .complete
         case .decided:
-            // The decision marker, written before the result, already says `completed`.
-            completedMarker = nil
+            // The decision, written before the result, already says `completed`; this marker only
+            // says it was published, so the offset does not wait for it.
+            completedMarker = .answered
+            awaitsMarker = false
             recordsInHorizon = true
             claim = .finish
             offset = .complete
         case .deadLettered(let afterStartedMarker):
             completedMarker = afterStartedMarker ? .deadLettered : nil
+            awaitsMarker = true
             recordsInHorizon = false
             claim = claimed ? .release : .untouched
             offset = .complete
         case .duplicate:
             completedMarker = nil
+            awaitsMarker = true
             recordsInHorizon = false
             claim = claimed ? .finish : .untouched
             offset = .complete
         case .abandoned:
             completedMarker = nil
+            awaitsMarker = true
             recordsInHorizon = false
             claim = claimed ? .release : .untouched
             offset = .abandon

@@ -47,6 +47,13 @@ struct Settler: Sendable {
         }
         let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: clock(),
                                 worker: workerID, outcome: outcome, replayOf: origin.replayOf)
+        guard settlement.awaitsMarker else {
+            // After a decision: the marker only says "published"; lost, the decision is published again.
+            if settlement.recordsInHorizon { horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock()) }
+            writeMarker(marker, origin) { _ in }
+            finish(settlement, origin: origin, requestID: requestID)
+            return
+        }
         writeMarker(marker, origin) { [self] write in
             if write.delivered, settlement.recordsInHorizon {
                 horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())

@@ -8,8 +8,11 @@ struct InheritedMarkers: Sendable, Equatable {
     /// Marker key (`CallMarker.key`) → latest state (`completed` wins).
     var states: [String: CallMarker.State] = [:]
     /// Marker key → the first decision read for it (`CallMarker.isDecision`): the request's final
-    /// result, published again as it is when the request is redelivered.
+    /// result, published again as it is when the request is redelivered, unless `published`.
     var decisions: [String: [UInt8]] = [:]
+    /// Marker keys whose decision is followed by a plain `completed` marker: the decided result
+    /// was acknowledged, so a redelivery is a duplicate like any answered request.
+    var published: Set<String> = []
     /// Request offset → offset of the earliest marker (started or completed) read for it.
     var markerOffsets: [Int64: Int64] = [:]
     /// Requests named (by their Kafka key) by a marker whose value could not be read: whatever
@@ -41,7 +44,11 @@ struct InheritedMarkers: Sendable, Equatable {
             return
         }
         if states[marker.key] != .completed { states[marker.key] = marker.state }
-        if marker.isDecision, decisions[marker.key] == nil { decisions[marker.key] = marker.result }
+        if marker.isDecision, decisions[marker.key] == nil {
+            decisions[marker.key] = marker.result
+        } else if marker.state == .completed, marker.result == nil, marker.outcome != .recovered, decisions[marker.key] != nil {
+            published.insert(marker.key)
+        }
         markerOffsets[marker.requestOffset] = min(markerOffsets[marker.requestOffset] ?? offset, offset)
     }
 }

@@ -123,7 +123,7 @@ final class MarkerCatchUp: Sendable {
         }
         let reached = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
             if offset >= handOverFrom { found.add(marker, at: offset) }
-            if let horizon, marker.state == .completed, marker.outcome != .deadLettered {
+            if let horizon, marker.state == .completed, marker.outcome != .deadLettered, marker.outcome != .answeredWithoutCall {
                 answered?.insert(AnsweredIndex.Fingerprint(marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
             }
         }, fence: { offset, fence in
@@ -173,6 +173,8 @@ final class MarkerCatchUp: Sendable {
         var completion: Completion = .notFound
         /// The first decision for the key.
         var decision: Decision?
+        /// Whether a plain `completed` marker follows that decision: it was published.
+        var decisionPublished = false
         /// Whether the partition was read to its end (false: what it says may be incomplete).
         var reached = false
     }
@@ -189,6 +191,8 @@ final class MarkerCatchUp: Sendable {
                 found.completion = marker.outcome == .deadLettered ? .deadLettered : .answered
                 if found.decision == nil, marker.isDecision, let result = marker.result {
                     found.decision = Decision(offset: offset, result: result)
+                } else if found.decision != nil, marker.result == nil {
+                    found.decisionPublished = true
                 }
             }, fence: { _, _ in }, unreadable: { _ in })
             completion(found)

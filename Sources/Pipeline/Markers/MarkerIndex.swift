@@ -73,9 +73,13 @@ final class MarkerIndex: Sendable {
     }
 
     /// The decided final result of request `requestID` (or of its replay of `replayOf`), when
-    /// catch-up read its decision (`CallMarker.isDecision`).
+    /// catch-up read its decision (`CallMarker.isDecision`) and no marker after it said it was published.
     func decision(requestID: String, replayOf: String?, in partition: TopicPartition) -> [UInt8]? {
-        entries.withLock { $0[partition]?.found.decisions[CallMarker.key(requestID: requestID, replayOf: replayOf)] }
+        let key = CallMarker.key(requestID: requestID, replayOf: replayOf)
+        return entries.withLock { entries in
+            guard let found = entries[partition]?.found, !found.published.contains(key) else { return nil }
+            return found.decisions[key]
+        }
     }
 
     /// The markers offset catch-up read `partition` from: every marker it found is at or after it.

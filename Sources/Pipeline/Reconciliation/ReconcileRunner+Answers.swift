@@ -94,7 +94,7 @@ extension ReconcileRunner {
 
     func previousOwner(_ held: Held, found: MarkerCatchUp.LookUp) {
         let job = held.job
-        if let decision = found.decision {
+        if let decision = found.decision, !found.decisionPublished {
             // Decided already (by the previous owner, or an earlier run of this job): that result is
             // the final one. Published again as it is, since its writer may have died before it did.
             context.metrics.countReconcile("previous_owner_decided")

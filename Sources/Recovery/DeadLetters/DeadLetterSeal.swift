@@ -74,19 +74,9 @@ public struct DeadLetterSeal: Sendable {
 
     /// The exact bytes the MAC covers.
     static func input(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], provenance: DeadLetterProvenance) -> [UInt8] {
-        var input: [UInt8] = []
-        input.reserveCapacity(value.count + 256)
-        func field(_ bytes: [UInt8]?) {
-            guard let bytes else {
-                input += [0xFF, 0xFF, 0xFF, 0xFF]
-                return
-            }
-            let count = UInt32(truncatingIfNeeded: bytes.count)
-            input += [UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
-                      UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
-            input += bytes
-        }
-        func text(_ string: String?) { field(string.map { Array($0.utf8) }) }
+        var input = LengthPrefixedFields(capacity: value.count + 256)
+        func field(_ bytes: [UInt8]?) { input.append(bytes) }
+        func text(_ string: String?) { input.append(string) }
         text(label)
         // An absent key and an empty one are one: Kafka may hand either back for a zero-length key.
         field(key ?? [])
@@ -103,6 +93,6 @@ public struct DeadLetterSeal: Sendable {
             text(header.key)
             field(header.value)
         }
-        return input
+        return input.bytes
     }
 }

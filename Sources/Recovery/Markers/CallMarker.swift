@@ -83,6 +83,10 @@ public struct CallMarker: Sendable, Hashable {
     public enum Outcome: String, Sendable {
         /// Its result was published (final, or interim with a reconciliation job of its own).
         case answered
+        /// Its result was published without an issuer call (rejected, expired, refused): a
+        /// redelivery is still ignored, but the answer does not count for the duplicate horizon.
+        /// (A worker of an earlier version reads it as `answered`.)
+        case answeredWithoutCall = "answered_without_call"
         /// It was dead-lettered: no result was published.
         case deadLettered = "dead_lettered"
         /// A new owner found the previous owner's `started` marker and handed the request to
