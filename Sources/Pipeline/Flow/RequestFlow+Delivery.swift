@@ -45,7 +45,8 @@ extension RequestFlow {
     }
 
     /// Publishes an encoded result (`decided`: its decision marker is already written, so
-    /// settlement writes no `completed` marker of its own); on acknowledgement settles the record.
+    /// settlement only follows it with a "published" marker it does not wait for); on
+    /// acknowledgement settles the record.
     func publish(_ result: ProvisioningResult, encoded: [UInt8], origin: RecordOrigin, value: [UInt8], job provisioningJob: ProvisioningJob?, claimed: Bool,
                  reconcile: ReconcileJob? = nil, decided: Bool = false, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
                  recovered: Bool = false) {
