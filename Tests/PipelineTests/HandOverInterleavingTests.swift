@@ -46,7 +46,7 @@ struct HandOverInterleavingTests {
         let candidates = ledger.commitCandidates([partition])
         let commit = try #require(candidates.first)
         #expect(commit.offset == 11)
-        let position = try #require(OffsetLedger.markerPosition(fromMetadata: commit.metadata))
+        let position = try #require(CommitMetadata(parsing: commit.metadata).markers)
         #expect(position <= 60, "W3 would read markers from \(position) and miss 12's started marker (60) and 13's (61, 62)")
 
         // Once 11, 12 and 13 are committed, the inherited markers no longer hold the position back.
@@ -54,7 +54,7 @@ struct HandOverInterleavingTests {
         for offset: Int64 in 11...13 { ledger.complete(partition, offset: offset, generation: generation) }
         let later = try #require(ledger.commitCandidates([partition]).first)
         #expect(later.offset == 14)
-        #expect(OffsetLedger.markerPosition(fromMetadata: later.metadata) == 102)
+        #expect(CommitMetadata(parsing: later.metadata).markers == 102)
     }
 
     /// Item 2. Generation 1 of the partition began request R and is writing its `started`

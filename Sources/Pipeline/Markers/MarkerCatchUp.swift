@@ -175,8 +175,6 @@ final class MarkerCatchUp: Sendable {
         var decision: Decision?
         /// Whether a plain `completed` marker follows that decision: it was published.
         var decisionPublished = false
-        /// Whether the partition was read to its end (false: what it says may be incomplete).
-        var reached = false
     }
 
     /// Looks for the `completed` markers and the first decision of marker key `key`
@@ -186,7 +184,7 @@ final class MarkerCatchUp: Sendable {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
             var found = LookUp()
-            found.reached = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
+            _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
                 guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
                 found.completion = marker.outcome == .deadLettered ? .deadLettered : .answered
                 if found.decision == nil, marker.isDecision, let result = marker.result {

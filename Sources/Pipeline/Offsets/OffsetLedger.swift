@@ -232,8 +232,4 @@ final class OffsetLedger: Sendable {
         return entry.markerPosition
     }
 
-    /// Reads the marker position back from commit metadata (`markers=<offset>`, `CommitMetadata`).
-    static func markerPosition(fromMetadata metadata: String?) -> Int64? {
-        CommitMetadata(parsing: metadata).markers
-    }
 }

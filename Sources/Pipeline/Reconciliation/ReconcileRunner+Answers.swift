@@ -185,7 +185,7 @@ extension ReconcileRunner {
             DispatchQueue.global().async { [self] in
                 switch verdict {
                 case .own:
-                    publish(held, result, outcome: outcome)
+                    publish(held, result, encoded: encoded, outcome: outcome)
                 case .earlier(let bytes):
                     context.metrics.countReconcile("previous_owner_decided")
                     publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
@@ -200,9 +200,7 @@ extension ReconcileRunner {
     func publishDecided(_ held: Held, bytes: [UInt8], reason: AuditReason) {
         let job = held.job
         let decided = try? ProvisioningResult.decode(bytes)
-        let messages = context.replyRouting.messages(requestID: job.requestID, value: bytes, route: context.replyRouting.recheck(job.reply),
-                                                     headers: resultHeaders(held))
-        context.publisher.publish(messages, attempts: .max) { [self] delivery in
+        context.publisher.publish(resultMessages(held, encoded: bytes), attempts: .max) { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             if let decided { context.metrics.countResult(decided) }
             context.audit.publish([auditEvent(.reconciled, held, status: decided?.status, code: decided?.code, attempt: job.attempt,
@@ -211,9 +209,9 @@ extension ReconcileRunner {
         }
     }
 
-    private func publish(_ held: Held, _ result: ProvisioningResult, outcome: Outcome) {
+    private func publish(_ held: Held, _ result: ProvisioningResult, encoded: [UInt8]? = nil, outcome: Outcome) {
         let job = held.job
-        context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
+        context.publisher.publish(resultMessages(held, encoded: encoded ?? result.encodedJSON()), attempts: .max) { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
@@ -254,7 +252,12 @@ extension ReconcileRunner {
 
     /// A job's result along the request's reply route (checked against today's `results.reply_topics`).
     func resultMessages(_ held: Held, _ result: ProvisioningResult) -> [KafkaOutgoingMessage] {
-        context.replyRouting.messages(requestID: held.job.requestID, value: result.encodedJSON(),
+        resultMessages(held, encoded: result.encodedJSON())
+    }
+
+    /// An encoded result (one the job made, or a decision read back) along the request's reply route.
+    func resultMessages(_ held: Held, encoded: [UInt8]) -> [KafkaOutgoingMessage] {
+        context.replyRouting.messages(requestID: held.job.requestID, value: encoded,
                                       route: context.replyRouting.recheck(held.job.reply), headers: resultHeaders(held))
     }
 

@@ -73,12 +73,6 @@ struct PartitionLifecycle: Sendable {
     /// The phase of `partition`'s current assignment, nil when not held.
     func phase(of partition: TopicPartition) -> Phase? { holdings[partition]?.phase }
 
-    /// Whether `partition` runs in `generation` (its records may reach intake).
-    func isRunning(_ partition: TopicPartition, generation: UInt64) -> Bool {
-        guard let holding = holdings[partition] else { return false }
-        return holding.generation == generation && holding.phase == .running
-    }
-
     /// A new assignment of `partition` (generation from the ledger): paused until fenced and caught up.
     mutating func assigned(_ partition: TopicPartition, generation: UInt64) -> Action {
         holdings[partition] = Holding(generation: generation, phase: .fencing)
