@@ -46,6 +46,17 @@ final class FinalDecider: Sendable {
 
         /// Every value of `label`.
         static let labels = ["own", "earlier", "undecided", "unreadable"]
+
+        /// The rule: what a read of the request's markers from the hand-over (or `started`)
+        /// position up to and including the own decision at `own` says. The first decision read
+        /// wins; `unreadable` when the read did not even reach the own decision.
+        init(firstOf found: MarkerCatchUp.LookUp, own: Int64) {
+            guard let decision = found.decision, decision.offset <= own else {
+                self = .unreadable
+                return
+            }
+            self = decision.offset == own ? .own : .earlier(decision.result)
+        }
     }
 
     private let publisher: OutputPublisher
@@ -143,11 +154,7 @@ final class FinalDecider: Sendable {
             return completion(.unreadable)
         }
         reader.lookUp(key: key, partition: partition, from: from) { found in
-            guard let decision = found.decision, decision.offset <= own else {
-                // Not even the own decision was read: the read did not get that far.
-                return completion(.unreadable)
-            }
-            completion(decision.offset == own ? .own : .earlier(decision.result))
+            completion(Verdict(firstOf: found, own: own))
         }
     }
 

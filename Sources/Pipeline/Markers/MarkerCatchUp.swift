@@ -175,6 +175,18 @@ final class MarkerCatchUp: Sendable {
         var decision: Decision?
         /// Whether a plain `completed` marker follows that decision: it was published.
         var decisionPublished = false
+
+        /// Takes in one marker read at `offset` (in offset order): only `completed` markers of
+        /// `key` count, and a new owner's `recovered` is not a previous owner's answer.
+        mutating func add(_ marker: CallMarker, at offset: Int64, key: String) {
+            guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
+            completion = marker.outcome == .deadLettered ? .deadLettered : .answered
+            if decision == nil, marker.isDecision, let result = marker.result {
+                decision = Decision(offset: offset, result: result)
+            } else if decision != nil, marker.result == nil {
+                decisionPublished = true
+            }
+        }
     }
 
     /// Looks for the `completed` markers and the first decision of marker key `key`
@@ -185,13 +197,7 @@ final class MarkerCatchUp: Sendable {
             guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
             var found = LookUp()
             _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
-                guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
-                found.completion = marker.outcome == .deadLettered ? .deadLettered : .answered
-                if found.decision == nil, marker.isDecision, let result = marker.result {
-                    found.decision = Decision(offset: offset, result: result)
-                } else if found.decision != nil, marker.result == nil {
-                    found.decisionPublished = true
-                }
+                found.add(marker, at: offset, key: key)
             }, fence: { _, _ in }, unreadable: { _ in })
             completion(found)
         }
