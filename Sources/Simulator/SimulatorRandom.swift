@@ -5,14 +5,16 @@ import Glibc
 import Darwin
 #endif
 
-/// SplitMix64: a small, fast generator for the load profile's draws (latency, error injection).
+/// SplitMix64: a small, fast generator for the load profile's draws (latency, error injection),
+/// and the one the test suites replay seeds with (bad input, the deterministic simulation).
 ///
 /// Seeded from the profile's `seed` for repeatable runs, or from OpenSSL's DRBG otherwise. Not for
 /// secrets: keys, nonces and payload bytes come from `Crypto.randomBytes`.
-struct SimulatorRandom: Sendable {
+public struct SimulatorRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64?) {
+    /// The sequence of `seed`, or an unpredictable one when nil.
+    public init(seed: UInt64?) {
         if let seed {
             state = seed
         } else {
@@ -20,7 +22,8 @@ struct SimulatorRandom: Sendable {
         }
     }
 
-    mutating func next() -> UInt64 {
+    /// The next value.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

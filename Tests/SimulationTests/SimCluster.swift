@@ -4,7 +4,6 @@ import Recovery
 /// One provisioning request of the workload: its id is its wallet handshake (single-use).
 struct SimRequest {
     let id: String
-    let arrivalMs: Int64
     /// Apple's window: the answer is due by then.
     let deadlineMs: Int64
 }

@@ -1,3 +1,5 @@
+import Simulator
+
 /// A stateful issuer: the first call with a handshake is applied (its answer drawn from the
 /// seed), a second use of the same single-use handshake is refused — a different answer, which
 /// is why a second call must never happen — and its state query says what was applied.
@@ -7,7 +9,7 @@ final class SimIssuer {
     private var applied: [String: String] = [:]
 
     /// A call with `handshake`: the answer the caller gets.
-    func call(_ handshake: String, random: inout SimRandom) -> String {
+    func call(_ handshake: String, random: inout SimulatorRandom) -> String {
         calls[handshake, default: 0] += 1
         if applied[handshake] != nil { return "rejected:already_used" }
         let answer = random.chance(0.8) ? "provisioned" : "declined"

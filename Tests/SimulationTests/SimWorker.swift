@@ -429,10 +429,10 @@ final class SimWorker: @unchecked Sendable {
 
     private func publishReconciled(_ result: String, _ job: SimReconcileJob, then: @escaping () -> Void) {
         world.events.after(world.produceDelayMs()) { [self] in
-            let fails = !alive || world.random.chance(world.settings.produceFaultRate)
-            if !fails || world.random.chance(0.5) { world.cluster.publishFinal(result, for: job.requestID, nowMs: now) }
+            let produced = world.produceOutcome(producerAlive: alive)
+            if produced.written { world.cluster.publishFinal(result, for: job.requestID, nowMs: now) }
             guard alive else { return }
-            fails ? world.events.after(500) { [self] in publishReconciled(result, job, then: then) } : then()
+            produced.acknowledged ? then() : world.events.after(500) { [self] in publishReconciled(result, job, then: then) }
         }
     }
 
@@ -477,10 +477,10 @@ final class SimWorker: @unchecked Sendable {
     /// — written or not, half each. A process killed meanwhile hears nothing (written or not).
     private func produceMarker(_ record: SimMarkerRecord, partition: Int32, completion: @escaping (Int64?) -> Void) {
         world.events.after(world.produceDelayMs()) { [self] in
-            let fails = !alive || world.random.chance(world.settings.produceFaultRate)
-            let offset = !fails || world.random.chance(0.5) ? world.cluster.append(record, to: partition) : nil
+            let produced = world.produceOutcome(producerAlive: alive)
+            let offset = produced.written ? world.cluster.append(record, to: partition) : nil
             guard alive else { return }
-            completion(fails ? nil : offset)
+            completion(produced.acknowledged ? offset : nil)
         }
     }
 
@@ -488,11 +488,10 @@ final class SimWorker: @unchecked Sendable {
     /// retried while the partition is held; given up (abandoned) once it is not.
     private func publish(_ result: String, job: Job, final: Bool, then: @escaping () -> Void) {
         world.events.after(world.produceDelayMs()) { [self] in
-            let fails = !alive || world.random.chance(world.settings.produceFaultRate)
-            let written = !fails || world.random.chance(0.5)
-            if written && final { world.cluster.publishFinal(result, for: job.request.id, nowMs: now) }
+            let produced = world.produceOutcome(producerAlive: alive)
+            if produced.written && final { world.cluster.publishFinal(result, for: job.request.id, nowMs: now) }
             guard alive else { return }
-            if !fails { return then() }
+            if produced.acknowledged { return then() }
             guard ledger.isHeld(job.tp, generation: job.generation) else { return settle(.abandoned, job) }
             world.events.after(200) { [self] in publish(result, job: job, final: final, then: then) }
         }

@@ -1,3 +1,5 @@
+import Simulator
+
 /// What every simulated part shares: simulated time and events, the seeded chance, the cluster,
 /// the issuer, the group's membership, the run's settings and the event trace printed on failure.
 final class SimWorld {
@@ -32,7 +34,7 @@ final class SimWorld {
 
     let settings: Settings
     let events = SimEvents()
-    var random: SimRandom
+    var random: SimulatorRandom
     let cluster: SimCluster
     let issuer = SimIssuer()
     /// Live group members by name (a killed or expelled worker is not one).
@@ -42,7 +44,7 @@ final class SimWorld {
 
     init(settings: Settings, seed: UInt64, tracing: Bool) {
         self.settings = settings
-        random = SimRandom(seed: seed)
+        random = SimulatorRandom(seed: seed)
         cluster = SimCluster(partitionCount: settings.partitions)
         self.tracing = tracing
     }
@@ -60,6 +62,13 @@ final class SimWorld {
 
     /// A reconciliation job published, to run `dueInMs` from now.
     func enqueueReconcile(_ job: SimReconcileJob, dueInMs: Int64) { reconcileSink?(job, dueInMs) }
+
+    /// What a produce ending now did: written to the log, and acknowledged to its producer. It
+    /// errors with `produceFaultRate` (then written or not, half each); a dead producer hears nothing.
+    func produceOutcome(producerAlive: Bool) -> (written: Bool, acknowledged: Bool) {
+        let fails = !producerAlive || random.chance(settings.produceFaultRate)
+        return (!fails || random.chance(0.5), !fails)
+    }
 
     /// How long a produce takes to be acknowledged now.
     func produceDelayMs() -> Int64 {

@@ -1,4 +1,5 @@
 import Kafka
+import Simulator
 
 /// One seeded run: three or more workers (`SimWorker`, the real core types) in one consumer
 /// group over a simulated cluster, a stateful issuer, a workload of single-use handshakes, and
@@ -39,7 +40,7 @@ final class Simulation {
 
     init(seed: UInt64, tracing: Bool = false) {
         self.seed = seed
-        var random = SimRandom(seed: seed ^ 0x5151_5151)
+        var random = SimulatorRandom(seed: seed ^ 0x5151_5151)
         var settings = SimWorld.Settings()
         settings.workers = Int(random.int(2...4))
         settings.partitions = Int32(random.int(2...6))
@@ -66,7 +67,7 @@ final class Simulation {
             let at = world.random.int(0...15_000)
             let partition = Int32(world.random.int(0...Int64(settings.partitions - 1)))
             world.events.after(at) { [unowned self] in
-                let request = SimRequest(id: "r\(index)", arrivalMs: world.nowMs, deadlineMs: world.nowMs + 20_000)
+                let request = SimRequest(id: "r\(index)", deadlineMs: world.nowMs + 20_000)
                 world.cluster.requests[Int(partition)].append(request)
             }
         }
