@@ -10,6 +10,10 @@ extension KafkaConsumer {
         let commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)?
         private let owner = Mutex(Owner())
         private let pendingErrors = Mutex<[KafkaError]>([])
+        /// Whether an assignment was ever handed over (the group's assignor state exists then).
+        private let assignedOnce = Atomic<Bool>(false)
+        /// Whether the listener is no longer told (a shutdown serving the queue for its own ends).
+        private let silenced = Atomic<Bool>(false)
 
         init(listener: (any KafkaRebalanceListener)?,
              commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)?) {
@@ -25,6 +29,16 @@ extension KafkaConsumer {
         var consumer: KafkaConsumer? {
             owner.withLock { $0.consumer }
         }
+
+        /// Whether an assignment was ever handed over by a rebalance.
+        var hasBeenAssigned: Bool { assignedOnce.load(ordering: .acquiring) }
+
+        func markAssigned() { assignedOnce.store(true, ordering: .releasing) }
+
+        /// Rebalances from now on are carried out without telling the listener.
+        func silence() { silenced.store(true, ordering: .releasing) }
+
+        var isSilenced: Bool { silenced.load(ordering: .acquiring) }
 
         /// Keeps an error raised inside a callback for the next `poll` to return.
         func record(_ error: KafkaError) {
@@ -48,7 +62,7 @@ func kafkaConsumerRebalance(_ handle: OpaquePointer?, _ code: rd_kafka_resp_err_
     guard let handle, let opaque else { return }
     let callbacks = Unmanaged<KafkaConsumer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
     let consumer = callbacks.consumer
-    let listener = consumer == nil ? nil : callbacks.listener
+    let listener = consumer == nil || callbacks.isSilenced ? nil : callbacks.listener
     let isCooperative = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } == "COOPERATIVE"
     let list = TopicPartitionList.partitions(partitions)
 
@@ -64,6 +78,7 @@ func kafkaConsumerRebalance(_ handle: OpaquePointer?, _ code: rd_kafka_resp_err_
                 callbacks.record(.fromLibrary(error, context: "assign of \(list)"))
             }
         }
+        callbacks.markAssigned()
         if let consumer, let listener, !list.isEmpty {
             listener.partitionsAssigned(list, by: consumer)
         }

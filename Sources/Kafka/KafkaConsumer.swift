@@ -178,10 +178,37 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     private func shutDown() {
         guard gate.beginDraining() else { return }
+        let destroyable = awaitAssignorState()
         _ = rd_kafka_consumer_close(handle)
         gate.close()
+        guard destroyable else {
+            // Destroying it now would abort the process (librdkafka#4312): the client is left to
+            // the process's exit, its callbacks kept alive for it.
+            _ = Unmanaged.passRetained(callbacks)
+            return
+        }
         rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
     }
+
+    /// Below librdkafka 2.3.0 a `cooperative-sticky` member that has joined its group but not yet
+    /// received its first assignment has no assignor state, and destroying it aborts the process
+    /// (confluentinc/librdkafka#4312, fixed by #4381). Such a member serves its queue (the listener
+    /// no longer told, records dropped: nothing was handed out yet) until that assignment arrives,
+    /// for at most `assignorStateWaitMs`. False when it did not: the handle must not be destroyed.
+    private func awaitAssignorState() -> Bool {
+        guard KafkaRuntime.hasStickyDestroyDefect, !callbacks.hasBeenAssigned,
+              rd_kafka_rebalance_protocol(handle).map({ String(cString: $0) }) == "COOPERATIVE" else { return true }
+        callbacks.silence()
+        var waitedMs = 0
+        while !callbacks.hasBeenAssigned && waitedMs < Self.assignorStateWaitMs {
+            if let message = rd_kafka_consumer_poll(handle, 50) { rd_kafka_message_destroy(message) }
+            waitedMs += 50
+        }
+        return callbacks.hasBeenAssigned
+    }
+
+    /// How long a shutdown waits for the first assignment on a runtime with librdkafka#4312.
+    static let assignorStateWaitMs = 5_000
 
     var hasCommitHandler: Bool { callbacks.commitHandler != nil }
 

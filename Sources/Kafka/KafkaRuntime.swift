@@ -33,6 +33,15 @@ public enum KafkaRuntime {
     /// can lose an assignment under load).
     public static var hasCooperativeRebalanceDefect: Bool { release < cooperativeFixedIn }
 
+    /// The first release that can destroy a `cooperative-sticky` member before its first assignment
+    /// (confluentinc/librdkafka#4312, fixed by #4381): below it, `KafkaConsumer.close` waits for
+    /// that assignment first.
+    public static let stickyDestroyFixedIn = KafkaRuntimeVersion(major: 2, minor: 3, revision: 0)
+
+    /// Whether the loaded library aborts when a `cooperative-sticky` member is destroyed between
+    /// its JoinGroup and its first assignment (confluentinc/librdkafka#4312).
+    public static var hasStickyDestroyDefect: Bool { release < stickyDestroyFixedIn }
+
     /// The strategy a group member built from `properties` uses: the configured
     /// `partition.assignment.strategy`, else `defaultAssignor`.
     public static func assignor(configured properties: [String: String]) -> String {
