@@ -10,9 +10,11 @@ import Observability
 /// Every method returns at once; `completion` runs exactly once, on the HTTP client's event thread
 /// or a timer thread: keep it short and never block in it.
 public final class IssuerClient: Sendable {
-    private let http: HTTPClient
+    private let http: any HTTPExchanging
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
+    /// Runs work after a delay in milliseconds (the one retry's `Retry-After` wait).
+    private let after: @Sendable (Int64, @escaping @Sendable () -> Void) -> Void
 
     /// How long before `publishBy` an attempt's timeout ends, so that the completion (libcurl's
     /// timer resolution, the hop to the completion) lands by `publishBy`, not just after it.
@@ -20,10 +22,15 @@ public final class IssuerClient: Sendable {
 
     /// Creates a client over `http`; `clock` reads wall time in epoch milliseconds (deadlines,
     /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
-    public init(http: HTTPClient, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil) {
+    /// `after` runs a retry after its wait (a Dispatch timer unless a simulation supplies its own).
+    public init(http: any HTTPExchanging, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil,
+                after: @escaping @Sendable (Int64, @escaping @Sendable () -> Void) -> Void = { delayMs, work in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs)), execute: work)
+                }) {
         self.http = http
         self.clock = clock
         self.logger = logger
+        self.after = after
     }
 
     // MARK: Calls
@@ -175,7 +182,7 @@ public final class IssuerClient: Sendable {
             if delayMs <= 0 {
                 attempt(exchange, progress: settled, completion: completion)
             } else {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs))) { [self] in
+                after(delayMs) { [self] in
                     attempt(exchange, progress: settled, completion: completion)
                 }
             }

@@ -14,6 +14,10 @@ extension KafkaConsumer {
         private let assignedOnce = Atomic<Bool>(false)
         /// Whether the listener is no longer told (a shutdown serving the queue for its own ends).
         private let silenced = Atomic<Bool>(false)
+        /// Whether the consumer is closing: a revoke is completed when its callback returns.
+        private let closing = Atomic<Bool>(false)
+        /// A revoke the listener deferred: its partitions and protocol, until `completeRevoke`.
+        private let deferred = Mutex<(partitions: [TopicPartition], cooperative: Bool)?>(nil)
 
         init(listener: (any KafkaRebalanceListener)?,
              commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)?) {
@@ -39,6 +43,28 @@ extension KafkaConsumer {
         func silence() { silenced.store(true, ordering: .releasing) }
 
         var isSilenced: Bool { silenced.load(ordering: .acquiring) }
+
+        /// From now on revokes are completed at once (the consumer is closing).
+        func markClosing() { closing.store(true, ordering: .releasing) }
+
+        var isClosing: Bool { closing.load(ordering: .acquiring) }
+
+        /// Keeps a revoke the listener deferred (one at a time: librdkafka starts no other
+        /// rebalance before its unassign call).
+        func deferRevoke(_ partitions: [TopicPartition], cooperative: Bool) {
+            deferred.withLock { $0 = (partitions, cooperative) }
+        }
+
+        /// The deferred revoke's partitions (empty when none).
+        func peekDeferredRevoke() -> [TopicPartition] { deferred.withLock { $0?.partitions ?? [] } }
+
+        /// Takes the deferred revoke, if any.
+        func takeDeferredRevoke() -> (partitions: [TopicPartition], cooperative: Bool)? {
+            deferred.withLock { pending in
+                defer { pending = nil }
+                return pending
+            }
+        }
 
         /// Keeps an error raised inside a callback for the next `poll` to return.
         func record(_ error: KafkaError) {
@@ -85,23 +111,36 @@ func kafkaConsumerRebalance(_ handle: OpaquePointer?, _ code: rd_kafka_resp_err_
 
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
         // Tell the listener first, while the partitions are still assigned, so it can commit.
+        var completion = KafkaRevokeCompletion.now
         if let consumer, let listener, !list.isEmpty {
             if rd_kafka_assignment_lost(handle) != 0 {
                 listener.partitionsLost(list, by: consumer)
             } else {
-                listener.partitionsRevoked(list, by: consumer)
+                completion = listener.partitionsRevoked(list, by: consumer)
             }
         }
-        if isCooperative {
-            if let error = rd_kafka_incremental_unassign(handle, partitions) {
-                callbacks.record(.consuming(error, context: "incremental unassign of \(list)"))
-            }
+        // Inside `close` nothing is deferred: librdkafka waits for this unassign to leave the group.
+        if completion == .deferred && !callbacks.isClosing {
+            callbacks.deferRevoke(list, cooperative: isCooperative)
         } else {
-            _ = rd_kafka_assign(handle, nil)
+            unassign(handle, partitions, cooperative: isCooperative, callbacks: callbacks)
         }
 
     default:
         callbacks.record(.fromLibrary(code, context: "rebalance failed"))
+        _ = rd_kafka_assign(handle, nil)
+    }
+}
+
+/// Gives up revoked partitions: `incremental_unassign` under the cooperative protocol, the whole
+/// assignment cleared under the eager one (librdkafka's "unassign call" the group waits for).
+func unassign(_ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, cooperative: Bool,
+              callbacks: KafkaConsumer.Callbacks) {
+    if cooperative {
+        if let error = rd_kafka_incremental_unassign(handle, partitions) {
+            callbacks.record(.consuming(error, context: "incremental unassign of \(TopicPartitionList.partitions(partitions))"))
+        }
+    } else {
         _ = rd_kafka_assign(handle, nil)
     }
 }

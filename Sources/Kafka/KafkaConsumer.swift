@@ -176,7 +176,25 @@ public final class KafkaConsumer: @unchecked Sendable {
         }
     }
 
+    /// Gives up the partitions of the revoke the listener deferred (`KafkaRevokeCompletion`):
+    /// librdkafka's unassign call, after which the group's rebalance goes on. Call it on the poll
+    /// thread, once their work is drained and committed. Nothing happens when none is deferred.
+    public func completeRevoke() {
+        guard let pending = callbacks.takeDeferredRevoke() else { return }
+        _ = try? call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(pending.partitions)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            unassign(handle, list, cooperative: pending.cooperative, callbacks: callbacks)
+        }
+    }
+
+    /// The partitions of a revoke deferred and not yet completed (empty when none).
+    public var deferredRevoke: [TopicPartition] { callbacks.peekDeferredRevoke() }
+
     private func shutDown() {
+        callbacks.markClosing()
+        // A revoke still deferred is completed first: librdkafka's close waits for it.
+        completeRevoke()
         guard gate.beginDraining() else { return }
         let destroyable = awaitAssignorState()
         _ = rd_kafka_consumer_close(handle)

@@ -42,7 +42,7 @@ final class RecordingListener: KafkaRebalanceListener {
         }
     }
 
-    func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+    func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) -> KafkaRevokeCompletion {
         let stillAssigned = Set(consumer.assignment())
         var commitError: KafkaError?
         if let metadata = commitMetadataOnRevoke {
@@ -59,6 +59,7 @@ final class RecordingListener: KafkaRebalanceListener {
             $0.threads.insert(thread)
             if commitMetadataOnRevoke != nil { $0.commitOutcomes.append(commitError) }
         }
+        return .now
     }
 
     func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {

@@ -70,7 +70,7 @@ struct PartitionLifecycleTests {
         _ = lifecycle.fenced(p0, generation: 1, epoch: 10)
         // The reader of generation 1 has installed its markers; before it says "caught up" the
         // poll thread releases the partition (lost) and it is assigned again (generation 2).
-        lifecycle.revoked([p0])
+        lifecycle.lost([p0])
         lifecycle.released([p0])
         _ = lifecycle.assigned(p0, generation: 2)
         let r14 = lifecycle.caughtUp(p0, generation: 1)
@@ -96,7 +96,8 @@ struct PartitionLifecycleTests {
         var lifecycle = running()
         let r21 = lifecycle.admit(p0, offset: 5)
         #expect(r21 == .deliver)
-        lifecycle.revoked([p0])
+        let paused = lifecycle.revoked([p0], deadlineMs: 10_000)
+        #expect(paused == .pause([p0]), "a draining partition is fetched no more")
         #expect(lifecycle.phase(of: p0) == .draining)
         let r22 = lifecycle.admit(p0, offset: 6)
         #expect(r22 == .refuse(nil))
@@ -149,5 +150,42 @@ struct PartitionLifecycleTests {
         _ = lifecycle.caughtUp(p0, generation: 1)
         _ = lifecycle.turn(pending: 0, limit: 10)
         #expect(lifecycle.flowVersion > assigned)
+    }
+
+    @Test("a revoke drains without blocking: given up once its partitions settle, or at its deadline, all together")
+    func revokeDrainEndsWhenSettledOrAtDeadline() {
+        var lifecycle = running()
+        _ = lifecycle.assigned(p1, generation: 2)
+        _ = lifecycle.fenced(p1, generation: 2, epoch: 3)
+        _ = lifecycle.caughtUp(p1, generation: 2)
+        _ = lifecycle.revoked([p0, p1], deadlineMs: 10_000)
+        var unsettled: [TopicPartition: Int] = [p0: 2, p1: 0]
+        let count: ([TopicPartition]) -> Int = { partitions in partitions.reduce(0) { $0 + unsettled[$1, default: 0] } }
+        let early = lifecycle.finishRevoke(nowMs: 5_000, unsettled: count)
+        #expect(early == nil, "p0 still holds work: nothing is given up, not even the settled p1")
+        unsettled[p0] = 0
+        let settled = lifecycle.finishRevoke(nowMs: 5_001, unsettled: count)
+        #expect(settled.map(Set.init) == [p0, p1])
+        let again = lifecycle.finishRevoke(nowMs: 5_002, unsettled: count)
+        #expect(again == nil, "a revoke is given up once")
+        // A second revoke whose work never settles is given up at its deadline.
+        var other = running()
+        _ = other.revoked([p0], deadlineMs: 1_000)
+        let waiting = other.finishRevoke(nowMs: 999) { _ in 3 }
+        #expect(waiting == nil)
+        let late = other.finishRevoke(nowMs: 1_000) { _ in 3 }
+        #expect(late == [p0])
+    }
+
+    @Test("a lost partition is not waited for by the revoke draining beside it")
+    func lostLeavesTheDrain() {
+        var lifecycle = running()
+        _ = lifecycle.assigned(p1, generation: 2)
+        _ = lifecycle.revoked([p0, p1], deadlineMs: 10_000)
+        lifecycle.lost([p1])
+        lifecycle.released([p1])
+        let due = lifecycle.finishRevoke(nowMs: 1) { partitions in partitions.contains(p1) ? 5 : 0 }
+        #expect(due == [p0])
+        #expect(lifecycle.takeRevoke().isEmpty)
     }
 }

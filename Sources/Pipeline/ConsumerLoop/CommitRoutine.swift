@@ -17,7 +17,7 @@ final class CommitRoutine: Sendable {
 
     /// Commits `candidates()` on `consumer` when due (or `force`); `record` gets what a
     /// synchronous commit covered. A failure is logged and the next turn tries again.
-    func run(force: Bool, nowMs: Int64, consumer: KafkaConsumer, logger: Logger,
+    func run(force: Bool, nowMs: Int64, consumer: any GroupConsumer, logger: Logger,
              candidates: () -> [TopicPartitionOffset], record: ([TopicPartitionOffset]) -> Void) {
         let due = lastCommitMs.withLock { last -> Bool in
             guard force || nowMs - last >= intervalMs else { return false }

@@ -12,18 +12,23 @@ import Synchronization
 /// drain deadline passes; each poll turn starts with `nextTurn`, a pure decision (time and the
 /// work still outstanding passed in), which the owner carries out.
 ///
-/// Threads: `start`'s body runs on the poll thread, and so do the rebalance callbacks (inside
-/// `poll`), `commitIfDue`, `commitNow` and `finish`; `requestStop`, `nextTurn` and
-/// `waitUntilFinished` may be called from any thread. An asynchronous commit is recorded in the
-/// ledger when the coordinator accepts it (the consumer's commit callback, inside `poll`); one it
-/// refuses (during a rebalance) is sent again on a later turn.
+/// A revoke never blocks the poll thread: the owner defers it (`RevokeDrain`), keeps polling the
+/// partitions it keeps, and `finishRevoke` commits, releases and gives the partitions up once
+/// their work settled or the drain bound passed.
+///
+/// Threads: each poll turn runs on the loop's thread (`Executor.startLoop`), and so do the
+/// rebalance callbacks (inside `poll`), `commitIfDue`, `commitNow`, `finishRevoke` and `finish`;
+/// `requestStop`, `nextTurn` and `waitUntilFinished` may be called from any thread. An
+/// asynchronous commit is recorded in the ledger when the coordinator accepts it (the consumer's
+/// commit callback, inside `poll`); one it refuses (during a rebalance) is sent again on a later turn.
 final class ConsumerLoop: Sendable {
     /// The group consumer (poll thread only, but for the thread-safe reads librdkafka allows).
-    let consumer: KafkaConsumer
+    let consumer: any GroupConsumer
     /// The received, settled and committable offsets of the partitions this loop owns.
     let ledger: OffsetLedger
     private let relay = RebalanceRelay()
-    private let thread = PollThread()
+    private let handle = Mutex<(any LoopHandle)?>(nil)
+    private let executor: any Executor
     private let commits: CommitRoutine
     private let logger: Logger
     private let phase = Mutex(Phase.running)
@@ -54,13 +59,14 @@ final class ConsumerLoop: Sendable {
         }
     }
 
-    /// A loop over a consumer made from `properties` (the role's settings applied already),
-    /// committing from `ledger` at most every `commitIntervalMs`.
-    init(properties: [String: String], ledger: OffsetLedger, commitIntervalMs: Int64, logger: Logger) throws(KafkaError) {
+    /// A loop over a consumer `runtime` makes from `properties` (the role's settings applied
+    /// already), committing from `ledger` at most every `commitIntervalMs`.
+    init(runtime: WorkerRuntime, properties: [String: String], ledger: OffsetLedger, commitIntervalMs: Int64, logger: Logger) throws(KafkaError) {
         self.ledger = ledger
         self.logger = logger
+        executor = runtime.executor
         commits = CommitRoutine(intervalMs: commitIntervalMs)
-        consumer = try KafkaConsumer(configuration: properties, rebalanceListener: relay) { outcome in
+        consumer = try runtime.makeGroupConsumer(properties, relay) { outcome in
             switch outcome {
             case .success(let offsets): ledger.committed(offsets)
             case .failure(let error): logger.debug("asynchronous commit refused; it will be retried", [("error", .string(error.description))])
@@ -73,11 +79,12 @@ final class ConsumerLoop: Sendable {
         relay.attach(handlers)
     }
 
-    /// Subscribes to `topic` and runs `body` on a new poll thread named `threadName`; the body
-    /// returns when the loop is to end, then `finish` has to be called on that thread.
-    func start(topic: String, threadName: String, body: @escaping @Sendable () -> Void) throws(KafkaError) {
+    /// Subscribes to `topic` and runs `turn` again and again on the loop's thread named
+    /// `threadName` until it returns false (after calling `finish`).
+    func start(topic: String, threadName: String, turn: @escaping @Sendable () -> Bool) throws(KafkaError) {
         try consumer.subscribe([topic])
-        thread.start(name: threadName, body)
+        let started = executor.startLoop(name: threadName, turn: turn)
+        handle.withLock { $0 = started }
     }
 
     /// Asks the loop to stop, its drain bounded by `drainMs` from `nowMs` (the first request counts).
@@ -102,7 +109,7 @@ final class ConsumerLoop: Sendable {
 
     /// Blocks until the poll thread has finished (committed and left the group).
     func waitUntilFinished() {
-        thread.waitUntilFinished()
+        handle.withLock { $0 }?.waitUntilFinished()
     }
 
     /// The commit step of a poll turn: when due (or `force`), commits what the ledger says may be
@@ -128,6 +135,17 @@ final class ConsumerLoop: Sendable {
                            [("error", .string(error.description))])
             return false
         }
+    }
+
+    /// Ends a deferred revoke: commits `partitions` synchronously, lets the owner `release` them,
+    /// then gives them up (the consumer's unassign call: the group's rebalance goes on). False
+    /// when the commit failed (the next owner redoes what is uncommitted).
+    @discardableResult
+    func finishRevoke(_ partitions: [TopicPartition], release: ([TopicPartition]) -> Void) -> Bool {
+        let committed = commitNow(partitions)
+        release(partitions)
+        consumer.completeRevoke()
+        return committed
     }
 
     /// The end of the poll thread's body: a last synchronous commit, the consumer closed (leaving

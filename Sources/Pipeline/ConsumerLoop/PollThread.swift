@@ -2,7 +2,7 @@ import Foundation
 
 /// The thread a consumer loop runs on, and the signal that it ended. `waitUntilFinished` may be
 /// called by any number of threads, before or after the end.
-final class PollThread: Sendable {
+final class PollThread: LoopHandle {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Runs `body` on a new thread named `name`.

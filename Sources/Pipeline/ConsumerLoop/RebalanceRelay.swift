@@ -4,11 +4,12 @@ import Synchronization
 /// Hands a group consumer's rebalance callbacks to the loop that owns it, without the consumer
 /// holding the loop for good (the loop detaches when it ends); part of `ConsumerLoop`. Callbacks
 /// run on the loop's poll thread, inside `poll` (see `KafkaRebalanceListener`).
-final class RebalanceRelay: KafkaRebalanceListener {
+package final class RebalanceRelay: KafkaRebalanceListener {
     /// What the loop does on each callback.
     struct Handlers: Sendable {
         var assigned: @Sendable ([TopicPartition]) -> Void
-        var revoked: @Sendable ([TopicPartition]) -> Void
+        /// `.deferred`: the loop drains the partitions and gives them up later (`ConsumerLoop.finishRevoke`).
+        var revoked: @Sendable ([TopicPartition]) -> KafkaRevokeCompletion
         var lost: @Sendable ([TopicPartition]) -> Void
     }
 
@@ -20,15 +21,30 @@ final class RebalanceRelay: KafkaRebalanceListener {
     /// Drops the loop's handlers (the loop has ended).
     func detach() { handlers.withLock { $0 = nil } }
 
-    func partitionsAssigned(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+    /// Partitions were assigned (a `GroupConsumer` calls this inside `poll`).
+    package func assigned(_ partitions: [TopicPartition]) {
         handlers.withLock { $0 }?.assigned(partitions)
     }
 
-    func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
-        handlers.withLock { $0 }?.revoked(partitions)
+    /// Partitions are revoked: whether the loop gives them up now or defers it.
+    package func revoked(_ partitions: [TopicPartition]) -> KafkaRevokeCompletion {
+        handlers.withLock { $0 }?.revoked(partitions) ?? .now
     }
 
-    func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+    /// Partitions were lost without a clean revoke.
+    package func lost(_ partitions: [TopicPartition]) {
         handlers.withLock { $0 }?.lost(partitions)
+    }
+
+    package func partitionsAssigned(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+        assigned(partitions)
+    }
+
+    package func partitionsRevoked(_ partitions: [TopicPartition], by consumer: KafkaConsumer) -> KafkaRevokeCompletion {
+        revoked(partitions)
+    }
+
+    package func partitionsLost(_ partitions: [TopicPartition], by consumer: KafkaConsumer) {
+        lost(partitions)
     }
 }

@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Issuers
 import Kafka
 import Observability
@@ -25,8 +24,9 @@ import Synchronization
 /// bookkeeping), or in the scheduler's `carryOut`.
 final class RequestFlow: Sendable {
     let context: WorkerContext
-    let pool: DispatchQueue
-    private let partitionQueues = Mutex<[TopicPartition: DispatchQueue]>([:])
+    /// The worker pool (`Executor.pool`).
+    let pool: any WorkQueue
+    private let partitionQueues = Mutex<[TopicPartition: any WorkQueue]>([:])
     private let relay: Relay
     let scheduler: CallScheduler
     let intake: Intake
@@ -43,14 +43,14 @@ final class RequestFlow: Sendable {
 
     init(context: WorkerContext) {
         self.context = context
-        pool = DispatchQueue(label: "provisioner.workers", qos: .userInitiated, attributes: .concurrent)
+        pool = context.executor.pool
         let relay = Relay()
         self.relay = relay
         let metrics = context.metrics
         let logger = context.logger
         let audit = context.audit
         let scheduler = CallScheduler(
-            settings: context.configuration.scheduler, clock: context.clock,
+            settings: context.configuration.scheduler, clock: context.clock, timer: context.executor.timer(label: "provisioner.scheduler-timer"),
             // Short work (write a marker, or answer without a call): run it where the decision
             // was made rather than hopping threads.
             carryOut: { decisions in relay.target?.carryOut(decisions) },
@@ -117,10 +117,10 @@ final class RequestFlow: Sendable {
         }
     }
 
-    private func queue(for partition: TopicPartition) -> DispatchQueue {
+    private func queue(for partition: TopicPartition) -> any WorkQueue {
         partitionQueues.withLock { queues in
             if let queue = queues[partition] { return queue }
-            let queue = DispatchQueue(label: "provisioner.partition.\(partition.partition)", target: pool)
+            let queue = context.executor.serialQueue(label: "provisioner.partition.\(partition.partition)", onPool: true)
             queues[partition] = queue
             return queue
         }
@@ -133,6 +133,8 @@ final class RequestFlow: Sendable {
             settler.settle(.abandoned, origin: received, requestID: nil, claimed: false)
             return
         }
+        context.probe?.intake(worker: context.configuration.workerID, partition: received.partition, offset: received.offset,
+                              generation: received.generation)
         let (origin, decision) = intake.decide(value, received: received, nowMs: context.clock()) { [self] in
             queue(for: received.partition).async { self.intake(value, origin: received) }
         }

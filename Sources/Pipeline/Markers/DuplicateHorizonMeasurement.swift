@@ -33,8 +33,9 @@ public enum DuplicateHorizonMeasurement {
     /// taken and the answered ids the index holds.
     public static func catchUp(properties: [String: String], topic: String, partition: Int32, horizonMs: Int64,
                                maxEntries: Int) throws -> (readMs: Int64, held: Int, bytes: Int) {
-        let reader = try MarkerCatchUp(properties: properties, topic: topic, logger: Logger(label: "bench", minimumLevel: .error, handler: DiscardingLogHandler()),
-                                       timeoutMs: 30_000)
+        let reader = MarkerCatchUp(reader: try KafkaMarkerLogReader(properties: properties, topic: topic, purpose: "marker-reader"),
+                                   queue: DispatchExecutor().serialQueue(label: "provisioner.horizon-measurement", onPool: false),
+                                   logger: Logger(label: "bench", minimumLevel: .error, handler: DiscardingLogHandler()), timeoutMs: 30_000)
         defer { reader.close() }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(Int, Int)?>(nil)

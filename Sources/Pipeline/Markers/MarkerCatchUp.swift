@@ -1,4 +1,3 @@
-import Dispatch
 import Kafka
 import Observability
 import Recovery
@@ -13,19 +12,18 @@ import Synchronization
 /// that request counts as "the call may have started" (`InheritedMarkers.mayHaveStarted`): reconciled, never
 /// called again.
 final class MarkerCatchUp: Sendable {
-    private let consumer: KafkaConsumer
-    private let topic: String
+    private let reader: any MarkerLogReader
     private let logger: Logger
-    private let queue = DispatchQueue(label: "provisioner.marker-catch-up")
+    private let queue: any WorkQueue
     private let timeoutMs: Int64
     private let closed = Mutex(false)
     private let undecodable: Counter?
 
-    init(properties: [String: String], topic: String, logger: Logger, timeoutMs: Int64 = 30_000,
-         undecodable: Counter? = nil) throws(KafkaError) {
-        let configuration = KafkaConsumerRole.reader(groupID: (properties["group.id"] ?? "provisioner") + ".marker-reader").applied(to: properties)
-        consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
-        self.topic = topic
+    /// A catch-up reading through `reader` on `queue` (serial: the reader is used there only); a
+    /// read that makes no progress for `timeoutMs` fails (and is retried).
+    init(reader: any MarkerLogReader, queue: any WorkQueue, logger: Logger, timeoutMs: Int64 = 30_000, undecodable: Counter? = nil) {
+        self.reader = reader
+        self.queue = queue
         self.logger = logger
         self.timeoutMs = timeoutMs
         self.undecodable = undecodable
@@ -79,12 +77,12 @@ final class MarkerCatchUp: Sendable {
         // librdkafka does not refresh its metadata when a watermark query is answered
         // NOT_LEADER_FOR_PARTITION (a leader moved since this reader last looked): ask for fresh
         // metadata, or every retry would go to the old leader again.
-        _ = try? consumer.partitionCount(topic: topic, timeoutMs: 2_000)
+        reader.refreshMetadata()
         let delayMs = min(2_000, 100 << min(number, 5))
         logger.warning("marker catch-up failed; the partition stays paused and the read is retried",
                        [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(number))),
                         ("retry_in_ms", .integer(Int64(delayMs)))])
-        queue.asyncAfter(deadline: .now() + .milliseconds(delayMs)) { [self] in
+        queue.asyncAfter(milliseconds: Int64(delayMs)) { [self] in
             attempt(partition: partition, from: position, horizon: horizon, number: number + 1, while: stillWanted, completion: completion)
         }
     }
@@ -96,19 +94,18 @@ final class MarkerCatchUp: Sendable {
         let handOverFrom = position ?? 0
         var readFrom = position
         if let horizon {
-            let topicPartition = TopicPartition(topic: topic, partition: partition)
             do {
                 // nil: nothing written since; the hand-over position (or the end) is early enough.
                 // Without a hand-over position the whole partition is read anyway.
                 if let position {
-                    let since = try consumer.offset(topicPartition, atOrAfterTimestampMs: horizon.sinceMs, timeoutMs: 5_000)
+                    let since = try reader.offset(partition: partition, atOrAfterTimestampMs: horizon.sinceMs)
                     // The record just before the answer (the last one when the answer is "none
                     // that recent") must be older than the horizon. When it is not, the broker
                     // did not search by time (librdkafka's mock cluster answers arbitrarily, or
                     // the end): read the partition whole, markers older than the horizon skipped by their time.
-                    let marks = try consumer.watermarks(topicPartition, timeoutMs: 5_000)
+                    let marks = try reader.watermarks(partition: partition)
                     let before = (since ?? marks.high) - 1
-                    if before >= marks.low, let stamp = try timestamp(topicPartition, at: before), stamp >= horizon.sinceMs {
+                    if before >= marks.low, let stamp = try reader.timestamp(partition: partition, at: before), stamp >= horizon.sinceMs {
                         readFrom = nil
                     } else {
                         readFrom = since.map { min($0, position) } ?? position
@@ -135,20 +132,6 @@ final class MarkerCatchUp: Sendable {
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
         return reached ? (found, answered) : nil
-    }
-
-    /// The record timestamp of the first record at or after `offset` (nil when it has none); throws
-    /// when none can be read within 5 s.
-    private func timestamp(_ partition: TopicPartition, at offset: Int64) throws(KafkaError) -> Int64? {
-        try consumer.assign([TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset, metadata: nil)])
-        defer { try? consumer.assign([]) }
-        let deadline = Timestamps.nowMs() + min(timeoutMs, 5_000)
-        while Timestamps.nowMs() < deadline {
-            for result in consumer.poll(maxMessages: 1, timeoutMs: 50) {
-                if case .success(let message) = result, message.offset >= offset { return message.timestampMs }
-            }
-        }
-        throw KafkaError(code: .timedOut, message: "reading the record at \(offset) of \(partition) timed out")
     }
 
     /// What a previous owner's `completed` marker says about a request.
@@ -211,10 +194,9 @@ final class MarkerCatchUp: Sendable {
     /// false when the end could not be reached (no progress for the timeout).
     private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
                       fence: (Int64, MarkerFence) -> Void, unreadable: (String?) -> Void) -> Bool {
-        let topicPartition = TopicPartition(topic: topic, partition: partition)
         let marks: (low: Int64, high: Int64)
         do {
-            marks = try consumer.watermarks(topicPartition, timeoutMs: 5_000)
+            marks = try reader.watermarks(partition: partition)
         } catch {
             logger.error("marker read could not get watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
@@ -222,39 +204,23 @@ final class MarkerCatchUp: Sendable {
         }
         let start = max(marks.low, position ?? marks.low)
         guard start < marks.high else { return true }
-        do {
-            try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: start, metadata: nil)])
-        } catch {
-            logger.error("marker read could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return false
-        }
-        defer { try? consumer.assign([]) }
         // A long read (a day of markers for the duplicate horizon) goes on while it makes progress.
-        var deadline = Timestamps.nowMs() + timeoutMs
-        var next = start
-        while next < marks.high && Timestamps.nowMs() < deadline {
-            for result in consumer.poll(maxMessages: 1_000, timeoutMs: 50) {
-                guard case .success(let message) = result else { continue }
-                if message.offset >= next { deadline = Timestamps.nowMs() + timeoutMs }
-                next = max(next, message.offset + 1)
-                // A decision's result (a header) matters only from the hand-over position on.
-                if let marker = message.offset >= attributeFrom ? CallMarker.decode(message.value, headers: message.headers)
-                    : CallMarker.decode(message.value) {
-                    visit(marker, message.offset)
-                } else if message.key == nil, let record = MarkerFence.decode(message.value) {
-                    fence(message.offset, record)
-                } else if message.offset < attributeFrom {
-                    continue
-                } else {
-                    let requestID = CallMarker.requestID(fromKey: message.key)
-                    undecodable?.increment()
-                    logger.warning(requestID == nil
-                                   ? "undecodable call marker without a request key: it cannot be attributed to a request"
-                                   : "undecodable call marker: its request is treated as possibly called (reconciled, never called again)",
-                                   [("partition", .integer(Int64(partition))), ("offset", .integer(message.offset)),
-                                    ("bytes", .integer(Int64(message.value.count)))])
-                    unreadable(requestID)
-                }
+        let next = reader.read(partition: partition, from: start, upTo: marks.high, stallMs: timeoutMs, limitMs: .max) { message in
+            // A decision's result (a header) matters only from the hand-over position on.
+            if let marker = message.offset >= attributeFrom ? CallMarker.decode(message.value, headers: message.headers)
+                : CallMarker.decode(message.value) {
+                visit(marker, message.offset)
+            } else if message.key == nil, let record = MarkerFence.decode(message.value) {
+                fence(message.offset, record)
+            } else if message.offset >= attributeFrom {
+                let requestID = CallMarker.requestID(fromKey: message.key)
+                undecodable?.increment()
+                logger.warning(requestID == nil
+                               ? "undecodable call marker without a request key: it cannot be attributed to a request"
+                               : "undecodable call marker: its request is treated as possibly called (reconciled, never called again)",
+                               [("partition", .integer(Int64(partition))), ("offset", .integer(message.offset)),
+                                ("bytes", .integer(Int64(message.value.count)))])
+                unreadable(requestID)
             }
         }
         if next < marks.high {
@@ -269,7 +235,7 @@ final class MarkerCatchUp: Sendable {
     func close() {
         queue.sync {
             closed.withLock { $0 = true }
-            consumer.close()
+            reader.close()
         }
     }
 }

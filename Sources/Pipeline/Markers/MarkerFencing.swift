@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Kafka
 import Observability
 import Recovery
@@ -64,23 +63,24 @@ final class MarkerFencing: Sendable {
 
     /// This process (random per start); written in its fences and `started` markers.
     let instance: String
-    private let consumer: KafkaConsumer
-    private let topic: String
+    private let reader: any MarkerLogReader
     private let logger: Logger
-    private let queue = DispatchQueue(label: "provisioner.marker-fencing")
+    private let queue: any WorkQueue
+    private let clock: @Sendable () -> Int64
     private let partitions = Mutex<[Int32: Partition]>([:])
     private let closed = Mutex(false)
     /// How long one gap read may hold the queue.
     private let attemptMs: Int64
     /// How long a gap may wait for own writes in flight before it is read.
-    private let waitMs: Int
+    private let waitMs: Int64
 
-    init(properties: [String: String], topic: String, logger: Logger, instance: String = Crypto.hex(Crypto.randomBytes(8)),
-         attemptMs: Int64 = 1_000, waitMs: Int = 20) throws(KafkaError) {
-        var configuration = KafkaConsumerRole.reader(groupID: (properties["group.id"] ?? "provisioner") + ".marker-fencing").applied(to: properties)
-        configuration["fetch.wait.max.ms"] = configuration["fetch.wait.max.ms"] ?? "10"
-        consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
-        self.topic = topic
+    /// Fencing for process `instance`, reading gaps through `reader` on `queue` (serial: the
+    /// reader is used there only), deadlines on `clock`.
+    init(reader: any MarkerLogReader, queue: any WorkQueue, clock: @escaping @Sendable () -> Int64, logger: Logger,
+         instance: String = Crypto.hex(Crypto.randomBytes(8)), attemptMs: Int64 = 1_000, waitMs: Int64 = 20) {
+        self.reader = reader
+        self.queue = queue
+        self.clock = clock
         self.logger = logger
         self.instance = instance
         self.attemptMs = attemptMs
@@ -157,7 +157,7 @@ final class MarkerFencing: Sendable {
             }
         }
         if let now { return completion(now) }
-        queue.asyncAfter(deadline: .now() + .milliseconds(waitMs)) { [self] in
+        queue.asyncAfter(milliseconds: waitMs) { [self] in
             let start = partitions.withLock { partitions -> Bool in
                 guard var entry = partitions[partition], !entry.pending.isEmpty, !entry.filling else { return false }
                 entry.filling = true
@@ -200,8 +200,8 @@ final class MarkerFencing: Sendable {
             guard let entry = partitions[partition], let log = entry.log else { return nil }
             return (log.known, entry.pending.map(\.marker).max().map { $0 - 1 })
         }) else { return }
-        let reached = read(partition, from: from, through: through, deadline: Timestamps.nowMs() + attemptMs)
-        let nowMs = Timestamps.nowMs()
+        let reached = read(partition, from: from, through: through)
+        let nowMs = clock()
         let (resolved, again) = partitions.withLock { partitions -> ([(Pending, Confirmation)], Bool) in
             guard var entry = partitions[partition] else { return ([], false) }
             var resolved = Self.resolve(&entry)
@@ -225,11 +225,11 @@ final class MarkerFencing: Sendable {
         guard again else { return }
         if !reached {
             // As for catch-up: librdkafka may not refresh a moved leader by itself.
-            _ = try? consumer.partitionCount(topic: topic, timeoutMs: 500)
+            reader.refreshMetadata()
             logger.warning("fencing read failed; retried until the call's last start time",
                            [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(attempt)))])
         }
-        queue.asyncAfter(deadline: .now() + .milliseconds(reached ? 0 : 200)) { [self] in fill(partition, attempt: attempt + 1) }
+        queue.asyncAfter(milliseconds: reached ? 0 : 200) { [self] in fill(partition, attempt: attempt + 1) }
     }
 
     private func failAll(_ partition: Int32) {
@@ -241,36 +241,23 @@ final class MarkerFencing: Sendable {
     }
 
     /// Reads `partition` from `from` through offset `through` (to its end when nil) into its log;
-    /// false when it could not get there before `deadline`.
-    private func read(_ partition: Int32, from: Int64, through: Int64?, deadline: Int64) -> Bool {
+    /// false when it could not get there within one attempt (`attemptMs`).
+    private func read(_ partition: Int32, from: Int64, through: Int64?) -> Bool {
         let last: Int64
         if let through {
             last = through
         } else {
-            guard let marks = try? consumer.watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 500) else { return false }
+            guard let marks = try? reader.watermarks(partition: partition) else { return false }
             partitions.withLock { $0[partition]?.log?.readEnd(marks.low) }
             last = marks.high - 1
         }
         guard from <= last else { return true }
-        do {
-            try consumer.assign([TopicPartitionOffset(topic: topic, partition: partition, offset: from, metadata: nil)])
-        } catch {
-            logger.error("fencing read could not assign", [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return false
+        var records: [(Int64, Bool)] = []
+        let next = reader.read(partition: partition, from: from, upTo: last + 1, stallMs: attemptMs, limitMs: attemptMs) { message in
+            records.append((message.offset, isForeignFence(message)))
         }
-        defer { try? consumer.assign([]) }
-        var next = from
-        while next <= last && Timestamps.nowMs() < deadline {
-            var records: [(Int64, Bool)] = []
-            for result in consumer.poll(maxMessages: 1_000, timeoutMs: 20) {
-                guard case .success(let message) = result, message.partition == partition else { continue }
-                next = max(next, message.offset + 1)
-                records.append((message.offset, isForeignFence(message)))
-            }
-            guard !records.isEmpty else { continue }
-            partitions.withLock { partitions in
-                for (offset, foreign) in records { partitions[partition]?.log?.read(at: offset, foreignFence: foreign) }
-            }
+        partitions.withLock { partitions in
+            for (offset, foreign) in records { partitions[partition]?.log?.read(at: offset, foreignFence: foreign) }
         }
         return next > last
     }
@@ -285,7 +272,7 @@ final class MarkerFencing: Sendable {
     func close() {
         queue.sync {
             closed.withLock { $0 = true }
-            consumer.close()
+            reader.close()
         }
         let all = partitions.withLock { partitions -> [Pending] in
             defer { partitions = [:] }

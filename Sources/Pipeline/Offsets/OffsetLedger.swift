@@ -26,8 +26,6 @@ final class OffsetLedger: Sendable {
     }
 
     private let state = Mutex<(partitions: [TopicPartition: Partition], nextGeneration: UInt64)>(([:], 1))
-    /// Woken whenever an offset settles (completed or abandoned), for `waitUntilSettled`.
-    private let settled = DrainWait()
 
     /// Starts a new generation for a newly assigned partition.
     func assign(_ partition: TopicPartition, markerPosition: Int64?) -> UInt64 {
@@ -101,7 +99,6 @@ final class OffsetLedger: Sendable {
             entry.tracker.complete(offset)
             state.partitions[partition] = entry
         }
-        settled.wake()
     }
 
     /// Marks an offset given up because its partition was revoked: it is not done and will be
@@ -112,7 +109,6 @@ final class OffsetLedger: Sendable {
             entry.abandoned += 1
             state.partitions[partition] = entry
         }
-        settled.wake()
     }
 
     /// A marker (`started`, or `completed`) for `requestOffset` is being written.
@@ -150,13 +146,6 @@ final class OffsetLedger: Sendable {
             }
             state.partitions[partition] = entry
         }
-    }
-
-    /// Blocks until no offset of `partitions` is unsettled or `timeoutMs` has passed (a revoke's
-    /// drain); how many are still unsettled then.
-    func waitUntilSettled(_ partitions: [TopicPartition], timeoutMs: Int64) -> Int {
-        _ = settled.wait(timeoutMs: timeoutMs) { unsettledCount(partitions) == 0 }
-        return unsettledCount(partitions)
     }
 
     /// Offsets tracked and neither done nor abandoned, over `partitions` (all when nil).

@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Kafka
 import Observability
 import Recovery
@@ -19,16 +18,19 @@ final class OutputPublisher: Sendable {
         var allDelivered: Bool { reports.allSatisfy { $0 != nil } }
     }
 
-    private let producer: KafkaProducer
+    private let producer: any RecordProducer
     private let maxAttempts: Int
     private let metrics: WorkerMetrics
     private let logger: Logger
-    private let retryQueue = DispatchQueue(label: "provisioner.publish-retry")
+    private let retryQueue: any WorkQueue
     /// Set once the producer raised a fatal error.
     let fault: ProducerFault
 
-    init(producer: KafkaProducer, maxAttempts: Int, metrics: WorkerMetrics, logger: Logger, fault: ProducerFault = ProducerFault()) {
+    /// A publisher over `producer`, retrying on `retryQueue` (serial) up to `maxAttempts` times.
+    init(producer: any RecordProducer, retryQueue: any WorkQueue, maxAttempts: Int, metrics: WorkerMetrics, logger: Logger,
+         fault: ProducerFault = ProducerFault()) {
         self.producer = producer
+        self.retryQueue = retryQueue
         self.fault = fault
         self.maxAttempts = maxAttempts
         self.metrics = metrics
@@ -103,7 +105,7 @@ final class OutputPublisher: Sendable {
                                             ("error", .string(error.description))])
         }
         let delay = delayMs ?? min(2_000, 50 << min(attempt, 6))
-        retryQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
+        retryQueue.asyncAfter(milliseconds: Int64(delay)) { [self] in
             send(message, index: index, attempt: attempt + 1, limit: limit, batch: batch)
         }
     }

@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Foundation
 import Issuers
 import Kafka
@@ -21,8 +20,18 @@ extension ReconcileRunner {
         }
         // A handed-over request's previous owner may only have lost the partition and still
         // answer: its decision, if any, is the final one, for every issuer (F1).
-        if let handOver = job.handOver { return lookUpPreviousOwner(held, handOver: handOver) }
+        if let handOver = job.handOver, !(context.mutations.lookUpPreviousOwnerOnlyWithoutStateQuery && hasStateQuery(job)) {
+            return lookUpPreviousOwner(held, handOver: handOver)
+        }
         query(held, previousOwnerMayAnswer: false)
+    }
+
+    /// Whether the job's issuer answers a state query (only for `CoreMutations`' F1 revert).
+    private func hasStateQuery(_ job: ReconcileJob) -> Bool {
+        guard let endpoint = context.endpoints[job.program] else { return false }
+        return endpoint.adapter.makeStateQuery(for: ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
+                                                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs,
+                                                                    transactionReference: job.transactionReference)) != nil
     }
 
     /// Asks the issuer's state query (or learns it has none). `previousOwnerMayAnswer`: a
@@ -33,7 +42,7 @@ extension ReconcileRunner {
         let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference)
         context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
-            DispatchQueue.global().async { self.answered(held, answer: answer, previousOwnerMayAnswer: previousOwnerMayAnswer) }
+            context.executor.pool.async { self.answered(held, answer: answer, previousOwnerMayAnswer: previousOwnerMayAnswer) }
         }
     }
 
@@ -88,7 +97,7 @@ extension ReconcileRunner {
         }
         reader.lookUp(key: CallMarker.key(requestID: held.job.requestID, replayOf: handOver.replayOf),
                       partition: handOver.markersPartition, from: handOver.markersFrom) { [self] found in
-            DispatchQueue.global().async { self.previousOwner(held, found: found) }
+            context.executor.pool.async { self.previousOwner(held, found: found) }
         }
     }
 
@@ -182,7 +191,7 @@ extension ReconcileRunner {
                                   atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
                                   replayOf: handOver.replayOf, result: encoded)
         context.decider.decideAsReconciler(decision, partition: handOver.markersPartition, from: handOver.markersFrom) { [self] verdict in
-            DispatchQueue.global().async { [self] in
+            context.executor.pool.async { [self] in
                 switch verdict {
                 case .own:
                     publish(held, result, encoded: encoded, outcome: outcome)

@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Foundation
 import Kafka
 import Observability
@@ -7,8 +6,8 @@ import Recovery
 import Synchronization
 
 /// Rebalances of the reconciliation group (poll thread): an assignment resumes partitions
-/// librdkafka kept paused; a revoke drops held jobs, drains running queries and commits; a loss
-/// commits nothing.
+/// librdkafka kept paused; a revoke drops held jobs and is deferred while running queries drain
+/// (the poll thread goes on), then commits and gives the partitions up; a loss commits nothing.
 extension ReconcileRunner {
     // MARK: - Rebalance (poll thread)
 
@@ -26,7 +25,43 @@ extension ReconcileRunner {
                             [("partitions", .string(Self.names(partitions))), ("resumed", .string(Self.names(resume)))])
     }
 
-    func revoked(_ partitions: [TopicPartition], commit: Bool) {
+    /// Partitions revoked (inside `poll`): held jobs dropped (redelivered to the next owner), the
+    /// revoke deferred while running queries end (`finishRevoke`); at once inside `close`.
+    func revoked(_ partitions: [TopicPartition]) -> KafkaRevokeCompletion {
+        let dropped = stopHolding(partitions)
+        context.logger.info("reconciliation partitions revoked: draining",
+                            [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
+        let closing = loop.isClosing
+        state.withLock { $0.drain.begin(partitions, deadlineMs: context.clock() + (closing ? 0 : context.configuration.revokeDrainMs)) }
+        guard closing else { return .deferred }
+        finishRevoke(all: true)
+        return .now
+    }
+
+    /// Partitions lost: held jobs dropped, nothing committed, released at once.
+    func lost(_ partitions: [TopicPartition]) {
+        let dropped = stopHolding(partitions)
+        state.withLock { $0.drain.forget(partitions) }
+        ledger.release(partitions)
+        context.logger.info("reconciliation partitions lost", [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped)))])
+    }
+
+    /// Ends the draining revoke once its running queries ended or its bound passed (`all`: now):
+    /// commit, release, give the partitions up (poll thread).
+    func finishRevoke(all: Bool) {
+        let now = context.clock()
+        let ledger = self.ledger
+        let due = state.withLock { state in
+            all ? state.drain.takeAll() : state.drain.due(nowMs: now) { ledger.unsettledCount($0) }
+        }
+        guard let due, !due.isEmpty else { return }
+        loop.finishRevoke(due) { ledger.release($0) }
+        context.logger.info("reconciliation partitions given up", [("partitions", .string(Self.names(due)))])
+    }
+
+    /// No new work for `partitions`: the ledger stops taking them, held jobs are dropped (abandoned:
+    /// redelivered to the next owner, nobody waits for them), pauses forgotten. How many were dropped.
+    private func stopHolding(_ partitions: [TopicPartition]) -> Int {
         let gone = Set(partitions)
         ledger.revoke(partitions)
         let (dropped, wasPaused) = state.withLock { state -> ([Held], Set<TopicPartition>) in
@@ -37,17 +72,8 @@ extension ReconcileRunner {
             // Still paused in librdkafka (resumed when assigned again), but no longer this worker's to show.
             return (dropped, state.libraryPaused.intersection(gone))
         }
-        // Held, never run: redelivered to the next owner, so nobody waits for them.
         for held in dropped { ledger.abandon(held.partition, offset: held.offset, generation: held.generation) }
         for partition in wasPaused { context.metrics.setPartitionPaused(partition, false) }
-        context.logger.info(commit ? "reconciliation partitions revoked" : "reconciliation partitions lost",
-                            [("partitions", .string(Self.names(partitions))), ("held_dropped", .integer(Int64(dropped.count)))])
-        if commit {
-            // The partitions' running queries end (or the bound passes), then what is done is committed.
-            // (Inside `close` the stop's own drain has run already: no second one.)
-            _ = ledger.waitUntilSettled(partitions, timeoutMs: loop.isClosing ? 0 : context.configuration.revokeDrainMs)
-            loop.commitNow(partitions)
-        }
-        ledger.release(partitions)
+        return dropped.count
     }
 }

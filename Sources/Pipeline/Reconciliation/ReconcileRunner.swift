@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Foundation
 import Issuers
 import Kafka
@@ -42,7 +41,7 @@ final class ReconcileRunner: Sendable {
     let context: WorkerContext
     let loop: ConsumerLoop
     let state = Mutex(State())
-    let timer = DispatchTimer(label: "provisioner.reconcile-timer")
+    let timer: any WorkTimer
     let maxHeldPerPartition: Int
     let maxRunning: Int
     let deadLetters: DeadLetterBuilder
@@ -56,7 +55,7 @@ final class ReconcileRunner: Sendable {
     }
 
     /// The group consumer (the loop's).
-    var consumer: KafkaConsumer { loop.consumer }
+    var consumer: any GroupConsumer { loop.consumer }
     /// This group's offsets (the loop's ledger; not the requests group's).
     var ledger: OffsetLedger { loop.ledger }
 
@@ -73,9 +72,11 @@ final class ReconcileRunner: Sendable {
         /// Most jobs one partition held at once since the start.
         var heldPeak = 0
         var running = 0
+        /// The revoke draining (its running queries end, then its partitions are committed and given up).
+        var drain = RevokeDrain()
     }
 
-    init(context: WorkerContext, maxRunning: Int = 64) throws(KafkaError) {
+    init(context: WorkerContext, runtime: WorkerRuntime, maxRunning: Int = 64) throws(KafkaError) {
         self.context = context
         self.maxHeldPerPartition = max(1, context.configuration.reconcileMaxHeldPerPartition)
         self.maxRunning = maxRunning
@@ -84,9 +85,10 @@ final class ReconcileRunner: Sendable {
                                         seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
         let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile", assignmentStrategy: KafkaRuntime.defaultAssignor)
             .applied(to: context.configuration.consumerProperties)
-        loop = try ConsumerLoop(properties: properties, ledger: OffsetLedger(), commitIntervalMs: 200, logger: context.logger.child("reconcile"))
-        loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0, commit: true) },
-                          lost: { [self] in revoked($0, commit: false) }))
+        loop = try ConsumerLoop(runtime: runtime, properties: properties, ledger: OffsetLedger(), commitIntervalMs: 200,
+                                logger: context.logger.child("reconcile"))
+        timer = context.executor.timer(label: "provisioner.reconcile-timer")
+        loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
         timer.setHandler { [weak self] in self?.runDue() }
     }
 
@@ -99,30 +101,36 @@ final class ReconcileRunner: Sendable {
 
     // MARK: - Loop
 
-    func run() {
-        while true {
-            let (running, firstDue) = state.withLock { ($0.running, $0.held.first?.job.dueAtMs) }
-            // Held jobs stay uncommitted on a stop: only running queries are waited for.
-            let turn = loop.nextTurn(nowMs: context.clock()) { running }
-            if case .finish = turn { break }
-            let stopping = turn == .drain
-            // The timer counts in monotonic time from when it was armed; a clock step forward
-            // must not leave a due job waiting for it.
-            if let firstDue, firstDue <= context.clock() { runDue() }
-            resumeReleased()
-            var rewind: [TopicPartition: Int64] = [:]
-            for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
-                guard case .success(let message) = result else { continue }
-                if !hold(message) {
-                    let partition = TopicPartition(topic: message.topic, partition: message.partition)
-                    rewind[partition] = min(rewind[partition] ?? .max, message.offset)
-                }
-            }
-            if !rewind.isEmpty { rewindRefused(rewind) }
-            loop.commitIfDue(force: false, nowMs: context.clock())
+    /// One poll turn (the loop's thread): due jobs started, released partitions resumed, one poll's
+    /// jobs held (or their partitions rewound at the hold limit), a deferred revoke finished once
+    /// its running queries ended, the commit when due. False once the loop has finished.
+    func turn() -> Bool {
+        let (running, firstDue) = state.withLock { ($0.running, $0.held.first?.job.dueAtMs) }
+        // Held jobs stay uncommitted on a stop: only running queries are waited for.
+        let turn = loop.nextTurn(nowMs: context.clock()) { running }
+        if case .finish = turn {
+            finishRevoke(all: true)
+            timer.cancel()
+            loop.finish(nowMs: context.clock())
+            return false
         }
-        timer.cancel()
-        loop.finish(nowMs: context.clock())
+        let stopping = turn == .drain
+        // The timer counts in monotonic time from when it was armed; a clock step forward
+        // must not leave a due job waiting for it.
+        if let firstDue, firstDue <= context.clock() { runDue() }
+        resumeReleased()
+        var rewind: [TopicPartition: Int64] = [:]
+        for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
+            guard case .success(let message) = result else { continue }
+            if !hold(message) {
+                let partition = TopicPartition(topic: message.topic, partition: message.partition)
+                rewind[partition] = min(rewind[partition] ?? .max, message.offset)
+            }
+        }
+        if !rewind.isEmpty { rewindRefused(rewind) }
+        finishRevoke(all: false)
+        loop.commitIfDue(force: false, nowMs: context.clock())
+        return true
     }
 
     /// Holds a fetched job; false when it was not held because its partition is at the hold limit

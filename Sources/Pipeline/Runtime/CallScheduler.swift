@@ -1,4 +1,3 @@
-import Dispatch
 import Kafka
 import Observability
 import Synchronization
@@ -8,20 +7,21 @@ import Synchronization
 final class CallScheduler: Sendable {
     private let state: Mutex<WorkScheduler<ProvisioningJob>>
     private let nextID = Atomic<UInt64>(0)
-    private let timer: DispatchTimer
+    private let timer: any WorkTimer
     private let clock: @Sendable () -> Int64
     private let carryOut: @Sendable ([SchedulerDecision<ProvisioningJob>]) -> Void
     private let breakerChanged: @Sendable (String, CircuitBreaker.State) -> Void
 
-    /// `carryOut` receives decisions to act on (on the caller's thread: hop to a queue if slow).
-    init(settings: SchedulerSettings, clock: @escaping @Sendable () -> Int64,
+    /// `carryOut` receives decisions to act on (on the caller's thread: hop to a queue if slow);
+    /// `timer` wakes it for the next moment something must expire or become possible.
+    init(settings: SchedulerSettings, clock: @escaping @Sendable () -> Int64, timer: any WorkTimer,
          carryOut: @escaping @Sendable ([SchedulerDecision<ProvisioningJob>]) -> Void,
          breakerChanged: @escaping @Sendable (String, CircuitBreaker.State) -> Void) {
         state = Mutex(WorkScheduler(settings: settings))
         self.clock = clock
         self.carryOut = carryOut
         self.breakerChanged = breakerChanged
-        timer = DispatchTimer(label: "provisioner.scheduler-timer")
+        self.timer = timer
         timer.setHandler { [weak self] in self?.wake() }
     }
 

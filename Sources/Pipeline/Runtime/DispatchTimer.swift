@@ -10,7 +10,7 @@ import Synchronization
 /// calls cannot arm it in the opposite order from the one they recorded (which would leave it
 /// late while `armedAt` says early). Delays are computed with saturating arithmetic and capped at
 /// `maximumDelayMs`: a timer that wakes early finds nothing due and is armed again.
-final class DispatchTimer: @unchecked Sendable {
+final class DispatchTimer: WorkTimer, @unchecked Sendable {
     /// The longest delay the source is armed for (about 24.8 days).
     static let maximumDelayMs = Int64(Int32.max)
     private let source: DispatchSourceTimer

@@ -24,7 +24,8 @@ struct PartitionLifecycle: Sendable {
         case catchingUp(epoch: Int64)
         /// Caught up: its records go to intake (unless the worker is under backpressure).
         case running
-        /// Revoked: no new record is taken; in-flight work drains until the release.
+        /// Revoked (or lost): no new record is taken; in-flight work drains until the release
+        /// (a revoke's deadline is the lifecycle's `RevokeDrain`).
         case draining
     }
 
@@ -56,6 +57,8 @@ struct PartitionLifecycle: Sendable {
     }
 
     private(set) var holdings: [TopicPartition: Holding] = [:]
+    /// The revoke draining, if any: its partitions are given up together when they settle or its deadline passes.
+    private(set) var drain = RevokeDrain()
     /// Every assigned partition is paused while too much work is unsettled.
     private(set) var isBackpressured = false
     /// Raised on every pause or resume (`FetchWatchdog.Sample.flowVersion`).
@@ -99,9 +102,35 @@ struct PartitionLifecycle: Sendable {
         return true
     }
 
-    /// The partitions were revoked: no record of theirs is taken any more (their drain follows).
-    mutating func revoked(_ partitions: [TopicPartition]) {
+    /// The partitions were revoked: no record of theirs is taken any more, they are paused, and
+    /// they drain until `finishRevoke` says to give them up (by `deadlineMs` at the latest).
+    mutating func revoked(_ partitions: [TopicPartition], deadlineMs: Int64) -> Action {
+        let held = partitions.filter { holdings[$0] != nil }
+        for partition in held {
+            holdings[partition]?.phase = .draining
+            holdings[partition]?.isFlowing = false
+        }
+        drain.begin(partitions, deadlineMs: deadlineMs)
+        flowVersion += 1
+        return .pause(held)
+    }
+
+    /// The partitions were lost (another member may hold them already): no record of theirs is
+    /// taken, nothing waits for their drain; the caller releases them at once.
+    mutating func lost(_ partitions: [TopicPartition]) {
         for partition in partitions where holdings[partition] != nil { holdings[partition]?.phase = .draining }
+        drain.forget(partitions)
+    }
+
+    /// The draining revoke's partitions, when they are to be given up now: none of them holds
+    /// unsettled work (`unsettled`), or the drain's deadline passed; nil meanwhile (or when none drains).
+    mutating func finishRevoke(nowMs: Int64, unsettled: ([TopicPartition]) -> Int) -> [TopicPartition]? {
+        drain.due(nowMs: nowMs, unsettled: unsettled)
+    }
+
+    /// The draining revoke's partitions, now, whatever they hold (the loop ends).
+    mutating func takeRevoke() -> [TopicPartition] {
+        drain.takeAll()
     }
 
     /// The partitions are no longer held (after a revoke's drain, or lost).

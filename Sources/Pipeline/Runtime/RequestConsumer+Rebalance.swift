@@ -1,5 +1,4 @@
 import Contract
-import Dispatch
 import Foundation
 import Kafka
 import Observability
@@ -7,8 +6,9 @@ import Recovery
 import Synchronization
 
 /// Rebalances of the requests group, on the poll thread inside `poll`: an assignment pauses the
-/// partition, fences it and catches its markers up before resuming; a revoke stops new work, drains
-/// within `revoke_drain_ms`, commits and releases; a loss commits nothing.
+/// partition, fences it and catches its markers up before resuming; a revoke stops new work and
+/// is deferred while its partitions drain (the poll thread goes on), then — within
+/// `revoke_drain_ms` — commits, releases and gives them up (`finishRevoke`); a loss commits nothing.
 extension RequestConsumer {
     // MARK: - Rebalance (called on the poll thread, inside poll)
 
@@ -72,7 +72,9 @@ extension RequestConsumer {
                                      ("undecodable", .integer(Int64(found.undecodable))), ("fenced_out", .integer(Int64(found.fencedOut)))])
             }
             // Atomic with the generation check: a catch-up of an earlier assignment makes nothing run.
-            _ = state.withLock { $0.lifecycle.caughtUp(partition, generation: generation) }
+            if state.withLock({ $0.lifecycle.caughtUp(partition, generation: generation) }) {
+                context.probe?.caughtUp(worker: context.configuration.workerID, partition: partition, generation: generation)
+            }
         }
     }
 
@@ -89,7 +91,7 @@ extension RequestConsumer {
                 context.logger.warning("fence not written; the partition stays paused and the write is retried",
                                        [("partition", .integer(Int64(partition.partition))), ("attempt", .integer(Int64(attempt))),
                                         ("error", .string(outcome.lastError?.description ?? "unknown"))])
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(2_000, 100 << min(attempt, 5)))) { [self] in
+                context.executor.pool.asyncAfter(milliseconds: Int64(min(2_000, 100 << min(attempt, 5)))) { [self] in
                     fence(partition, generation: generation, attempt: attempt + 1, then: then)
                 }
                 return
@@ -104,32 +106,55 @@ extension RequestConsumer {
         }
     }
 
-    func revoked(_ partitions: [TopicPartition]) {
+    /// Partitions revoked (inside `poll`): no new work for them, their queued jobs given back, the
+    /// share dropped at once (their next owner may be assigned them soon after), and the revoke
+    /// deferred while their work drains: `finishRevoke` gives them up. Inside `close` (the stop's
+    /// own drain has run already) they are given up at once (F10).
+    func revoked(_ partitions: [TopicPartition]) -> KafkaRevokeCompletion {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
-        guard !requests.isEmpty else { return }
-        state.withLock { $0.lifecycle.revoked(requests) }
+        guard !requests.isEmpty else { return .now }
+        let closing = loop.isClosing
+        let deadlineMs = context.clock() + (closing ? 0 : context.configuration.revokeDrainMs)
+        let action = state.withLock { $0.lifecycle.revoked(requests, deadlineMs: deadlineMs) }
+        if !closing { carryOut(action) }
         context.ledger.revoke(requests)
         giveBack(requests)
-        // The share drops before the drain: the partitions' next owner may be assigned them soon after.
         updateShare(leaving: requests)
-        // Inside `close` the stop's own drain has run already: no second one (the grace period).
-        let remaining = context.ledger.waitUntilSettled(requests, timeoutMs: loop.isClosing ? 0 : context.configuration.revokeDrainMs)
-        loop.commitNow(requests)
-        release(requests)
-        context.logger.info("partitions revoked", [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ","))),
-                                                   ("unfinished", .integer(Int64(remaining)))])
+        context.logger.info("partitions revoked: draining", [("partitions", .string(Self.names(requests))),
+                                                             ("unsettled", .integer(Int64(context.ledger.unsettledCount(requests))))])
+        guard closing else { return .deferred }
+        finishRevoke(all: true)
+        return .now
+    }
+
+    /// Ends the revoke that is draining when its partitions settled or its bound passed (`all`:
+    /// now, whatever is left: the loop ends): commit, release, give them up (poll thread).
+    func finishRevoke(all: Bool) {
+        let now = context.clock()
+        let ledger = context.ledger
+        let due = state.withLock { state in
+            all ? state.lifecycle.takeRevoke() : state.lifecycle.finishRevoke(nowMs: now) { ledger.unsettledCount($0) }
+        }
+        guard let due, !due.isEmpty else { return }
+        let remaining = ledger.unsettledCount(due)
+        loop.finishRevoke(due) { release($0) }
+        context.logger.info("partitions revoked", [("partitions", .string(Self.names(due))), ("unfinished", .integer(Int64(remaining)))])
     }
 
     func lost(_ partitions: [TopicPartition]) {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
         guard !requests.isEmpty else { return }
-        state.withLock { $0.lifecycle.revoked(requests) }
+        state.withLock { $0.lifecycle.lost(requests) }
         context.ledger.revoke(requests)
         giveBack(requests)
         release(requests)
         updateShare()
-        context.logger.warning("partitions lost; nothing committed for them",
-                               [("partitions", .string(requests.map { String($0.partition) }.joined(separator: ",")))])
+        context.logger.warning("partitions lost; nothing committed for them", [("partitions", .string(Self.names(requests)))])
+    }
+
+    /// Partition numbers for a log line.
+    static func names(_ partitions: [TopicPartition]) -> String {
+        partitions.map { String($0.partition) }.joined(separator: ",")
     }
 
     /// Takes queued jobs of these partitions back from the scheduler: they were never started and

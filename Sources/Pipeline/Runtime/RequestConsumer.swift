@@ -8,16 +8,21 @@ import Synchronization
 /// The requests group's consumer loop (a `ConsumerLoop` over the worker's `OffsetLedger`): polls
 /// without stopping, hands messages to the flow, pauses partitions for backpressure and marker
 /// catch-up, commits contiguous offsets every 100 ms, and handles rebalances (revoke: stop, drain
-/// within a bound, commit, release; lost: commit nothing).
+/// within a bound while the other partitions go on, commit, release; lost: commit nothing). Every
+/// partition's life is one `PartitionLifecycle` value; each poll turn (`turn`) carries out what it says.
 final class RequestConsumer: Sendable {
     let context: WorkerContext
     let flow: RequestFlow
     let catchUp: MarkerCatchUp
     let loop: ConsumerLoop
     let state = Mutex(LoopState())
+    /// Measures lag and samples the fetch watchdog (every 5 s, off the poll thread).
+    let lagQueue: any WorkQueue
+    /// When the loop started and last measured lag (poll thread).
+    private let turnClock = Mutex<(startedMs: Int64?, lastLagMs: Int64)>((nil, 0))
 
     /// The group consumer (the loop's).
-    var consumer: KafkaConsumer { loop.consumer }
+    var consumer: any GroupConsumer { loop.consumer }
 
     struct LoopState {
         /// Every held partition's phase and the backpressure pause: the one owner of a
@@ -43,15 +48,17 @@ final class RequestConsumer: Sendable {
         var flowVersion: UInt64 { lifecycle.flowVersion &+ restarts }
     }
 
-    init(context: WorkerContext, flow: RequestFlow) throws(KafkaError) {
+    init(context: WorkerContext, flow: RequestFlow, runtime: WorkerRuntime) throws(KafkaError) {
         self.context = context
         self.flow = flow
         let base = context.configuration.consumerProperties
         let properties = KafkaConsumerRole.committingMember(groupID: base["group.id"] ?? context.configuration.groupID,
                                                             assignmentStrategy: KafkaRuntime.defaultAssignor).applied(to: base)
-        loop = try ConsumerLoop(properties: properties, ledger: context.ledger, commitIntervalMs: 100, logger: context.logger)
-        catchUp = try MarkerCatchUp(properties: context.configuration.consumerProperties, topic: context.configuration.topics.markers,
-                                    logger: context.logger, undecodable: context.metrics.undecodableMarkers)
+        loop = try ConsumerLoop(runtime: runtime, properties: properties, ledger: context.ledger, commitIntervalMs: 100, logger: context.logger)
+        let reader = try runtime.makeMarkerReader(base, context.configuration.topics.markers, "marker-reader", [:])
+        catchUp = MarkerCatchUp(reader: reader, queue: context.executor.serialQueue(label: "provisioner.marker-catch-up", onPool: false),
+                                logger: context.logger, undecodable: context.metrics.undecodableMarkers)
+        lagQueue = context.executor.serialQueue(label: "provisioner.consumer-lag", onPool: false)
         loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
     }
 
@@ -71,7 +78,6 @@ final class RequestConsumer: Sendable {
     }
 
     let lag = Mutex<[TopicPartition: Int64]>([:])
-    let lagQueue = DispatchQueue(label: "provisioner.consumer-lag")
     /// Used on `lagQueue` only (a Mutex to be Sendable).
     let watchdog = Mutex(FetchWatchdog())
 
@@ -147,53 +153,63 @@ final class RequestConsumer: Sendable {
 
     // MARK: - The poll loop
 
-    func run() {
-        let startedMs = context.clock()
-        var lastLagMs: Int64 = 0
-        while true {
-            let turn = loop.nextTurn(nowMs: context.clock()) { context.ledger.unsettledCount() }
-            if case .finish(let unfinished) = turn {
-                if unfinished > 0 {
-                    context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
-                                           [("unsettled", .integer(Int64(unfinished)))])
-                }
-                break
+    /// One poll turn (the loop's thread): what the loop's phase says (poll, drain, finish), the
+    /// records of one poll through the gate to intake, a deferred revoke finished when its
+    /// partitions settled, flow control, the watchdog's restarts, the commit when due, and the
+    /// lag measured every 5 s. False once the loop has finished (committed, left the group).
+    func turn() -> Bool {
+        let now = context.clock()
+        let startedMs = turnClock.withLock { clock -> Int64 in
+            if clock.startedMs == nil { clock.startedMs = now }
+            return clock.startedMs ?? now
+        }
+        let turn = loop.nextTurn(nowMs: now) { context.ledger.unsettledCount() }
+        if case .finish(let unfinished) = turn {
+            if unfinished > 0 {
+                context.logger.warning("shutdown drain bound reached; unfinished requests will be redelivered",
+                                       [("unsettled", .integer(Int64(unfinished)))])
             }
-            let stopping = turn == .drain
-            if stopping { pauseAll() }
-            // Take no more than max_pending leaves room for: whatever a starved poll thread finds
-            // queued would otherwise all come in at once, before the partitions can be paused
-            // (pausing drops records fetched but not yet taken).
-            let room = context.configuration.maxPending - context.ledger.unsettledCount()
-            let results = consumer.poll(maxMessages: min(512, max(1, room)), timeoutMs: 20)
-            var sawError: String?
-            for result in results {
-                switch result {
-                case .success(let message):
-                    let partition = TopicPartition(topic: message.topic, partition: message.partition)
-                    // The gate: a record of an assignment that has not caught up never reaches intake.
-                    guard admit(partition, offset: message.offset),
-                          let generation = context.ledger.track(partition, offset: message.offset) else { continue }
-                    flow.accept(message, generation: generation)
-                case .failure(let error):
-                    if error.code == .allBrokersDown || error.isFatal { sawError = error.description }
-                    context.logger.warning("consumer error", [("error", .string(error.description))])
-                }
-            }
-            state.withLock { state in
-                state.lastPollError = sawError
-                if !state.hasJoined && context.clock() - startedMs > 10_000 { state.hasJoined = true }
-            }
-            applyFlowControl(stopping: stopping)
-            restartStalled(stopping: stopping)
-            loop.commitIfDue(force: false, nowMs: context.clock())
-            if context.clock() - lastLagMs >= 5_000 {
-                lastLagMs = context.clock()
-                measureLag()
+            finishRevoke(all: true)
+            loop.finish(nowMs: context.clock())
+            catchUp.close()
+            return false
+        }
+        let stopping = turn == .drain
+        if stopping { pauseAll() }
+        // Take no more than max_pending leaves room for: whatever a starved poll thread finds
+        // queued would otherwise all come in at once, before the partitions can be paused
+        // (pausing drops records fetched but not yet taken).
+        let room = context.configuration.maxPending - context.ledger.unsettledCount()
+        let results = consumer.poll(maxMessages: min(512, max(1, room)), timeoutMs: 20)
+        var sawError: String?
+        for result in results {
+            switch result {
+            case .success(let message):
+                let partition = TopicPartition(topic: message.topic, partition: message.partition)
+                // The gate: a record of an assignment that has not caught up never reaches intake.
+                guard admit(partition, offset: message.offset),
+                      let generation = context.ledger.track(partition, offset: message.offset) else { continue }
+                flow.accept(message, generation: generation)
+            case .failure(let error):
+                if error.code == .allBrokersDown || error.isFatal { sawError = error.description }
+                context.logger.warning("consumer error", [("error", .string(error.description))])
             }
         }
-        loop.finish(nowMs: context.clock())
-        catchUp.close()
+        state.withLock { state in
+            state.lastPollError = sawError
+            if !state.hasJoined && context.clock() - startedMs > 10_000 { state.hasJoined = true }
+        }
+        finishRevoke(all: false)
+        applyFlowControl(stopping: stopping)
+        restartStalled(stopping: stopping)
+        loop.commitIfDue(force: false, nowMs: context.clock())
+        let measure = turnClock.withLock { clock -> Bool in
+            guard context.clock() - clock.lastLagMs >= 5_000 else { return false }
+            clock.lastLagMs = context.clock()
+            return true
+        }
+        if measure { measureLag() }
+        return true
     }
 
     func pauseAll() {
@@ -206,7 +222,10 @@ final class RequestConsumer: Sendable {
     /// The lifecycle's gate for one received record (poll thread): true when it may reach intake;
     /// a refused one of a partition still catching up rewinds the partition to it.
     func admit(_ partition: TopicPartition, offset: Int64) -> Bool {
-        let admission = state.withLock { $0.lifecycle.admit(partition, offset: offset) }
+        let admission = state.withLock { state in
+            context.mutations.admitBeforeCatchUp && state.lifecycle.phase(of: partition).map { $0 != .draining } == true
+                ? .deliver : state.lifecycle.admit(partition, offset: offset)
+        }
         guard case .refuse(let action) = admission else { return true }
         if let action {
             carryOut(action)

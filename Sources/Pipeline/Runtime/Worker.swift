@@ -22,18 +22,33 @@ public final class Worker: Sendable {
     private let flow: RequestFlow
     let requests: RequestConsumer
     private let reconciler: ReconcileRunner
-    let producer: KafkaProducer
-    private let http: HTTPClient
+    let producer: any RecordProducer
+    /// The ports the worker runs on.
+    private let runtime: WorkerRuntime
     private let observability: ObservabilityServer?
     private let fault = ProducerFault()
 
     /// Builds a worker; throws a `ConfigurationError` naming what is missing (a secret, a topic).
     /// `clock` (wall-clock milliseconds) is for tests that move time on; production keeps the default.
-    public init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
-                metrics: MetricsRegistry = MetricsRegistry(), clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws {
+    public convenience init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
+                            metrics: MetricsRegistry = MetricsRegistry(), clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws {
+        ResourceLimits.raiseOpenFileLimit()
+        let kafkaLogger = logger.child("librdkafka")
+        KafkaLog.install { record in
+            let level: LogLevel = record.severity <= 3 ? .error : record.severity == 4 ? .warning : record.severity <= 6 ? .info : .debug
+            kafkaLogger.log(level, record.message, [("facility", .string(record.facility)), ("client", .string(record.client))])
+        }
+        try self.init(configuration: configuration, environment: environment, logger: logger, metrics: metrics,
+                      runtime: .production(caBundlePath: configuration.caBundlePath, clock: clock))
+    }
+
+    /// Builds a worker on `runtime`'s ports (the deterministic simulation passes its own).
+    package init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger, metrics: MetricsRegistry,
+                 runtime: WorkerRuntime) throws {
         self.configuration = configuration
         self.metrics = metrics
-        ResourceLimits.raiseOpenFileLimit()
+        self.runtime = runtime
+        let clock = runtime.clock
         if let problem = WorkerConfiguration.pseudonymKeyIssue(configuration, environment: environment) { throw ConfigurationError([problem]) }
         let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable] ?? ""
         var endpoints: [String: IssuerEndpoint] = [:]
@@ -67,33 +82,31 @@ public final class Worker: Sendable {
             }
             replaySecret = Sensitive(secret)
         }
-        let kafkaLogger = logger.child("librdkafka")
-        KafkaLog.install { record in
-            let level: LogLevel = record.severity <= 3 ? .error : record.severity == 4 ? .warning : record.severity <= 6 ? .info : .debug
-            kafkaLogger.log(level, record.message, [("facility", .string(record.facility)), ("client", .string(record.client))])
-        }
         var producerProperties = configuration.producerProperties
         producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
         let fault = self.fault
-        producer = try KafkaProducer(configuration: producerProperties) { error in fault.record(error) }
-        http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath))
+        producer = try runtime.makeProducer(producerProperties) { error in fault.record(error) }
+        let executor = runtime.executor
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
-        let publisher = OutputPublisher(producer: producer, maxAttempts: configuration.publishAttempts, metrics: workerMetrics,
-                                        logger: logger.child("publish"), fault: fault)
-        let fencing = try MarkerFencing(properties: configuration.consumerProperties, topic: configuration.topics.markers,
-                                        logger: logger.child("fencing"))
+        let publisher = OutputPublisher(producer: producer, retryQueue: executor.serialQueue(label: "provisioner.publish-retry", onPool: false),
+                                        maxAttempts: configuration.publishAttempts, metrics: workerMetrics, logger: logger.child("publish"), fault: fault)
         let consumerProperties = configuration.consumerProperties
         let markersTopic = configuration.topics.markers
+        let fencing = MarkerFencing(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-fencing", ["fetch.wait.max.ms": "10"]),
+                                    queue: executor.serialQueue(label: "provisioner.marker-fencing", onPool: false), clock: clock,
+                                    logger: logger.child("fencing"), instance: runtime.instance)
         let deciderLogger = logger.child("decisions")
         let decider = FinalDecider(publisher: publisher, fencing: fencing, topic: markersTopic, logger: deciderLogger,
                                    counted: { workerMetrics.countDecision($0) }) { () throws(KafkaError) in
-            try MarkerCatchUp(properties: consumerProperties, topic: markersTopic, logger: deciderLogger, timeoutMs: 10_000,
-                              undecodable: workerMetrics.undecodableMarkers)
+            MarkerCatchUp(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-reader", [:]),
+                          queue: executor.serialQueue(label: "provisioner.marker-look-up", onPool: false), logger: deciderLogger,
+                          timeoutMs: 10_000, undecodable: workerMetrics.undecodableMarkers)
         }
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
-            issuerClient: IssuerClient(http: http, clock: clock, logger: logger.child("issuer")), endpoints: endpoints,
+            issuerClient: IssuerClient(http: runtime.http, clock: clock, logger: logger.child("issuer"),
+                                       after: { delayMs, work in executor.pool.asyncAfter(milliseconds: delayMs, work) }), endpoints: endpoints,
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
@@ -103,12 +116,13 @@ public final class Worker: Sendable {
             fencing: fencing, decider: decider,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
-            replyRouting: ReplyRouting(configuration: configuration), clock: clock)
+            replyRouting: ReplyRouting(configuration: configuration), clock: clock, executor: executor,
+            mutations: runtime.mutations, probe: runtime.probe)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)
-        requests = try RequestConsumer(context: context, flow: flow)
-        reconciler = try ReconcileRunner(context: context)
+        requests = try RequestConsumer(context: context, flow: flow, runtime: runtime)
+        reconciler = try ReconcileRunner(context: context, runtime: runtime)
         if let listen = configuration.httpListen, let address = HostPort(listen) {
             let requests = self.requests
             observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
@@ -171,12 +185,19 @@ public final class Worker: Sendable {
     /// stopped, the producer closed, the HTTP client and the observability server stopped.
     public func waitUntilStopped() {
         for (service, _) in services.reversed() { service.waitUntilFinished() }
+        closeAfterLoops()
+    }
+
+    /// The end of a stop once both consumer loops have finished: fencing's reader and the
+    /// decision reader closed, the producer flushed, the scheduler stopped, the producer closed,
+    /// the HTTP client and the observability server stopped.
+    package func closeAfterLoops() {
         context.fencing.close()
         context.decider.close()
         let flushed = producer.flush(timeoutMs: 10_000)
         flow.stop()
         producer.close(timeoutMs: 5_000)
-        http.shutdown()
+        runtime.shutdownHTTP()
         observability?.stop()
         context.logger.notice("worker stopped", [("flushed", .bool(flushed))])
     }

@@ -33,4 +33,10 @@ struct WorkerContext: Sendable {
     let replyRouting: ReplyRouting
     /// Wall-clock milliseconds.
     let clock: @Sendable () -> Int64
+    /// Threads, queues and timers (`WorkerRuntime.executor`).
+    let executor: any Executor
+    /// Deliberate defects of the simulation's self-test (none in production).
+    let mutations: CoreMutations
+    /// What the simulation watches (nil in production).
+    let probe: (any CoreProbe)?
 }

@@ -21,14 +21,14 @@ protocol ConsumerLoopService: WorkerService {
     var topic: String { get }
     /// The poll thread's name.
     var threadName: String { get }
-    /// The poll thread's body: returns when the loop is to end, after `loop.finish`.
-    func run()
+    /// One poll turn; false once the loop has ended (after `loop.finish`).
+    func turn() -> Bool
 }
 
 extension ConsumerLoopService {
     /// Subscribes and starts the poll thread.
     func start() throws(KafkaError) {
-        try loop.start(topic: topic, threadName: threadName) { [self] in run() }
+        try loop.start(topic: topic, threadName: threadName) { [self] in turn() }
     }
 
     /// Asks the loop to stop taking work, drain what it holds within `drainMs`, commit and leave.

@@ -1,0 +1,96 @@
+import Contract
+import HTTP
+import Kafka
+
+/// The worker's ports to the outside world, in one place: Kafka (produce with acknowledgements,
+/// a group member that consumes, commits and rebalances, a reader of markers partitions), the
+/// issuer's HTTP, the clock, and every thread, queue and timer (`Executor`). The core (consumer
+/// loops, partition lifecycle, intake, call, settlement, fencing, decisions, reconciliation)
+/// reaches the outside only through these, so the deterministic simulation
+/// (`Tests/SimulationTests`) runs that same core, single-threaded and seeded, against a simulated
+/// cluster, issuer and clock. `production(...)` is librdkafka, libcurl and Dispatch.
+package struct WorkerRuntime: Sendable {
+    /// Threads, queues, timers and consumer loops.
+    package var executor: any Executor
+    /// Wall-clock milliseconds.
+    package var clock: @Sendable () -> Int64
+    /// Makes the producer from librdkafka properties; `errors` hears its client-level errors (a fatal one among them).
+    package var makeProducer: @Sendable (_ properties: [String: String], _ errors: @escaping @Sendable (KafkaError) -> Void) throws(KafkaError)
+        -> any RecordProducer
+    /// Makes a group member from librdkafka properties; rebalances go to the relay, asynchronous
+    /// commit outcomes to the handler.
+    package var makeGroupConsumer: @Sendable (_ properties: [String: String], _ relay: RebalanceRelay,
+                                              _ committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) throws(KafkaError)
+        -> any GroupConsumer
+    /// Makes a reader of `topic` for a purpose (its consumer's group id suffix), with property overrides.
+    package var makeMarkerReader: @Sendable (_ properties: [String: String], _ topic: String, _ purpose: String,
+                                             _ overrides: [String: String]) throws(KafkaError) -> any MarkerLogReader
+    /// The issuers' HTTP.
+    package var http: any HTTPExchanging
+    /// Stops the issuers' HTTP (after the worker stopped).
+    package var shutdownHTTP: @Sendable () -> Void
+    /// This process's fencing identity, written in its fences and `started` markers (random per start).
+    package var instance: String
+    /// Deliberate defects for the simulation's self-test (all off in production).
+    package var mutations = CoreMutations()
+    /// What the simulation watches in the core (nil in production).
+    package var probe: (any CoreProbe)?
+
+    /// Creates a runtime from its ports.
+    package init(executor: any Executor, clock: @escaping @Sendable () -> Int64,
+                 makeProducer: @escaping @Sendable ([String: String], @escaping @Sendable (KafkaError) -> Void) throws(KafkaError) -> any RecordProducer,
+                 makeGroupConsumer: @escaping @Sendable ([String: String], RebalanceRelay,
+                                                        @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) throws(KafkaError)
+                     -> any GroupConsumer,
+                 makeMarkerReader: @escaping @Sendable ([String: String], String, String, [String: String]) throws(KafkaError) -> any MarkerLogReader,
+                 http: any HTTPExchanging, shutdownHTTP: @escaping @Sendable () -> Void, instance: String) {
+        self.executor = executor
+        self.clock = clock
+        self.makeProducer = makeProducer
+        self.makeGroupConsumer = makeGroupConsumer
+        self.makeMarkerReader = makeMarkerReader
+        self.http = http
+        self.shutdownHTTP = shutdownHTTP
+        self.instance = instance
+    }
+
+    /// librdkafka, libcurl (trusting `caBundlePath`, or the system bundle) and Dispatch.
+    package static func production(caBundlePath: String?, clock: @escaping @Sendable () -> Int64) -> WorkerRuntime {
+        let http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: caBundlePath))
+        return WorkerRuntime(
+            executor: DispatchExecutor(), clock: clock,
+            makeProducer: { (properties, errors) throws(KafkaError) in try KafkaProducer(configuration: properties, onError: errors) },
+            makeGroupConsumer: { (properties, relay, committed) throws(KafkaError) in
+                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed)
+            },
+            makeMarkerReader: { (properties, topic, purpose, overrides) throws(KafkaError) in
+                try KafkaMarkerLogReader(properties: properties, topic: topic, purpose: purpose, overrides: overrides)
+            },
+            http: http, shutdownHTTP: { http.shutdown() }, instance: Crypto.hex(Crypto.randomBytes(8)))
+    }
+}
+
+/// Defects the simulation's self-test puts back on purpose, to show the simulation finds them
+/// (docs/TESTING.md, "The deterministic simulation"). Every one is off in production; no
+/// configuration key or environment variable sets them.
+package struct CoreMutations: Sendable, Equatable {
+    /// The catch-up gate removed: records reach intake while their assignment still catches up.
+    package var admitBeforeCatchUp = false
+    /// Zombie-owner fencing removed: a call follows its `started` marker whatever fences precede it.
+    package var callWithoutFencing = false
+    /// F1 reverted: a handed-over reconciliation looks for the previous owner's answer only when
+    /// the issuer has no state query.
+    package var lookUpPreviousOwnerOnlyWithoutStateQuery = false
+
+    /// None: production.
+    package init() {}
+}
+
+/// What the simulation observes inside the core, to check promises that outputs alone cannot
+/// show. Production has none.
+package protocol CoreProbe: Sendable {
+    /// Generation `generation` of `partition` finished its marker catch-up in `worker`.
+    func caughtUp(worker: String, partition: TopicPartition, generation: UInt64)
+    /// A record of `partition` at `offset`, received in `generation`, reached intake in `worker`.
+    func intake(worker: String, partition: TopicPartition, offset: Int64, generation: UInt64)
+}
