@@ -6,6 +6,7 @@ import PackageDescription
 /// Dependency directions (no cycles, no outside Swift packages):
 ///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Pipeline, Recovery, HTTP, Kafka }
 ///   ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
+///   CoreSimulation -> { Pipeline, Simulator } (the real core on simulated ports; ProvisionerCLI and SimulationTests use it)
 ///   Issuers -> { HTTP, Contract };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
 ///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; Harness and the CLI build on it)
 ///   ContractFuzz -> { Contract, Recovery, Kafka } (the decoders of requests and of records read back)
@@ -49,11 +50,15 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
         // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
         .target(name: "Harness", dependencies: ["CPosix", "ProvisionerClient", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
+        // The deterministic simulation of the worker's real core: seeded schedules of several workers
+        // over a simulated cluster, issuer and clock (`provisioner simulate`, SimulationTests).
+        .target(name: "CoreSimulation", dependencies: ["Pipeline", "Kafka", "Contract", "HTTP", "Observability", "Recovery", "Simulator"],
+                swiftSettings: strict),
         // The operator console: a web page over Kafka (own consumer, no group) and the workers' /metrics.
         .target(name: "Console", dependencies: ["COpenSSL", "Contract", "Kafka", "HTTP", "Observability", "Recovery", "Pipeline"],
                 swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
-        .target(name: "ProvisionerCLI", dependencies: ["Console", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
+        .target(name: "ProvisionerCLI", dependencies: ["Console", "CoreSimulation", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
 
         // libFuzzer entry point for decode + validate, and for every decoder of a record read back
@@ -73,7 +78,7 @@ let package = Package(
         .testTarget(name: "ClientTests", dependencies: ["ProvisionerClient", "Pipeline", "Kafka", "Simulator", "Contract", "Harness", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SimulationTests", dependencies: ["Pipeline", "Kafka", "Recovery", "Simulator"], swiftSettings: strict),
+        .testTarget(name: "SimulationTests", dependencies: ["CoreSimulation"], swiftSettings: strict),
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Pipeline", "Kafka", "Contract", "Recovery", "HTTP", "Observability",
                                                      "Simulator", "Harness", "TestSupport"], swiftSettings: strict),

@@ -17,6 +17,7 @@ public enum ProvisionerCommandLine {
         TopicsCommand.self,
         ConfigCommand.self,
         RequestCommand.self,
+        SimulateCommand.self,
         VersionCommand.self,
     ] }
 

@@ -17,7 +17,7 @@ extension RequestFlow {
         stamped.timing.publishedAtMs = context.clock()
         let result = stamped
         let encoded = result.encodedJSON()
-        guard let job, let started = job.startedMarker, result.isFinal, reconcile == nil, !recovered else {
+        guard let job, let started = job.startedMarker, result.isFinal, reconcile == nil, !recovered, !context.mutations.finalsUndecided else {
             return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, reconcile: reconcile,
                            startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, recovered: recovered)
         }

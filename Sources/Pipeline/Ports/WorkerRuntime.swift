@@ -78,9 +78,9 @@ package struct CoreMutations: Sendable, Equatable {
     package var admitBeforeCatchUp = false
     /// Zombie-owner fencing removed: a call follows its `started` marker whatever fences precede it.
     package var callWithoutFencing = false
-    /// F1 reverted: a handed-over reconciliation looks for the previous owner's answer only when
-    /// the issuer has no state query.
-    package var lookUpPreviousOwnerOnlyWithoutStateQuery = false
+    /// F1 reverted ("a final is decided once" removed): every attempt publishes its own final, a
+    /// handed-over reconciliation without looking for the previous owner's answer.
+    package var finalsUndecided = false
 
     /// None: production.
     package init() {}

@@ -20,18 +20,8 @@ extension ReconcileRunner {
         }
         // A handed-over request's previous owner may only have lost the partition and still
         // answer: its decision, if any, is the final one, for every issuer (F1).
-        if let handOver = job.handOver, !(context.mutations.lookUpPreviousOwnerOnlyWithoutStateQuery && hasStateQuery(job)) {
-            return lookUpPreviousOwner(held, handOver: handOver)
-        }
+        if let handOver = job.handOver, !context.mutations.finalsUndecided { return lookUpPreviousOwner(held, handOver: handOver) }
         query(held, previousOwnerMayAnswer: false)
-    }
-
-    /// Whether the job's issuer answers a state query (only for `CoreMutations`' F1 revert).
-    private func hasStateQuery(_ job: ReconcileJob) -> Bool {
-        guard let endpoint = context.endpoints[job.program] else { return false }
-        return endpoint.adapter.makeStateQuery(for: ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
-                                                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs,
-                                                                    transactionReference: job.transactionReference)) != nil
     }
 
     /// Asks the issuer's state query (or learns it has none). `previousOwnerMayAnswer`: a
@@ -185,7 +175,7 @@ extension ReconcileRunner {
     func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
         let job = held.job
         let result = makeResult(job, outcome: outcome, payment: payment)
-        guard outcome.isFinal, let handOver = job.handOver else { return publish(held, result, outcome: outcome) }
+        guard outcome.isFinal, let handOver = job.handOver, !context.mutations.finalsUndecided else { return publish(held, result, outcome: outcome) }
         let encoded = result.encodedJSON()
         let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: handOver.requestOffset ?? 0,
                                   atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,

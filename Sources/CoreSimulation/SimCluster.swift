@@ -1,0 +1,142 @@
+import Contract
+import Kafka
+import Recovery
+
+/// The simulated Kafka cluster: one log per topic partition (records become readable when
+/// appended), committed offsets per group with their metadata, the groups' coordinators, and the
+/// faults that touch the brokers (slow acknowledgements, a markers partition that cannot be read).
+/// Commits are checked as they are accepted: a group's committed offset never moves backwards.
+final class SimCluster: @unchecked Sendable {
+    let world: SimWorld
+    /// Partition counts by topic.
+    let partitions: [String: Int32]
+    private var logs: [TopicPartition: [KafkaMessage]] = [:]
+    private var commits: [String: [TopicPartition: TopicPartitionOffset]] = [:]
+    private var groups: [String: SimGroup] = [:]
+    /// When a record last went to a topic that carries a request's progress (requests, markers,
+    /// results, reconciliation jobs, dead letters): the run ends after a long enough silence.
+    private(set) var lastProgressMs: Int64 = 0
+    /// Request ids with a final result or a dead letter, as they are appended.
+    private(set) var answered = Set<String>()
+    /// Broken promises seen while running (a commit backwards).
+    private(set) var violations: [String] = []
+    /// Until when produce acknowledgements are slow (a broker hiccup).
+    var slowUntilMs: Int64 = 0
+    /// Markers partitions that cannot be read, until when.
+    var unreadableUntilMs: [Int32: Int64] = [:]
+    /// The rebalance protocol of every group.
+    let cooperative: Bool
+    /// How long a group waits for a member to rejoin (its revoke done) before evicting it.
+    let rebalanceTimeoutMs: Int64
+    /// How long a dead member holds its partitions before the coordinator notices.
+    let sessionTimeoutMs: Int64
+
+    init(world: SimWorld, partitions: [String: Int32], cooperative: Bool, rebalanceTimeoutMs: Int64, sessionTimeoutMs: Int64) {
+        self.world = world
+        self.partitions = partitions
+        self.cooperative = cooperative
+        self.rebalanceTimeoutMs = rebalanceTimeoutMs
+        self.sessionTimeoutMs = sessionTimeoutMs
+    }
+
+    /// Records a broken promise.
+    func violation(_ text: String) {
+        violations.append("t=\(world.nowMs - SimulationRun.epochMs): \(text)")
+        world.note("VIOLATION \(text)")
+    }
+
+    // MARK: - Logs
+
+    /// The partition a record goes to: its own, else its key's hash (FNV-1a), else 0.
+    func partition(for message: KafkaOutgoingMessage) -> Int32 {
+        if let partition = message.partition { return partition }
+        let count = UInt64(partitions[message.topic] ?? 1)
+        guard let key = message.key else { return 0 }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int32(hash % count)
+    }
+
+    /// Appends a record now; its offset.
+    @discardableResult
+    func append(_ message: KafkaOutgoingMessage, partition: Int32) -> Int64 {
+        let topicPartition = TopicPartition(topic: message.topic, partition: partition)
+        let offset = Int64(logs[topicPartition]?.count ?? 0)
+        let record = KafkaMessage(topic: message.topic, partition: partition, offset: offset, key: message.key, value: message.value ?? [],
+                                  headers: message.headers, timestampMs: message.timestampMs ?? world.nowMs)
+        logs[topicPartition, default: []].append(record)
+        if message.topic != SimulationRun.topics.audit { lastProgressMs = world.nowMs }
+        if message.topic == SimulationRun.topics.results, let result = try? ProvisioningResult.decode(record.value), result.isFinal {
+            answered.insert(result.requestID)
+        } else if message.topic == SimulationRun.topics.deadLetters, let key = record.key {
+            answered.insert(String(decoding: key, as: UTF8.self))
+        }
+        if world.isTracing { world.note("append \(message.topic)[\(partition)]@\(offset): \(Self.describe(record))") }
+        groups.values.forEach { $0.appended(topicPartition) }
+        return offset
+    }
+
+    /// What a record says, for the trace.
+    static func describe(_ record: KafkaMessage) -> String {
+        let topics = SimulationRun.topics
+        switch record.topic {
+        case topics.results:
+            guard let result = try? ProvisioningResult.decode(record.value) else { return "undecodable result" }
+            return "result \(result.requestID) \(SimulationRun.describe(result))\(result.isFinal ? "" : " (not final)")"
+        case topics.markers:
+            if let marker = CallMarker.decode(record.value, headers: record.headers) {
+                return "marker \(marker.requestID) \(marker.state)\(marker.outcome.map { " \($0)" } ?? "")\(marker.isDecision ? " DECISION" : "") by \(marker.worker) for offset \(marker.requestOffset)"
+            }
+            return MarkerFence.decode(record.value).map { "fence by \($0.instance)" } ?? "undecodable marker"
+        case topics.audit:
+            let event = try? JSONParser().parse(record.value)
+            return "audit \(event?["request_id"]?.stringValue ?? "-") \(event?["stage"]?.stringValue ?? "?") \(event?["status"]?.stringValue ?? "") \(event?["reason"]?.stringValue ?? "")"
+        case topics.reconcile:
+            guard case .success(let job) = ReconcileJob.read(record.value) else { return "undecodable job" }
+            return "reconcile job \(job.requestID) attempt \(job.attempt)\(job.handOver == nil ? "" : " hand-over") due +\(job.dueAtMs - SimulationRun.epochMs)"
+        case topics.requests:
+            let request = try? JSONParser().parse(record.value)
+            return "request \(request?["request_id"]?.stringValue ?? "?")"
+        default:
+            return "\(record.value.count) bytes"
+        }
+    }
+
+    /// The log of a partition.
+    func log(_ partition: TopicPartition) -> [KafkaMessage] { logs[partition] ?? [] }
+
+    /// Every record of `topic`, partition by partition.
+    func records(_ topic: String) -> [KafkaMessage] {
+        (0..<(partitions[topic] ?? 0)).flatMap { log(TopicPartition(topic: topic, partition: $0)) }
+    }
+
+    /// Whether a markers partition can be read now.
+    func isReadable(_ partition: TopicPartition) -> Bool {
+        guard partition.topic == SimulationRun.topics.markers else { return true }
+        return (unreadableUntilMs[partition.partition] ?? 0) <= world.nowMs
+    }
+
+    // MARK: - Groups and commits
+
+    /// The coordinator of `group` (made on first use).
+    func group(_ id: String, topic: String) -> SimGroup {
+        if let group = groups[id] { return group }
+        let group = SimGroup(cluster: self, id: id, topic: topic, partitions: partitions[topic] ?? 1)
+        groups[id] = group
+        return group
+    }
+
+    /// The committed offset (with metadata) of `partition` in `group`.
+    func committed(_ group: String, _ partition: TopicPartition) -> TopicPartitionOffset? {
+        commits[group]?[partition]
+    }
+
+    /// Stores a commit the coordinator accepted; a commit below the last one is a violation.
+    func store(_ group: String, _ offset: TopicPartitionOffset, by member: String) {
+        let partition = TopicPartition(topic: offset.topic, partition: offset.partition)
+        if let last = commits[group]?[partition], offset.offset < last.offset {
+            violation("group \(group) committed \(partition.partition)@\(offset.offset) below \(last.offset) (by \(member))")
+        }
+        commits[group, default: [:]][partition] = offset
+    }
+}

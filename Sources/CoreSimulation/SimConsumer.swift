@@ -1,0 +1,228 @@
+import Kafka
+import Pipeline
+
+/// A simulated group member (`GroupConsumer`) over the `SimCluster`: rebalances from its
+/// `SimGroup` reach the loop's relay inside `poll`, as librdkafka's callbacks do; a revoke the
+/// loop defers keeps its partitions (and the group waiting) until `completeRevoke`. Records of
+/// assigned partitions are returned from their fetch position; now and then a partition paused
+/// still returns a record or two that were fetched before the pause (what the catch-up gate is
+/// for), never after a seek (librdkafka drops records fetched before a seek).
+/// A commit is accepted or refused by the coordinator a few milliseconds after it is sent.
+final class SimConsumer: GroupConsumer, @unchecked Sendable {
+    enum Op {
+        case assign([Int32])
+        case revoke([Int32])
+    }
+
+    let cluster: SimCluster
+    let process: SimProcess
+    let executor: SimExecutor
+    let relay: RebalanceRelay
+    let committedHandler: @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void
+    let groupID: String
+    private var topic = ""
+    private var group: SimGroup?
+    private(set) var member: String?
+    private var assigned: [Int32: Fetch] = [:]
+
+    /// A partition's fetch state.
+    private struct Fetch {
+        var position: Int64
+        var paused = false
+        /// Records fetched before the pause, still returned by the next poll.
+        var prefetched = 0
+    }
+    private var ops: [Op] = []
+    private var commitResults: [Result<[TopicPartitionOffset], KafkaError>] = []
+    private var lostNoticed: [String] = []
+    private var deferred: [Int32]?
+    private var isClosed = false
+
+    init(cluster: SimCluster, process: SimProcess, executor: SimExecutor, groupID: String, relay: RebalanceRelay,
+         committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) {
+        self.cluster = cluster
+        self.process = process
+        self.executor = executor
+        self.groupID = groupID
+        self.relay = relay
+        committedHandler = committed
+    }
+
+    private var world: SimWorld { cluster.world }
+
+    private func partition(_ number: Int32) -> TopicPartition { TopicPartition(topic: topic, partition: number) }
+
+    // MARK: - From the coordinator
+
+    /// A rebalance for this member: served by the next poll.
+    func deliver(_ op: Op) {
+        ops.append(op)
+        executor.wakeLoops()
+    }
+
+    /// Records arrived in `partition`: the loop turns soon if it fetches it.
+    func recordsArrived(_ partition: Int32) {
+        guard let state = assigned[partition], !state.paused else { return }
+        executor.wakeLoops()
+    }
+
+    /// The member learns the coordinator evicted it: its partitions are lost; it rejoins.
+    func notice(evictedAs evicted: String) {
+        guard !isClosed, member == evicted else { return }
+        lostNoticed.append(evicted)
+        executor.wakeLoops()
+    }
+
+    /// A fault: the coordinator evicts this live member now (a missed heartbeat, say); it learns
+    /// so after `noticeAfterMs` and goes on meanwhile (a zombie).
+    func evictFromGroup(noticeAfterMs: Int64) {
+        guard let member, !isClosed else { return }
+        group?.evict(member, reason: "evicted (simulated fault)", noticeAfterMs: noticeAfterMs)
+    }
+
+    /// Its process died: the coordinator evicts it at the session timeout.
+    func died() {
+        guard let member, !isClosed else { return }
+        group?.died(member)
+    }
+
+    // MARK: - GroupConsumer
+
+    func subscribe(_ topics: [String]) throws(KafkaError) {
+        topic = topics.first ?? ""
+        let group = cluster.group(groupID, topic: topic)
+        self.group = group
+        member = group.join(self)
+    }
+
+    func poll(maxMessages: Int, timeoutMs: Int32) -> [Result<KafkaMessage, KafkaError>] {
+        guard !isClosed else { return [.failure(KafkaError(code: .destroyed, message: "the consumer is closed"))] }
+        if !lostNoticed.isEmpty {
+            lostNoticed.removeAll()
+            let lost = assigned.keys.sorted()
+            assigned = [:]
+            deferred = nil
+            ops.removeAll()
+            world.note("\(member ?? "?") lost \(lost)")
+            if !lost.isEmpty { relay.lost(lost.map(partition)) }
+            member = group?.join(self)
+        }
+        while !ops.isEmpty {
+            switch ops.removeFirst() {
+            case .assign(let partitions):
+                for number in partitions {
+                    let committed = cluster.committed(groupID, partition(number))?.offset ?? 0
+                    assigned[number] = Fetch(position: max(0, committed))
+                }
+                relay.assigned(partitions.map(partition))
+            case .revoke(let partitions):
+                if relay.revoked(partitions.map(partition)) == .deferred {
+                    deferred = partitions
+                } else {
+                    unassign(partitions)
+                }
+            }
+        }
+        var results: [Result<KafkaMessage, KafkaError>] = []
+        let commits = commitResults
+        commitResults.removeAll()
+        for outcome in commits { committedHandler(outcome) }
+        var room = max(1, maxMessages)
+        for number in assigned.keys.sorted() {
+            guard room > 0, var state = assigned[number] else { break }
+            // A paused partition returns only what was fetched before the pause.
+            let limit = state.paused ? min(room, state.prefetched) : room
+            state.prefetched = 0
+            guard limit > 0 else { continue }
+            let log = cluster.log(partition(number))
+            var taken = 0
+            while taken < limit, state.position < Int64(log.count) {
+                results.append(.success(log[Int(state.position)]))
+                state.position += 1
+                taken += 1
+            }
+            room -= taken
+            assigned[number] = state
+        }
+        return results
+    }
+
+    func pause(_ partitions: [TopicPartition]) {
+        for partition in partitions where assigned[partition.partition] != nil {
+            if assigned[partition.partition]?.paused == false, world.chance(0.05) { assigned[partition.partition]?.prefetched = Int(world.int(1...2)) }
+            assigned[partition.partition]?.paused = true
+        }
+    }
+
+    func resume(_ partitions: [TopicPartition]) {
+        for partition in partitions where assigned[partition.partition] != nil { assigned[partition.partition]?.paused = false }
+        executor.wakeLoops()
+    }
+
+    func seek(_ partition: TopicPartition, to offset: Int64, timeoutMs: Int32) throws(KafkaError) {
+        guard assigned[partition.partition] != nil else { throw KafkaError(code: .state, message: "seek of a partition not assigned") }
+        assigned[partition.partition]?.position = offset
+        assigned[partition.partition]?.prefetched = 0
+    }
+
+    func commit(_ offsets: [TopicPartitionOffset], synchronously: Bool) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        if synchronously {
+            guard world.chance(0.97) else { throw KafkaError(code: .requestTimedOut, message: "commit timed out (simulated)") }
+            guard store(offsets) else { throw KafkaError(code: .illegalGeneration, message: "commit refused: not a member holding the partition") }
+            return
+        }
+        world.after(world.int(2...40), process, "commit answered") { [self] in
+            let accepted = world.chance(0.97) && store(offsets)
+            commitResults.append(accepted ? .success(offsets)
+                                          : .failure(KafkaError(code: .illegalGeneration, message: "commit refused (simulated)")))
+            executor.wakeLoops()
+        }
+    }
+
+    /// Stores `offsets` if the coordinator accepts every one.
+    private func store(_ offsets: [TopicPartitionOffset]) -> Bool {
+        guard let group, offsets.allSatisfy({ group.accepts(member, $0.partition) }) else { return false }
+        for offset in offsets { cluster.store(groupID, offset, by: member ?? "?") }
+        return true
+    }
+
+    func committed(_ partitions: [TopicPartition], timeoutMs: Int32) throws(KafkaError) -> [TopicPartitionOffset] {
+        guard world.chance(0.97) else { throw KafkaError(code: .timedOut, message: "committed offsets timed out (simulated)") }
+        return partitions.compactMap { cluster.committed(groupID, $0) }
+    }
+
+    func watermarks(_ partition: TopicPartition, timeoutMs: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {
+        (0, Int64(cluster.log(partition).count))
+    }
+
+    func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int {
+        Int(cluster.partitions[topic] ?? 0)
+    }
+
+    func completeRevoke() {
+        guard let partitions = deferred else { return }
+        deferred = nil
+        unassign(partitions)
+    }
+
+    private func unassign(_ partitions: [Int32]) {
+        for number in partitions { assigned[number] = nil }
+        group?.revokeCompleted(member ?? "")
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        if let partitions = deferred {
+            deferred = nil
+            unassign(partitions)
+        }
+        let remaining = assigned.keys.sorted()
+        if !remaining.isEmpty {
+            _ = relay.revoked(remaining.map(partition))
+            unassign(remaining)
+        }
+        isClosed = true
+        if let member { group?.leave(member) }
+    }
+}

@@ -1,0 +1,119 @@
+import Contract
+import HTTP
+
+/// The simulated issuers, as HTTP (`HTTPExchanging`) under the real `IssuerClient` and adapters:
+/// Imprint (with its wallet-token state query) at `http://imprint.sim` and DCS (no state query)
+/// at `http://dcs.sim`, for Google Wallet. Stateful like the real ones: a provisioning applies a
+/// wallet token; a second provisioning of the same card and device answers "already provisioned",
+/// and a second use of a handshake is refused. Each card behaves as the workload chose: answers
+/// at once or slowly (longer than a revoke drain), applies and loses the answer (504 or no answer
+/// at all), loses the answer without applying, or refuses (inactive card).
+///
+/// Every call is counted per handshake: the promise "a handshake reaches the issuer at most once".
+final class SimIssuer: HTTPExchanging, @unchecked Sendable {
+    /// How a card behaves.
+    enum Behaviour: CaseIterable {
+        case ok, slow, appliedThen504, appliedThenSilent, unappliedThen504, inactive
+    }
+
+    let world: SimWorld
+    /// Calls per handshake (wallet id / device id).
+    private(set) var calls: [String: Int] = [:]
+    /// Wallet tokens per card: (device id, created at).
+    private var tokens: [String: [(device: String, createdAtMs: Int64)]] = [:]
+    /// Each card's behaviour (ok when not listed).
+    var behaviours: [String: Behaviour] = [:]
+
+    init(world: SimWorld) {
+        self.world = world
+    }
+
+    func execute(_ request: HTTPClientRequest, completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
+        let startedMs = world.nowMs
+        let path = request.url.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2).map(String.init)
+        let body = (try? JSONParser().parse(request.body)) ?? .null
+        if request.url.hasPrefix("http://imprint.sim"), path.count == 5, path[3] == "provision" {
+            provision(card: path[2], device: body["device_id"]?.stringValue ?? "", handshake: Self.handshake(body["wallet_id"], body["device_id"]),
+                      dcs: false, timeoutMs: request.timeoutMs, startedMs: startedMs, completion: completion)
+        } else if request.url.hasPrefix("http://imprint.sim"), path.count == 4, path[3] == "wallet_tokens" {
+            let card = path[2]
+            world.after(world.int(5...150), nil, "issuer state query") { [self] in
+                guard world.chance(0.95) else { return respond(503, ["error": .object(["code": .string("unavailable")])], startedMs, completion) }
+                let list: [JSONValue] = (tokens[card] ?? []).map { token in
+                    .object(["wallet": .string("google_wallet"), "device_ref": .string(Crypto.hex(Crypto.sha256(utf8: token.device))),
+                             "created_at": .string(RFC3339.format(milliseconds: token.createdAtMs)), "status": .string("active")])
+                }
+                respond(200, ["data": .array(list)], startedMs, completion)
+            }
+        } else if request.url.hasPrefix("http://dcs.sim"), path.last == "google-bind-wallet" {
+            provision(card: body["cardId"]?.stringValue ?? "", device: body["deviceId"]?.stringValue ?? "",
+                      handshake: Self.handshake(body["clientCustomerId"], body["deviceId"]), dcs: true, timeoutMs: request.timeoutMs,
+                      startedMs: startedMs, completion: completion)
+        } else {
+            respond(404, ["error": .object(["code": .string("not_found")])], startedMs, completion)
+        }
+    }
+
+    private static func handshake(_ wallet: JSONValue?, _ device: JSONValue?) -> String {
+        "\(wallet?.stringValue ?? "?")/\(device?.stringValue ?? "?")"
+    }
+
+    /// A provisioning call: applied (or not) when the issuer processes it, answered when its
+    /// behaviour says, or timed out by the client's budget.
+    private func provision(card: String, device: String, handshake: String, dcs: Bool, timeoutMs: Int, startedMs: Int64,
+                           completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
+        calls[handshake, default: 0] += 1
+        let behaviour = behaviours[card] ?? .ok
+        let latency: Int64 = switch behaviour {
+        case .slow: world.int(4_000...14_000)
+        case .appliedThenSilent: .max / 4
+        default: world.int(10...400)
+        }
+        let processedMs = world.nowMs + min(latency, world.int(5...200))
+        let firstUse = calls[handshake] == 1
+        // The issuer processes the request whatever happens to its answer.
+        var answer: (status: Int, body: [String: JSONValue])?
+        world.at(processedMs, nil, "issuer processes a call") { [self] in
+            answer = apply(card: card, device: device, firstUse: firstUse, behaviour: behaviour, dcs: dcs)
+        }
+        let timeoutAt = startedMs + Int64(max(1, timeoutMs))
+        if latency >= Int64(timeoutMs) {
+            world.at(timeoutAt, nil, "issuer call times out") {
+                completion(.failure(HTTPTransportError(kind: .timedOut, requestMayHaveBeenSent: true, message: "simulated timeout",
+                                                       elapsedMs: Double(timeoutMs))))
+            }
+            return
+        }
+        world.at(max(world.nowMs + latency, processedMs), nil, "issuer answers") { [self] in
+            switch behaviour {
+            case .appliedThen504, .unappliedThen504:
+                respond(504, [:], startedMs, completion)
+            default:
+                let (status, body) = answer ?? (500, [:])
+                respond(status, body, startedMs, completion)
+            }
+        }
+    }
+
+    /// What the issuer does with a call when it processes it: its HTTP answer.
+    private func apply(card: String, device: String, firstUse: Bool, behaviour: Behaviour, dcs: Bool) -> (Int, [String: JSONValue]) {
+        func error(_ status: Int, _ code: String) -> (Int, [String: JSONValue]) {
+            dcs ? (200, ["code": .string(code), "message": .string("simulated")]) : (status, ["error": .object(["code": .string(code), "message": .string("simulated")])])
+        }
+        if behaviour == .inactive { return error(422, dcs ? "CARD_STATUS_INVALID" : "payment_method_not_active") }
+        if tokens[card]?.contains(where: { $0.device == device }) == true { return error(409, dcs ? "WALLET_ALREADY_BOUND" : "already_provisioned") }
+        if !firstUse { return error(400, dcs ? "NONCE_USED" : "invalid_request") }
+        if behaviour == .unappliedThen504 { return (504, [:]) }
+        tokens[card, default: []].append((device, world.nowMs))
+        let payload: JSONValue = .object(["opaque_payment_card": .string("opc-\(card)")])
+        return dcs ? (200, ["code": .string("SYS_SUCCESS"), "data": .object(["opaquePaymentCard": .string("opc-\(card)")])])
+            : (200, ["wallet": .string("google_wallet"), "provisioning_payload": payload])
+    }
+
+    private func respond(_ status: Int, _ body: [String: JSONValue], _ startedMs: Int64,
+                         _ completion: @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
+        completion(.success(HTTPClientResponse(status: status, headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
+                                               body: body.isEmpty ? [] : JSONWriter.encode(.object(body)),
+                                               elapsedMs: Double(world.nowMs - startedMs))))
+    }
+}

@@ -1,0 +1,63 @@
+import Kafka
+import Pipeline
+
+/// A simulated producer (`RecordProducer`) of one process: a record is appended a few
+/// milliseconds after `send` (slower during a broker hiccup), in send order per partition, and its
+/// acknowledgement follows. With the run's fault rate a send fails: not written, or written but
+/// reported as timed out (the publisher's retry then writes it again: a duplicate in the log, as
+/// with a real produce timeout). When the process dies, what it had in flight lands or not.
+final class SimProducer: RecordProducer, @unchecked Sendable {
+    let cluster: SimCluster
+    let process: SimProcess
+    let faultRate: Double
+    private(set) var outstandingCount = 0
+    private var lastAppendMs: [TopicPartition: Int64] = [:]
+
+    init(cluster: SimCluster, process: SimProcess, faultRate: Double) {
+        self.cluster = cluster
+        self.process = process
+        self.faultRate = faultRate
+    }
+
+    private var world: SimWorld { cluster.world }
+
+    func send(_ message: KafkaOutgoingMessage,
+              onDelivery: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) throws(KafkaError) {
+        let partition = cluster.partition(for: message)
+        let topicPartition = TopicPartition(topic: message.topic, partition: partition)
+        let slow = cluster.slowUntilMs > world.nowMs ? world.int(200...3_000) : 0
+        let appendAt = max(world.nowMs + world.int(1...8) + slow, lastAppendMs[topicPartition] ?? 0)
+        lastAppendMs[topicPartition] = appendAt
+        let fault = world.chance(faultRate) ? world.pick([Fault.notWritten, .writtenButTimedOut]) : nil
+        let landsIfDead = world.chance(0.5)
+        outstandingCount += 1
+        var stamped = message
+        stamped.timestampMs = message.timestampMs ?? world.nowMs
+        let record = stamped
+        let process = self.process
+        // The append belongs to the cluster: it happens (or not, by the draw) even if the process died.
+        world.at(appendAt, nil, "append") { [self] in
+            var offset: Int64?
+            if fault != .notWritten && (process.isAlive || landsIfDead) { offset = cluster.append(record, partition: partition) }
+            world.after(world.int(0...4), process, "delivery report") { [self] in
+                outstandingCount -= 1
+                if let offset, fault == nil {
+                    onDelivery(.success(KafkaDeliveryReport(topic: record.topic, partition: partition, offset: offset)))
+                } else {
+                    onDelivery(.failure(KafkaError(code: fault == .notWritten ? .notLeaderForPartition : .messageTimedOut,
+                                                   message: "simulated produce failure")))
+                }
+            }
+        }
+    }
+
+    private enum Fault { case notWritten, writtenButTimedOut }
+
+    func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int {
+        Int(cluster.partitions[topic] ?? 0)
+    }
+
+    func flush(timeoutMs: Int32) -> Bool { outstandingCount == 0 }
+
+    func close(timeoutMs: Int32) {}
+}

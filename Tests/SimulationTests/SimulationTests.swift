@@ -1,0 +1,38 @@
+import CoreSimulation
+import Foundation
+import Testing
+
+/// The deterministic simulation of the worker's real core (`CoreSimulation`), as a test: seeded
+/// schedules of three or four workers over a simulated cluster, each checked for the
+/// exactly-one-answer promises, and the self-test that each fix put back is found. CI runs the
+/// full 10,000 schedules with the release build (`provisioner simulate`, the `simulation` phase
+/// of `scripts/test`); this debug-build test runs `SIMULATION_SEEDS` (default 200) from
+/// `SIMULATION_FIRST_SEED` (default 1). A failure prints its seed, settings and what broke;
+/// `scripts/simulate SEED` replays it with its trace.
+@Suite("Simulation")
+struct SimulationTests {
+    @Test("every seeded schedule keeps the promises: one call per handshake, one final per request, commits forward, gate before intake")
+    func schedules() {
+        let environment = ProcessInfo.processInfo.environment
+        let first = environment["SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 1
+        let count = environment["SIMULATION_SEEDS"].flatMap(UInt64.init) ?? 200
+        let summary = SimulationBatch.run(Array(first..<(first + count)))
+        print("simulation: \(summary.schedules) schedules, \(summary.failed.count) failed; \(summary.requests) requests, "
+              + "\(summary.calls) issuer calls, \(summary.finals) answered, \(summary.identical) identical duplicate finals")
+        for report in summary.failed.prefix(3) {
+            let violations = report.violations.prefix(10).joined(separator: "\n")
+            Issue.record("seed \(report.seed) broke a promise (replay: scripts/simulate \(report.seed))\nsettings: \(report.settings)\n\(violations)")
+        }
+        #expect(summary.failed.count == 0, "failing seeds: \(summary.failed.prefix(20).map(\.seed))")
+        #expect(summary.requests > 0 && summary.calls > 0 && summary.finals > 0, "the schedules exercised nothing")
+    }
+
+    @Test("the simulation finds each fix put back within 2,000 schedules", arguments: SimulationMutation.allCases)
+    func findsRevertedFix(_ mutation: SimulationMutation) {
+        let summary = SimulationBatch.run(Array(1...2_000), mutation: mutation, stopAtFirstFailure: true)
+        let first = summary.failed.first
+        print("simulation with \(mutation.summary): first failing seed \(first.map { String($0.seed) } ?? "none") "
+              + "(\(summary.schedules) schedules run): \(first?.violations.first ?? "-")")
+        #expect(first != nil, "no schedule in 2,000 caught: \(mutation.summary)")
+    }
+}
