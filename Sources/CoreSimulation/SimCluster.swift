@@ -39,6 +39,13 @@ final class SimCluster: @unchecked Sendable {
         self.sessionTimeoutMs = sessionTimeoutMs
     }
 
+    /// Forgets the groups and logs (the run is over and checked): the groups hold the members.
+    func tearDown() {
+        for group in groups.values { group.tearDown() }
+        groups.removeAll()
+        logs.removeAll()
+    }
+
     /// Records a broken promise.
     func violation(_ text: String) {
         violations.append("t=\(world.nowMs - SimulationRun.epochMs): \(text)")

@@ -10,7 +10,8 @@ import Pipeline
 /// A commit is accepted or refused by the coordinator a few milliseconds after it is sent.
 final class SimConsumer: GroupConsumer, @unchecked Sendable {
     enum Op {
-        case assign([Int32])
+        /// Partitions assigned in a group generation.
+        case assign([Int32], generation: Int32)
         case revoke([Int32])
     }
 
@@ -37,6 +38,8 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
     private var lostNoticed: [String] = []
     private var deferred: [Int32]?
     private var isClosed = false
+    /// The group generation of the last assignment this member took.
+    private(set) var groupGeneration: Int32?
 
     init(cluster: SimCluster, process: SimProcess, executor: SimExecutor, groupID: String, relay: RebalanceRelay,
          committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) {
@@ -103,13 +106,15 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
             assigned = [:]
             deferred = nil
             ops.removeAll()
+            groupGeneration = nil
             world.note("\(member ?? "?") lost \(lost)")
             if !lost.isEmpty { relay.lost(lost.map(partition)) }
             member = group?.join(self)
         }
         while !ops.isEmpty {
             switch ops.removeFirst() {
-            case .assign(let partitions):
+            case .assign(let partitions, let generation):
+                groupGeneration = generation
                 for number in partitions {
                     let committed = cluster.committed(groupID, partition(number))?.offset ?? 0
                     assigned[number] = Fetch(position: max(0, committed))

@@ -37,6 +37,12 @@ final class SimExecutor: Executor, @unchecked Sendable {
     /// Whether every loop this process started has ended.
     var loopsFinished: Bool { loops.allSatisfy(\.isFinished) }
 
+    /// Forgets the loops (the run is over): each holds its consumer loop's turn.
+    func tearDown() {
+        for loop in loops { loop.tearDown() }
+        loops.removeAll()
+    }
+
     /// Wakes the process's loops (records arrived, a rebalance is due): a turn runs soon.
     func wakeLoops() {
         for loop in loops { loop.wake() }

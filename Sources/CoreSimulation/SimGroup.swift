@@ -41,6 +41,12 @@ final class SimGroup: @unchecked Sendable {
 
     private var world: SimWorld { cluster.world }
 
+    /// The run is over: the members (which hold the group) are let go.
+    func tearDown() {
+        members.removeAll()
+        order.removeAll()
+    }
+
     // MARK: - Membership
 
     /// A consumer joins: its member id (a rebalance follows).
@@ -150,7 +156,7 @@ final class SimGroup: @unchecked Sendable {
             entry.owned.formUnion(gain)
             members[member] = entry
             world.note("\(id) gen \(generation): \(member) is assigned \(gain.sorted())")
-            entry.consumer.deliver(.assign(gain.sorted()))
+            entry.consumer.deliver(.assign(gain.sorted(), generation: Int32(generation)))
         }
     }
 
@@ -173,7 +179,7 @@ final class SimGroup: @unchecked Sendable {
             entry.owned = share
             members[member] = entry
             world.note("\(id) gen \(generation): \(member) is assigned \(share.sorted())")
-            entry.consumer.deliver(.assign(share.sorted()))
+            entry.consumer.deliver(.assign(share.sorted(), generation: Int32(generation)))
         }
     }
 

@@ -7,7 +7,8 @@ final class SimLoop: LoopHandle, @unchecked Sendable {
     let process: SimProcess
     let name: String
     let idleTurnMs: Int64
-    private let turn: @Sendable () -> Bool
+    /// The loop's turn; dropped once the loop ended (it holds the loop's owner).
+    private var turn: (@Sendable () -> Bool)?
     private var nextAt: Int64?
     private var token = 0
     private(set) var isFinished = false
@@ -34,12 +35,19 @@ final class SimLoop: LoopHandle, @unchecked Sendable {
         world.at(at, process, "poll turn") { [self] in
             guard token == mine else { return }
             nextAt = nil
-            if turn() {
+            if turn?() == true {
                 schedule(at: world.nowMs + idleTurnMs)
             } else {
                 isFinished = true
+                turn = nil
             }
         }
+    }
+
+    /// The run is over: the turn is let go.
+    func tearDown() {
+        turn = nil
+        token += 1
     }
 
     func waitUntilFinished() {

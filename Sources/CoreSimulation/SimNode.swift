@@ -42,6 +42,14 @@ final class SimNode: @unchecked Sendable {
         try worker?.start()
     }
 
+    /// The run is over: the worker and its loops are let go.
+    func tearDown() {
+        process.kill()
+        executor.tearDown()
+        consumers.removeAll()
+        worker = nil
+    }
+
     /// kill -9: nothing of the process runs any more; its group memberships end at the session timeout.
     func kill() {
         process.kill()

@@ -60,6 +60,11 @@ final class SimWorld: @unchecked Sendable {
         return false
     }
 
+    /// Drops every event still queued (the run is over): their closures hold the workers.
+    func clear() {
+        heap.removeAll()
+    }
+
     /// Adds a line to the trace (when tracing).
     func note(_ line: @autoclosure () -> String) {
         guard tracing else { return }

@@ -134,7 +134,18 @@ final class SimulationRun: @unchecked Sendable {
             checkAtMs = world.nowMs + 1_000
             if world.nowMs - cluster.lastProgressMs >= Self.quietMs && allAnswered() { break }
         }
-        return check()
+        let report = check()
+        tearDown()
+        return report
+    }
+
+    /// Lets everything of the run go: events, workers, groups, logs.
+    private func tearDown() {
+        world.clear()
+        for node in nodes { node.tearDown() }
+        nodes.removeAll()
+        cluster.tearDown()
+        probe.wake = nil
     }
 
     // MARK: - Workers and faults

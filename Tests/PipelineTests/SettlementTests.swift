@@ -29,8 +29,10 @@ struct SettlementTests {
         // An answer that claimed nothing (an early rejection naming some id) touches nothing that id depends on.
         #expect(row(.answered(recovered: false, afterCall: false), claimed: false) == (nil, false, .untouched, .complete))
         // Decided: the decision marker written before the result is its `completed` marker; none more.
-        #expect(row(.decided, claimed: true) == (.answered, true, .finish, .complete))
-        #expect(!Settlement(.decided, claimed: true).awaitsMarker, "the marker after a decision does not hold the offset back")
+        #expect(row(.decided(afterCall: true), claimed: true) == (.answered, true, .finish, .complete))
+        #expect(!Settlement(.decided(afterCall: true), claimed: true).awaitsMarker, "the marker after a decision does not hold the offset back")
+        #expect(row(.decided(afterCall: false), claimed: true) == (.answeredWithoutCall, false, .finish, .complete),
+                "a decided answer without a call stays out of the duplicate horizon")
         #expect(Settlement(.answered(recovered: false, afterCall: true), claimed: true).awaitsMarker)
         // Dead-lettered: a completed marker only after a started one; the claim released so a replay runs.
         #expect(row(.deadLettered(afterStartedMarker: true), claimed: true) == (.deadLettered, false, .release, .complete))
@@ -51,6 +53,8 @@ struct SettlementTests {
         let horizon = DuplicateHorizon(horizonMs: 60_000, maxEntriesPerPartition: 100)
         let written = Mutex<[CallMarker]>([])
         let released = Mutex<[UInt64]>([])
+        /// For each marker written, whether it was retried until acknowledged.
+        let attemptsUntilAcknowledged = Mutex<[Bool]>([])
         let markerDelivered: Bool
         let generation: UInt64
 
@@ -64,8 +68,9 @@ struct SettlementTests {
             Settler(duplicates: duplicates, ledger: ledger, horizon: horizon, workerID: "w", logger: Logger(label: "settlement", minimumLevel: .error, handler: DiscardingLogHandler()),
                     clock: { SettlementTests.now },
                     releaseSlot: { [self] slot in released.withLock { $0.append(slot) } },
-                    writeMarker: { [self] marker, _, completion in
+                    writeMarker: { [self] marker, _, untilAcknowledged, completion in
                         written.withLock { $0.append(marker) }
+                        attemptsUntilAcknowledged.withLock { $0.append(untilAcknowledged) }
                         completion(.init(delivered: markerDelivered, offset: markerDelivered ? 40 : nil, error: nil))
                     })
         }
@@ -138,13 +143,15 @@ struct SettlementTests {
         #expect(rig.committable == 1)
     }
 
-    @Test("a completed marker that cannot be written still completes the offset, but the answer stays out of the horizon")
+    @Test("a completed marker is retried until acknowledged; one that never is (the producer failed for good) abandons the offset (F7)")
     func markerNotWritten() {
         let rig = Rig(markerDelivered: false)
         let origin = rig.receive(0, claiming: "r-unmarked")
         rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, requestID: "r-unmarked", claimed: true)
+        #expect(rig.attemptsUntilAcknowledged.withLock { $0 } == [true], "the completed marker is retried until Kafka acknowledges it")
         #expect(!rig.horizon.contains("r-unmarked", in: Self.partition, nowMs: Self.now))
-        #expect(rig.verdict("r-unmarked") == .completed)
-        #expect(rig.committable == 1)
+        #expect(rig.verdict("r-unmarked") == .fresh, "not finished: the next owner (or a redelivery) redoes it, finding the decision or reconciling")
+        #expect(rig.committable == nil, "the offset must not complete without its completed marker")
+        #expect(rig.ledger.unsettledCount([Self.partition]) == 0)
     }
 }

@@ -13,7 +13,7 @@ struct RecordBoundsTests {
                                   windowStartMs: 1_700_000_000_000, deadlineMs: 1_700_000_020_000, attempt: 2,
                                   dueAtMs: 1_700_000_030_000, firstIndeterminateAtMs: 1_700_000_025_000,
                                   traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-                                  handOver: ReconcileJob.HandOver(markersPartition: 2, markersFrom: 10, replayOf: "provisioning.dlq:0:7"))
+                                  handOver: ReconcileJob.MarkersPosition(markersPartition: 2, markersFrom: 10, replayOf: "provisioning.dlq:0:7"))
 
     /// The job's JSON with one member replaced by `json` (raw JSON text).
     static func job(with key: String, _ json: String) -> [UInt8] {

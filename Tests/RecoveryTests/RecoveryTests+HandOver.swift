@@ -109,7 +109,7 @@ extension RecoveryTests {
         let job = ReconcileJob(requestID: "req-1", program: "demo-gnosis", issuer: .gnosis, wallet: .applePay, kind: .provision,
                                cardID: Sensitive("pm_1"), deviceRef: nil, transactionReference: nil, windowStartMs: 10, deadlineMs: 20_010,
                                attempt: 2, dueAtMs: 30, firstIndeterminateAtMs: 25, traceparent: nil,
-                               handOver: ReconcileJob.HandOver(markersPartition: 7, markersFrom: 1_234))
+                               handOver: ReconcileJob.MarkersPosition(markersPartition: 7, markersFrom: 1_234))
         #expect(ReconcileJob.decode(job.encodedJSON()) == job)
         var plain = job
         plain.handOver = nil

@@ -41,7 +41,7 @@ extension RequestFlow {
         }
         let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
                                 atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
-                                fence: epoch, instance: context.fencing.instance)
+                                fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration)
         markers.write(marker, for: origin, attempts: 3) { [self] write in
             // A broker outage can hold the marker write for seconds, long enough to lose the
             // partition: its new owner may have read the markers without this one and will call the
@@ -65,8 +65,8 @@ extension RequestFlow {
                 return
             }
             var started = job
-            started.startedMarker = .init(offset: markerOffset, epoch: epoch)
-            confirmFirst(started, ticketID: ticketID, epoch: epoch, at: markerOffset)
+            started.startedMarker = .init(offset: markerOffset, epoch: epoch.offset)
+            confirmFirst(started, ticketID: ticketID, epoch: epoch.offset, at: markerOffset)
         }
     }
 
@@ -156,7 +156,12 @@ extension RequestFlow {
                                         payment: report.payment,
                                         timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs, issuerMs: Int64(report.issuerMs)),
                                         attempt: 1)
-        let reconcile = outcome.status == .indeterminate && !outcome.isFinal ? reconcileJob(for: job) : nil
+        // The reconciled final is decided in the markers log from this call's `started` marker on.
+        let decidedIn = job.startedMarker.map {
+            ReconcileJob.MarkersPosition(markersPartition: job.origin.partition.partition, markersFrom: $0.offset,
+                                         replayOf: job.origin.replayOf, requestOffset: job.origin.offset)
+        }
+        let reconcile = outcome.status == .indeterminate && !outcome.isFinal ? reconcileJob(for: job, decidedIn: decidedIn) : nil
         let mayHaveBeenCalled = report.requestMayHaveBeenSent
         if case .transportFailure(.abandonedBeforeSend) = report.answer {
             // The budget ran out before sending: the issuer never saw it.
@@ -189,14 +194,15 @@ extension RequestFlow {
         let result = ProvisioningResult(request: request, issuer: job.program.issuer, outcome: outcome,
                                         timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs), attempt: 1)
         // The previous owner may only have lost the partition, not died: its answer can still come.
-        let handOver = ReconcileJob.HandOver(markersPartition: job.origin.partition.partition,
+        let handOver = ReconcileJob.MarkersPosition(markersPartition: job.origin.partition.partition,
                                              markersFrom: context.markerIndex.readFrom(job.origin.partition) ?? 0,
                                              replayOf: job.origin.replayOf, requestOffset: job.origin.offset)
         deliver(result, origin: job.origin, value: job.value, job: job, claimed: true, reconcile: reconcileJob(for: job, handOver: handOver),
                 startedMarker: true, issuerMayHaveBeenCalled: true, recovered: true)
     }
 
-    private func reconcileJob(for job: ProvisioningJob, handOver: ReconcileJob.HandOver? = nil) -> ReconcileJob {
+    private func reconcileJob(for job: ProvisioningJob, handOver: ReconcileJob.MarkersPosition? = nil,
+                              decidedIn: ReconcileJob.MarkersPosition? = nil) -> ReconcileJob {
         let now = context.clock()
         let request = job.request
         // A hand-over's first look waits until the previous owner, whose call may still be under
@@ -210,7 +216,7 @@ extension RequestFlow {
                             transactionReference: request.payment?.transactionReference ?? request.paymentAction?.transactionReference,
                             windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
                             dueAtMs: dueAtMs,
-                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver,
+                            firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver, decidedIn: decidedIn,
                             reply: job.origin.reply)
     }
 

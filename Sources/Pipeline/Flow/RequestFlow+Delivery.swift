@@ -17,19 +17,42 @@ extension RequestFlow {
         stamped.timing.publishedAtMs = context.clock()
         let result = stamped
         let encoded = result.encodedJSON()
-        guard let job, let started = job.startedMarker, result.isFinal, reconcile == nil, !recovered, !context.mutations.finalsUndecided else {
+        guard let job, result.isFinal, reconcile == nil, !recovered, !context.mutations.finalsUndecided else {
             return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, reconcile: reconcile,
                            startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, recovered: recovered)
         }
-        let decision = CallMarker(requestID: result.requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
-                                  worker: context.configuration.workerID, outcome: .answered, replayOf: origin.replayOf, result: encoded)
         // Fencing may read a gap until the result's own deadline; past it the own decision stands.
         let deadlineMs = max(job.window.publishByMs, context.clock() + 1_000)
+        let write: (CallMarker, @escaping @Sendable (Settler.MarkerWrite) -> Void) -> Void = { [markers] marker, completion in
+            markers.write(marker, for: origin, completion: completion)
+        }
+        guard let started = job.startedMarker else {
+            guard claimed, let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
+                return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed)
+            }
+            let decision = CallMarker(requestID: result.requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
+                                      worker: context.configuration.workerID, outcome: .answeredWithoutCall, replayOf: origin.replayOf,
+                                      fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration, result: encoded)
+            context.decider.decideWithoutCall(decision, partition: origin.partition.partition, epoch: epoch.offset, deadlineMs: deadlineMs,
+                                              write: write) { [self] verdict in
+                switch verdict {
+                case .withdrawn:
+                    logger(for: origin).warning("a newer owner fenced this partition: this answer is withdrawn, the new owner answers the request")
+                    settler.settle(.abandoned, origin: origin, requestID: result.requestID, claimed: claimed)
+                case .undecided:
+                    publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed)
+                case .own, .earlier, .unreadable:
+                    publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true)
+                }
+            }
+            return
+        }
+        let decision = CallMarker(requestID: result.requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
+                                  worker: context.configuration.workerID, outcome: .answered, replayOf: origin.replayOf, result: encoded)
         context.decider.decideAsCaller(decision, partition: origin.partition.partition, startedAt: started.offset, epoch: started.epoch,
-                                       deadlineMs: deadlineMs, write: { marker, completion in markers.write(marker, for: origin, completion: completion) }
-        ) { [self] verdict in
+                                       deadlineMs: deadlineMs, write: write) { [self] verdict in
             switch verdict {
-            case .own, .unreadable:
+            case .own, .unreadable, .withdrawn:
                 publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true,
                         startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
             case .earlier(let bytes):
@@ -76,7 +99,7 @@ extension RequestFlow {
                 return
             }
             published(result, origin: origin, job: provisioningJob, reconcileScheduled: reconcile != nil)
-            settler.settle(decided ? .decided : .answered(recovered: recovered, afterCall: startedMarker), origin: origin,
+            settler.settle(decided ? .decided(afterCall: startedMarker) : .answered(recovered: recovered, afterCall: startedMarker), origin: origin,
                            requestID: result.requestID, claimed: claimed)
         }
     }
@@ -88,7 +111,7 @@ extension RequestFlow {
     private func delivered(_ result: ProvisioningResult, origin: RecordOrigin, provisioningJob: ProvisioningJob?,
                            job: KafkaOutgoingMessage?, jobDelivered: Bool,
                            claimed: Bool, decided: Bool, recovered: Bool, afterCall: Bool, error: KafkaError?) {
-        let exit: RecordExit = decided ? .decided : .answered(recovered: recovered, afterCall: afterCall)
+        let exit: RecordExit = decided ? .decided(afterCall: afterCall) : .answered(recovered: recovered, afterCall: afterCall)
         guard !jobDelivered, let job else {
             logger(for: origin).warning("the result was delivered but its mirror copy on the default results topic was not",
                                         [("error", .string(error?.description ?? "unknown"))])

@@ -34,11 +34,12 @@ final class RequestFlow: Sendable {
     let markers: MarkerWriter
     let deadLetters: DeadLetterBuilder
 
-    /// Breaks the reference cycle between the flow and its scheduler's callbacks.
+    /// Breaks the reference cycle between the flow and its scheduler's callbacks (weakly).
     private final class Relay: Sendable {
-        private let flow = Mutex<RequestFlow?>(nil)
-        func set(_ target: RequestFlow?) { flow.withLock { $0 = target } }
-        var target: RequestFlow? { flow.withLock { $0 } }
+        private struct Weak { weak var flow: RequestFlow? }
+        private let flow = Mutex(Weak())
+        func set(_ target: RequestFlow?) { flow.withLock { $0.flow = target } }
+        var target: RequestFlow? { flow.withLock { $0.flow } }
     }
 
     init(context: WorkerContext) {
@@ -74,7 +75,9 @@ final class RequestFlow: Sendable {
         settler = Settler(duplicates: context.duplicates, ledger: context.ledger, horizon: context.horizon,
                           workerID: context.configuration.workerID, logger: context.logger, clock: context.clock,
                           releaseSlot: { scheduler.finish(ticketID: $0, success: nil) },
-                          writeMarker: { marker, origin, completion in markers.write(marker, for: origin, completion: completion) })
+                          writeMarker: { marker, origin, untilAcknowledged, completion in
+                              markers.write(marker, for: origin, attempts: untilAcknowledged ? .max : nil, completion: completion)
+                          })
         deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
                                         worker: context.configuration.workerID, group: context.configuration.groupID, seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
         relay.set(self)
@@ -185,7 +188,7 @@ final class RequestFlow: Sendable {
             settler.settle(.duplicate, origin: origin, requestID: job.request.requestID, claimed: claimed)
         case .republish(let job, let decided, let encoded):
             logger(for: origin).notice("redelivered request already decided by a previous attempt: its decided result is published again")
-            publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true)
+            publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true, startedMarker: true)
         case .admitted(let job, let replayBy, let next):
             context.audit.publish([context.audit.event(.received, job: job, operator: replayBy)], traceparent: origin.traceparent)
             switch next {

@@ -9,8 +9,9 @@ enum RecordExit: Sendable, Equatable {
     case answered(recovered: Bool, afterCall: Bool)
     /// Its final result is acknowledged, and its decision (`FinalDecider`) was written before it:
     /// a plain `completed` marker follows, not awaited, so a later reader knows the decision was
-    /// published (without it, a redelivery publishes the decision again).
-    case decided
+    /// published (without it, a redelivery publishes the decision again). `afterCall`: a `started`
+    /// marker was written for it (else the answer came without a call: out of the duplicate horizon).
+    case decided(afterCall: Bool)
     /// Its dead letter is acknowledged. `afterStartedMarker`: a `started` marker was written for
     /// it, so a `completed` one must follow (a redelivery then ignores it instead of reconciling).
     case deadLettered(afterStartedMarker: Bool)
@@ -72,12 +73,12 @@ struct Settlement: Sendable, Equatable {
             recordsInHorizon = claimed && (recovered || afterCall)
             claim = claimed ? .finish : .untouched
             offset = .complete
-        case .decided:
+        case .decided(let afterCall):
             // The decision, written before the result, already says `completed`; this marker only
             // says it was published, so the offset does not wait for it.
-            completedMarker = .answered
+            completedMarker = afterCall ? .answered : .answeredWithoutCall
             awaitsMarker = false
-            recordsInHorizon = true
+            recordsInHorizon = afterCall
             claim = .finish
             offset = .complete
         case .deadLettered(let afterStartedMarker):

@@ -28,8 +28,9 @@ struct Settler: Sendable {
     let clock: @Sendable () -> Int64
     /// Frees a call's slot in the scheduler without a breaker verdict.
     let releaseSlot: @Sendable (UInt64) -> Void
-    /// Writes a marker for the record at an origin (`MarkerWriter.write`).
-    let writeMarker: @Sendable (CallMarker, RecordOrigin, @escaping @Sendable (MarkerWrite) -> Void) -> Void
+    /// Writes a marker for the record at an origin (`MarkerWriter.write`); `untilAcknowledged`: retried
+    /// until Kafka acknowledges it (or the producer fails for good), else the configured attempts.
+    let writeMarker: @Sendable (CallMarker, RecordOrigin, _ untilAcknowledged: Bool, @escaping @Sendable (MarkerWrite) -> Void) -> Void
 
     /// Settles the record at `origin` after `exit`. `requestID`: the request id it answers for,
     /// when known; `claimed`: whether this record claimed that id in the duplicate filter (a
@@ -50,17 +51,22 @@ struct Settler: Sendable {
         guard settlement.awaitsMarker else {
             // After a decision: the marker only says "published"; lost, the decision is published again.
             if settlement.recordsInHorizon { horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock()) }
-            writeMarker(marker, origin) { _ in }
+            writeMarker(marker, origin, false) { _ in }
             finish(settlement, origin: origin, requestID: requestID)
             return
         }
-        writeMarker(marker, origin) { [self] write in
-            if write.delivered, settlement.recordsInHorizon {
-                horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())
+        // The `completed` marker is what a next owner relies on to ignore the request instead of
+        // answering it again: the offset completes only once it is acknowledged (F7). It is retried
+        // until then; only a producer that failed for good gives up, and then the offset is
+        // abandoned (redone by the next owner, which finds the decision or reconciles).
+        writeMarker(marker, origin, true) { [self] write in
+            guard write.delivered else {
+                logger.error("completed marker not written: the request's offset is not completed and is redone by the next owner",
+                             [("error", .string(write.error?.description ?? "unknown"))])
+                return finish(Settlement(.abandoned, claimed: settlement.claim != .untouched), origin: origin, requestID: requestID)
             }
-            if !write.delivered {
-                logger.warning("completed marker not written; a redelivery would reconcile instead of ignoring",
-                               [("error", .string(write.error?.description ?? "unknown"))])
+            if settlement.recordsInHorizon {
+                horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())
             }
             finish(settlement, origin: origin, requestID: requestID)
         }

@@ -1,3 +1,5 @@
+import Recovery
+
 /// What this process knows of one markers partition from its first fence there onwards, in offset
 /// order: which offsets are accounted for (its own acknowledged writes, or records it read) and the
 /// fences of *other* processes found among them. The zombie rule (issue 20 item 7), the same for
@@ -35,13 +37,22 @@ struct FenceLog: Sendable {
     private(set) var known: Int64
     /// Own acknowledged writes at or after `known` (not yet contiguous).
     private(set) var own: Set<Int64> = []
-    /// Fences of other processes read, ascending.
-    private(set) var foreignFences: [Int64] = []
+    /// Fences of other processes read, ascending, with the group generation each was written in.
+    private(set) var foreignFences: [(offset: Int64, generation: Int32?)] = []
+    /// This process's own fences in the partition (epochs) and the group generation of each.
+    private(set) var ownFences: [Int64: Int32?] = [:]
 
-    /// Starts at this process's fence at `fence` (its own write: accounted).
-    init(fence: Int64) {
+    /// Starts at this process's fence at `fence`, written for group generation `generation` (its own write: accounted).
+    init(fence: Int64, generation: Int32? = nil) {
         start = fence
         known = fence + 1
+        ownFences[fence] = generation
+    }
+
+    /// Another own fence (a later assignment of the partition to this process) at `offset`.
+    mutating func ownFence(at offset: Int64, generation: Int32?) {
+        ownFences[offset] = generation
+        ownWrite(at: offset)
     }
 
     /// This process's write was acknowledged at `offset`.
@@ -51,11 +62,12 @@ struct FenceLog: Sendable {
         advance()
     }
 
-    /// A record read from the partition at `offset` (`foreignFence`: a fence of another process);
-    /// the records before it since the last one read do not exist (`offset` is the next in the log).
-    mutating func read(at offset: Int64, foreignFence: Bool) {
+    /// A record read from the partition at `offset` (`foreignFence`: a fence of another process,
+    /// with its group generation); the records before it since the last one read do not exist
+    /// (`offset` is the next in the log).
+    mutating func read(at offset: Int64, foreignFence: MarkerFence?) {
         guard offset >= known else { return }
-        if foreignFence { foreignFences.append(offset) }
+        if let foreignFence { foreignFences.append((offset, foreignFence.generation)) }
         known = offset + 1
         own = own.filter { $0 >= known }
         advance()
@@ -75,8 +87,14 @@ struct FenceLog: Sendable {
 
     /// The verdict for a `started` marker at `marker` written with epoch `epoch`, a fence of this
     /// process (one before `start` belongs to an assignment this log no longer follows: fenced out).
+    /// A foreign fence in between fences it out when its group generation is not older than the
+    /// epoch's (`MarkerFence.supersedes`); an older one landed late, after its writer gave the
+    /// partition up, and is ignored.
     func verdict(epoch: Int64, marker: Int64) -> Verdict {
-        if let fence = foreignFences.first(where: { $0 > epoch && $0 < marker }) { return .fencedOut(by: fence) }
+        let own = ownFences[epoch] ?? nil
+        if let fence = foreignFences.first(where: { $0.offset > epoch && $0.offset < marker && MarkerFence.supersedes($0.generation, owner: own) }) {
+            return .fencedOut(by: fence.offset)
+        }
         if epoch < start { return .fencedOut(by: start) }
         return known >= marker ? .call : .unknown(from: known)
     }

@@ -33,6 +33,9 @@ final class FinalDecider: Sendable {
         case undecided
         /// Written, but the partition could not be read to check it is the first: decide again later.
         case unreadable
+        /// An answer without a call whose writer was fenced out: a newer owner holds the partition
+        /// and answers the request; publish nothing.
+        case withdrawn
 
         /// The `verdict` label of `provisioner_decisions_total`.
         var label: String {
@@ -41,11 +44,12 @@ final class FinalDecider: Sendable {
             case .earlier: "earlier"
             case .undecided: "undecided"
             case .unreadable: "unreadable"
+            case .withdrawn: "withdrawn"
             }
         }
 
         /// Every value of `label`.
-        static let labels = ["own", "earlier", "undecided", "unreadable"]
+        static let labels = ["own", "earlier", "undecided", "unreadable", "withdrawn"]
 
         /// The rule: what a read of the request's markers from the hand-over (or `started`)
         /// position up to and including the own decision at `own` says. The first decision read
@@ -120,6 +124,29 @@ final class FinalDecider: Sendable {
                         finish(verdict == .unreadable ? .own : verdict, completion)
                     }
                 }
+            }
+        }
+    }
+
+    /// The decision of an answer given without a call to a request this owner claimed (a
+    /// rejection, an expiry, a refusal): `marker` (a decision, `answeredWithoutCall`, carrying the
+    /// owner's epoch) is written, then checked against the fences after `epoch`. When another
+    /// process's newer fence lies between, this owner is a zombie: the new owner's catch-up may not
+    /// have seen this decision (it landed after the fence), so it answers the request itself, and
+    /// this answer must not be published (`withdrawn`; every reader ignores such a decision,
+    /// `InheritedMarkers.isFencedOut`). Otherwise no other owner existed since the epoch: `own`.
+    func decideWithoutCall(_ marker: CallMarker, partition: Int32, epoch: Int64, deadlineMs: Int64,
+                           write: (CallMarker, @escaping @Sendable (Settler.MarkerWrite) -> Void) -> Void,
+                           completion: @escaping @Sendable (Verdict) -> Void) {
+        write(marker) { [self] written in
+            guard written.delivered, let offset = written.offset else {
+                logger.warning("decision marker not written: the answer is published without it",
+                               [("error", .string(written.error?.description ?? "unknown"))])
+                return finish(.undecided, completion)
+            }
+            fencing.confirm(partition: partition, epoch: epoch, marker: offset, deadlineMs: deadlineMs) { [self] confirmation in
+                // Unconfirmed (the partition unreadable until the deadline): published unchecked, as for calls.
+                finish(confirmation == .fencedOut ? .withdrawn : .own, completion)
             }
         }
     }

@@ -20,26 +20,58 @@ struct InheritedMarkers: Sendable, Equatable {
     var mayHaveStarted: Set<String> = []
     /// Markers whose value could not be read (with or without a usable key).
     var undecodable = 0
+    /// The offset of the first of them: the commit metadata may not move past it while this
+    /// assignment lasts (its request, and so when it is committed, is unknown: F9).
+    var firstUndecodable: Int64?
     /// The owners' fences (`MarkerFence`) read: offset and writing process.
     var fences: [Fence] = []
 
-    /// A fence read: its offset and the process that wrote it.
+    /// A fence read: its offset, the process that wrote it and its group generation.
     struct Fence: Sendable, Equatable {
         var offset: Int64
         var instance: String
+        var generation: Int32? = nil
     }
 
     /// Nothing found.
     init() {}
 
-    /// `started` markers ignored because their writer had been fenced out before writing them
-    /// (another process's fence lies between its epoch and the marker, `FenceLog`): it never called.
+    /// `started` markers (and decisions without a call) ignored because their writer had been
+    /// fenced out before writing them (another process's newer fence lies between its epoch and
+    /// the marker, `FenceLog`): it never called (or never published).
     var fencedOut = 0
+
+    /// A fence of another process with a group generation newer than `groupGeneration` among those
+    /// read: the partition was assigned to that process after this assignment was made, whose own
+    /// fence landed late (after it). Nil when there is none, or either generation is unknown.
+    func newerOwner(than groupGeneration: Int32?, instance: String) -> Fence? {
+        guard let groupGeneration else { return nil }
+        return fences.first { $0.instance != instance && ($0.generation ?? .min) > groupGeneration }
+    }
+
+    /// Whether `marker` at `offset` was written by a fenced-out owner: another process's fence of
+    /// a generation not older than the writer's (`MarkerFence.supersedes`) lies between the
+    /// writer's epoch and the marker (by the rule its writer applied, it did not act on it).
+    func isFencedOut(_ marker: CallMarker, at offset: Int64) -> Bool {
+        Self.isFencedOut(marker, at: offset, fences: fences)
+    }
+
+    /// `isFencedOut` over `fences` (every fence read before `offset`).
+    static func isFencedOut(_ marker: CallMarker, at offset: Int64, fences: [Fence]) -> Bool {
+        guard let epoch = marker.fence, let writer = marker.instance else { return false }
+        return fences.contains { $0.offset > epoch && $0.offset < offset && $0.instance != writer
+            && MarkerFence.supersedes($0.generation, owner: marker.generation) }
+    }
+
+    /// Whether a fenced-out writer's `marker` means nothing: a `started` marker (no call followed)
+    /// or a decision without a call (never published; the new owner answers).
+    static func countsOnlyIfNotFencedOut(_ marker: CallMarker) -> Bool {
+        marker.state == .started || (marker.isDecision && marker.outcome == .answeredWithoutCall)
+    }
 
     /// Records `marker`, read at markers offset `offset` (after every fence before it).
     mutating func add(_ marker: CallMarker, at offset: Int64) {
-        if marker.state == .started, let epoch = marker.fence, let writer = marker.instance,
-           fences.contains(where: { $0.offset > epoch && $0.offset < offset && $0.instance != writer }) {
+        if Self.countsOnlyIfNotFencedOut(marker), isFencedOut(marker, at: offset) {
             fencedOut += 1
             return
         }

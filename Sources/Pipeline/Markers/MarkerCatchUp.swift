@@ -126,9 +126,10 @@ final class MarkerCatchUp: Sendable {
         }, fence: { offset, fence in
             // Every fence read counts (also before the hand-over position): more fences only mark
             // more fenced-out `started` markers, each by the same rule its writer applied.
-            found.fences.append(.init(offset: offset, instance: fence.instance))
-        }, unreadable: { requestID in
+            found.fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+        }, unreadable: { offset, requestID in
             found.undecodable += 1
+            found.firstUndecodable = min(found.firstUndecodable ?? offset, offset)
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
         return reached ? (found, answered) : nil
@@ -152,6 +153,8 @@ final class MarkerCatchUp: Sendable {
 
     /// What one look-up found for a marker key.
     struct LookUp: Sendable, Equatable {
+        /// The fences read so far (a decision without a call by a fenced-out writer counts for nothing).
+        var fences: [InheritedMarkers.Fence] = []
         /// The previous owner's `completed` marker, if any (a new owner's `recovered` does not count).
         var completion: Completion = .notFound
         /// The first decision for the key.
@@ -163,6 +166,7 @@ final class MarkerCatchUp: Sendable {
         /// `key` count, and a new owner's `recovered` is not a previous owner's answer.
         mutating func add(_ marker: CallMarker, at offset: Int64, key: String) {
             guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
+            if InheritedMarkers.countsOnlyIfNotFencedOut(marker), InheritedMarkers.isFencedOut(marker, at: offset, fences: fences) { return }
             completion = marker.outcome == .deadLettered ? .deadLettered : .answered
             if decision == nil, marker.isDecision, let result = marker.result {
                 decision = Decision(offset: offset, result: result)
@@ -181,19 +185,21 @@ final class MarkerCatchUp: Sendable {
             var found = LookUp()
             _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
                 found.add(marker, at: offset, key: key)
-            }, fence: { _, _ in }, unreadable: { _ in })
+            }, fence: { offset, fence in
+                found.fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+            }, unreadable: { _, _ in })
             completion(found)
         }
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end,
-    /// handing each marker and its offset to `visit`, and the request named by the key of each marker whose value
+    /// handing each marker and its offset to `visit`, and the offset and request named by the key of each marker whose value
     /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it
     /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped),
     /// and each owner's fence (`MarkerFence`) with its offset to `fence`;
     /// false when the end could not be reached (no progress for the timeout).
     private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
-                      fence: (Int64, MarkerFence) -> Void, unreadable: (String?) -> Void) -> Bool {
+                      fence: (Int64, MarkerFence) -> Void, unreadable: (Int64, String?) -> Void) -> Bool {
         let marks: (low: Int64, high: Int64)
         do {
             marks = try reader.watermarks(partition: partition)
@@ -220,7 +226,7 @@ final class MarkerCatchUp: Sendable {
                                : "undecodable call marker: its request is treated as possibly called (reconciled, never called again)",
                                [("partition", .integer(Int64(partition))), ("offset", .integer(message.offset)),
                                 ("bytes", .integer(Int64(message.value.count)))])
-                unreadable(requestID)
+                unreadable(message.offset, requestID)
             }
         }
         if next < marks.high {

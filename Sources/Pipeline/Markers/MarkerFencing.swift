@@ -57,8 +57,14 @@ final class MarkerFencing: Sendable {
         var held = false
         /// Whether a gap read is queued or running.
         var filling = false
-        /// The ledger generation holding the partition and its epoch (its fence's offset).
-        var epoch: (generation: UInt64, offset: Int64)?
+        /// The ledger generation holding the partition and its epoch (its fence's offset and group generation).
+        var epoch: (generation: UInt64, epoch: Epoch)?
+    }
+
+    /// An owner's epoch: the offset of its fence and the group generation it was assigned in.
+    struct Epoch: Sendable, Equatable {
+        var offset: Int64
+        var groupGeneration: Int32?
     }
 
     /// This process (random per start); written in its fences and `started` markers.
@@ -110,22 +116,27 @@ final class MarkerFencing: Sendable {
     }
 
     /// This process's fence in `partition` was acknowledged at `offset` for ledger generation
-    /// `generation`: it holds the partition with that epoch (a log already followed, for an earlier
-    /// assignment of this process, goes on). Report the write with `written` too.
-    func fenced(_ partition: Int32, at offset: Int64, generation: UInt64) {
+    /// `generation`, written for group generation `groupGeneration`: it holds the partition with
+    /// that epoch (a log already followed, for an earlier assignment of this process, goes on).
+    /// Report the write with `written` too.
+    func fenced(_ partition: Int32, at offset: Int64, generation: UInt64, groupGeneration: Int32?) {
         partitions.withLock { partitions in
             var entry = partitions[partition, default: Partition()]
-            if entry.log == nil { entry.log = FenceLog(fence: offset) } else { entry.log?.ownWrite(at: offset) }
+            if entry.log == nil {
+                entry.log = FenceLog(fence: offset, generation: groupGeneration)
+            } else {
+                entry.log?.ownFence(at: offset, generation: groupGeneration)
+            }
             entry.held = true
-            entry.epoch = (generation, offset)
+            entry.epoch = (generation, Epoch(offset: offset, groupGeneration: groupGeneration))
             partitions[partition] = entry
         }
     }
 
     /// The epoch of generation `generation` of `partition`, once its fence is acknowledged.
-    func epoch(_ partition: Int32, generation: UInt64) -> Int64? {
+    func epoch(_ partition: Int32, generation: UInt64) -> Epoch? {
         partitions.withLock { partitions in
-            partitions[partition]?.epoch.flatMap { $0.generation == generation ? $0.offset : nil }
+            partitions[partition]?.epoch.flatMap { $0.generation == generation ? $0.epoch : nil }
         }
     }
 
@@ -252,7 +263,7 @@ final class MarkerFencing: Sendable {
             last = marks.high - 1
         }
         guard from <= last else { return true }
-        var records: [(Int64, Bool)] = []
+        var records: [(Int64, MarkerFence?)] = []
         let next = reader.read(partition: partition, from: from, upTo: last + 1, stallMs: attemptMs, limitMs: attemptMs) { message in
             records.append((message.offset, isForeignFence(message)))
         }
@@ -262,10 +273,10 @@ final class MarkerFencing: Sendable {
         return next > last
     }
 
-    /// A fence of another process (fences have no key; every marker has one).
-    private func isForeignFence(_ message: KafkaMessage) -> Bool {
-        guard message.key == nil, let fence = MarkerFence.decode(message.value) else { return false }
-        return fence.instance != instance
+    /// A fence of another process (fences have no key; every marker has one), or nil.
+    private func isForeignFence(_ message: KafkaMessage) -> MarkerFence? {
+        guard message.key == nil, let fence = MarkerFence.decode(message.value), fence.instance != instance else { return nil }
+        return fence
     }
 
     /// Stops the reader: waiting and later confirmations answer `unconfirmed`.

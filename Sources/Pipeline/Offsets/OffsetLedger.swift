@@ -23,6 +23,9 @@ final class OffsetLedger: Sendable {
         var markerPosition: Int64?
         /// The done offsets past the committed one that the last commit said (`CommitMetadata.done`).
         var lastCommittedDone: [ClosedRange<Int64>] = []
+        /// A marker offset the commit metadata never moves past in this generation: the first
+        /// undecodable marker catch-up read, whose request (and so its commit) is unknown (F9).
+        var pinnedMarkerPosition: Int64?
     }
 
     private let state = Mutex<(partitions: [TopicPartition: Partition], nextGeneration: UInt64)>(([:], 1))
@@ -123,9 +126,11 @@ final class OffsetLedger: Sendable {
     /// Markers a previous owner left in this partition (request offset → earliest marker offset),
     /// as catch-up read them: until their requests are committed, the commit metadata keeps
     /// pointing at them, so a third owner still finds them.
-    func inherit(_ partition: TopicPartition, markerOffsets: [Int64: Int64], generation: UInt64) {
+    /// `pin`: the first undecodable marker read, which the metadata never moves past (F9).
+    func inherit(_ partition: TopicPartition, markerOffsets: [Int64: Int64], pin: Int64? = nil, generation: UInt64) {
         state.withLock { state in
             guard var entry = state.partitions[partition], entry.generation == generation else { return }
+            if let pin { entry.pinnedMarkerPosition = min(entry.pinnedMarkerPosition ?? pin, pin) }
             let committed = entry.lastCommitted ?? .min
             for (requestOffset, markerOffset) in markerOffsets where requestOffset >= committed {
                 entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
@@ -213,6 +218,7 @@ final class OffsetLedger: Sendable {
     /// after `committing`, this generation's own and those inherited from a previous owner.
     private static func markerPosition(_ entry: Partition, committing: Int64) -> Int64? {
         var candidates = entry.markerOffsets.filter { $0.key >= committing }.map(\.value)
+        if let pinned = entry.pinnedMarkerPosition { candidates.append(pinned) }
         if entry.pendingMarkers.contains(where: { $0 >= committing }), let last = entry.lastAckedMarkerOffset {
             candidates.append(last + 1)
         }

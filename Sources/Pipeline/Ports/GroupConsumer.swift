@@ -22,6 +22,9 @@ package protocol GroupConsumer: AnyObject, Sendable {
     func watermarks(_ partition: TopicPartition, timeoutMs: Int32) throws(KafkaError) -> (low: Int64, high: Int64)
     /// The number of partitions of `topic`.
     func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int
+    /// The group generation this member is in (read in an assignment callback: the one that
+    /// rebalance formed), nil outside a group or when unknown.
+    var groupGeneration: Int32? { get }
     /// Gives up the partitions of the revoke the loop deferred (`KafkaRevokeCompletion`).
     func completeRevoke()
     /// Leaves the group (a revoke first, completed at once) and releases the client.

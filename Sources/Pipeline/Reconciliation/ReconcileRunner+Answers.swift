@@ -75,7 +75,7 @@ extension ReconcileRunner {
     }
 
     /// A handed-over job: did the previous owner decide or answer after all?
-    func lookUpPreviousOwner(_ held: Held, handOver: ReconcileJob.HandOver) {
+    func lookUpPreviousOwner(_ held: Held, handOver: ReconcileJob.MarkersPosition) {
         let reader: MarkerCatchUp
         do {
             reader = try context.decider.markerReader()
@@ -140,11 +140,24 @@ extension ReconcileRunner {
     }
 
     /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators
-    /// (parked, not replayable, when the job was itself a replay: a replay that fails again never loops).
+    /// (parked, not replayable, when the job was itself a replay: a replay that fails again never
+    /// loops). Decided through the markers log first, like every reconciled final: when another run
+    /// of the job (or the previous owner) decided first, that final is published instead, and no
+    /// dead letter is needed.
     func exhausted(_ held: Held, reason: String) {
-        let outcome = OutcomeTable.reconcileExhausted()
+        let result = makeResult(held.job, outcome: OutcomeTable.reconcileExhausted(), payment: nil)
+        decide(held, result) { [self] verdict in
+            if case .earlier(let bytes) = verdict {
+                context.metrics.countReconcile("previous_owner_decided")
+                return publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
+            }
+            publishExhausted(held, result: result, reason: reason)
+        }
+    }
+
+    /// The exhausted job's final and dead letter.
+    private func publishExhausted(_ held: Held, result: ProvisioningResult, reason: String) {
         let job = held.job
-        let result = makeResult(job, outcome: outcome, payment: nil)
         let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
         let now = context.clock()
         let replayOf = Self.replayOf(held)
@@ -170,28 +183,36 @@ extension ReconcileRunner {
         }
     }
 
-    /// Publishes a reconciled final. For a handed-over job it is decided first (`FinalDecider`):
-    /// what is published is the request's first decision, this one or the previous owner's.
+    /// Publishes a reconciled final, decided first (`FinalDecider`) when the job knows where its
+    /// request's markers are (every job after a call: its own creator's, or a hand-over): what is
+    /// published is the request's first decision, this one or another attempt's.
     func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
-        let job = held.job
-        let result = makeResult(job, outcome: outcome, payment: payment)
-        guard outcome.isFinal, let handOver = job.handOver, !context.mutations.finalsUndecided else { return publish(held, result, outcome: outcome) }
-        let encoded = result.encodedJSON()
-        let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: handOver.requestOffset ?? 0,
-                                  atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
-                                  replayOf: handOver.replayOf, result: encoded)
-        context.decider.decideAsReconciler(decision, partition: handOver.markersPartition, from: handOver.markersFrom) { [self] verdict in
-            context.executor.pool.async { [self] in
-                switch verdict {
-                case .own:
-                    publish(held, result, encoded: encoded, outcome: outcome)
-                case .earlier(let bytes):
-                    context.metrics.countReconcile("previous_owner_decided")
-                    publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
-                case .undecided, .unreadable:
-                    retryLater(held, reason: "the decision could not be checked against the markers")
-                }
+        let result = makeResult(held.job, outcome: outcome, payment: payment)
+        guard outcome.isFinal else { return publish(held, result, outcome: outcome) }
+        decide(held, result) { [self] verdict in
+            switch verdict {
+            case nil, .own:
+                publish(held, result, outcome: outcome)
+            case .earlier(let bytes):
+                context.metrics.countReconcile("previous_owner_decided")
+                publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
+            case .undecided, .unreadable, .withdrawn:
+                retryLater(held, reason: "the decision could not be checked against the markers")
             }
+        }
+    }
+
+    /// Writes `result` as the request's decision in its markers partition and reads the partition
+    /// from the job's position to it: `then` gets the verdict (on the pool), or nil at once when
+    /// the job does not know where the markers are (a job of an earlier version).
+    private func decide(_ held: Held, _ result: ProvisioningResult, then: @escaping @Sendable (FinalDecider.Verdict?) -> Void) {
+        let job = held.job
+        guard let markers = job.markers, !context.mutations.finalsUndecided else { return then(nil) }
+        let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: markers.requestOffset ?? 0,
+                                  atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
+                                  replayOf: markers.replayOf, result: result.encodedJSON())
+        context.decider.decideAsReconciler(decision, partition: markers.markersPartition, from: markers.markersFrom) { [self] verdict in
+            context.executor.pool.async { then(verdict) }
         }
     }
 
@@ -208,9 +229,9 @@ extension ReconcileRunner {
         }
     }
 
-    private func publish(_ held: Held, _ result: ProvisioningResult, encoded: [UInt8]? = nil, outcome: Outcome) {
+    private func publish(_ held: Held, _ result: ProvisioningResult, outcome: Outcome) {
         let job = held.job
-        context.publisher.publish(resultMessages(held, encoded: encoded ?? result.encodedJSON()), attempts: .max) { [self] delivery in
+        context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,

@@ -88,7 +88,9 @@ final class ReconcileRunner: Sendable {
         loop = try ConsumerLoop(runtime: runtime, properties: properties, ledger: OffsetLedger(), commitIntervalMs: 200,
                                 logger: context.logger.child("reconcile"))
         timer = context.executor.timer(label: "provisioner.reconcile-timer")
-        loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
+        // Weak: the loop (and its relay) must not keep its owner alive.
+        loop.attach(.init(assigned: { [weak self] in self?.assigned($0) }, revoked: { [weak self] in self?.revoked($0) ?? .now },
+                          lost: { [weak self] in self?.lost($0) }))
         timer.setHandler { [weak self] in self?.runDue() }
     }
 

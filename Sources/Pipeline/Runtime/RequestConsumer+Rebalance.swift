@@ -16,6 +16,9 @@ extension RequestConsumer {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
         guard !requests.isEmpty else { return }
         consumer.pause(requests)
+        // The generation this rebalance formed: written in the fences, so a fence that lands late
+        // (after its writer gave the partition up) fences no newer owner out.
+        let groupGeneration = consumer.groupGeneration
         let committed = (try? consumer.committed(requests, timeoutMs: 5_000)) ?? []
         state.withLock { $0.hasJoined = true }
         for partition in requests {
@@ -27,8 +30,8 @@ extension RequestConsumer {
             context.markerIndex.expect(partition, generation: generation, committed: metadata)
             // The fence first: the catch-up then reads every marker a previous owner wrote before
             // it (reconciled, never called again), and that owner calls after it no more.
-            fence(partition, generation: generation, attempt: 1) { [self] in
-                readMarkers(partition, from: position, generation: generation)
+            fence(partition, generation: generation, groupGeneration: groupGeneration, attempt: 1) { [self] in
+                readMarkers(partition, from: position, generation: generation, groupGeneration: groupGeneration)
             }
         }
         exportPaused()
@@ -58,14 +61,25 @@ extension RequestConsumer {
     }
 
     /// Reads the markers of a newly assigned partition (after its fence) and marks it ready.
-    func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64) {
+    /// An assignment is stale when the catch-up finds another process's fence of a newer group
+    /// generation (`InheritedMarkers.newerOwner`): this process's own fence landed late, after
+    /// the group had already given the partition to that process. It never runs: the partition
+    /// stays paused (its records refused by the gate) until the group takes it back.
+    func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64, groupGeneration: Int32?) {
         let ledger = context.ledger
         catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
                      while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
+            if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance) {
+                context.metrics.staleAssignments.increment()
+                context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
+                                       [("partition", .integer(Int64(partition.partition))), ("fence", .integer(newer.offset)),
+                                        ("generation", .integer(Int64(newer.generation ?? -1))), ("own_generation", .integer(Int64(groupGeneration ?? -1)))])
+                return
+            }
             // A read of an earlier assignment ending late must not make this one ready.
             guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
             if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
-            context.ledger.inherit(partition, markerOffsets: found.markerOffsets, generation: generation)
+            context.ledger.inherit(partition, markerOffsets: found.markerOffsets, pin: found.firstUndecodable, generation: generation)
             if !found.states.isEmpty || found.undecodable > 0 || found.fencedOut > 0 {
                 context.logger.info("marker catch-up found calls from a previous owner",
                                     [("partition", .integer(Int64(partition.partition))), ("markers", .integer(Int64(found.states.count))),
@@ -81,9 +95,10 @@ extension RequestConsumer {
     /// Writes this owner's fence in the partition's markers partition (`MarkerFence`), then runs
     /// `then`: its offset is the epoch every later `started` marker carries (see `MarkerFencing`).
     /// The partition stays paused meanwhile; a failed write is retried while the partition is owned.
-    func fence(_ partition: TopicPartition, generation: UInt64, attempt: Int, then: @escaping @Sendable () -> Void) {
+    func fence(_ partition: TopicPartition, generation: UInt64, groupGeneration: Int32?, attempt: Int, then: @escaping @Sendable () -> Void) {
         guard context.ledger.isOwned(partition, generation: generation) else { return }
-        let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance)
+        let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance,
+                                 generation: groupGeneration)
         context.fencing.writing(partition.partition)
         context.publisher.publish([record.message(topic: context.configuration.topics.markers, partition: partition.partition)]) { [self] outcome in
             guard let epoch = outcome.reports.first??.offset else {
@@ -92,12 +107,12 @@ extension RequestConsumer {
                                        [("partition", .integer(Int64(partition.partition))), ("attempt", .integer(Int64(attempt))),
                                         ("error", .string(outcome.lastError?.description ?? "unknown"))])
                 context.executor.pool.asyncAfter(milliseconds: Int64(min(2_000, 100 << min(attempt, 5)))) { [self] in
-                    fence(partition, generation: generation, attempt: attempt + 1, then: then)
+                    fence(partition, generation: generation, groupGeneration: groupGeneration, attempt: attempt + 1, then: then)
                 }
                 return
             }
             if context.ledger.isOwned(partition, generation: generation) {
-                context.fencing.fenced(partition.partition, at: epoch, generation: generation)
+                context.fencing.fenced(partition.partition, at: epoch, generation: generation, groupGeneration: groupGeneration)
             }
             context.fencing.written(partition.partition, offset: epoch)
             guard context.ledger.isOwned(partition, generation: generation),

@@ -59,7 +59,9 @@ final class RequestConsumer: Sendable {
         catchUp = MarkerCatchUp(reader: reader, queue: context.executor.serialQueue(label: "provisioner.marker-catch-up", onPool: false),
                                 logger: context.logger, undecodable: context.metrics.undecodableMarkers)
         lagQueue = context.executor.serialQueue(label: "provisioner.consumer-lag", onPool: false)
-        loop.attach(.init(assigned: { [self] in assigned($0) }, revoked: { [self] in revoked($0) }, lost: { [self] in lost($0) }))
+        // Weak: the loop (and its relay) must not keep its owner alive.
+        loop.attach(.init(assigned: { [weak self] in self?.assigned($0) }, revoked: { [weak self] in self?.revoked($0) ?? .now },
+                          lost: { [weak self] in self?.lost($0) }))
     }
 
 

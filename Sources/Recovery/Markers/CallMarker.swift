@@ -42,6 +42,9 @@ public struct CallMarker: Sendable, Hashable {
     public var fence: Int64?
     /// For `started` with a `fence`: the writing process (`MarkerFence.instance`).
     public var instance: String?
+    /// For a marker with a `fence`: the consumer group generation in which its writer was assigned
+    /// the partition (`MarkerFence.generation`; nil when unknown or written by an earlier version).
+    public var generation: Int32?
     /// For a decision (`completed`, `answered`): the encoded final result, exactly as published
     /// (its payload sealed to the requester's key). It travels in the record's `x-decision`
     /// header (`decisionHeader`), not in the value, so reading markers for the duplicate horizon
@@ -53,7 +56,7 @@ public struct CallMarker: Sendable, Hashable {
 
     /// Creates a marker.
     public init(requestID: String, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
-                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, result: [UInt8]? = nil) {
+                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, generation: Int32? = nil, result: [UInt8]? = nil) {
         self.requestID = requestID
         self.state = state
         self.requestOffset = requestOffset
@@ -63,12 +66,14 @@ public struct CallMarker: Sendable, Hashable {
         self.replayOf = replayOf
         self.fence = fence
         self.instance = instance
+        self.generation = generation
         self.result = result
     }
 
-    /// Whether this marker decides the request's final result (`result`).
-    public var isDecision: Bool { state == .completed && outcome == .answered && result != nil }
-
+    /// Whether this marker decides the request's final result (`result`): after a call
+    /// (`answered`), or without one (`answeredWithoutCall`: a rejection or expiry of a request
+    /// this owner claimed, decided so that a zombie's answer cannot contradict the new owner's).
+    public var isDecision: Bool { state == .completed && (outcome == .answered || outcome == .answeredWithoutCall) && result != nil }
 
 
     /// What markers are tracked by: the request id, and the dead letter for a replay.
@@ -107,6 +112,7 @@ public struct CallMarker: Sendable, Hashable {
         if let replayOf { writer.key("replay_of"); writer.string(replayOf) }
         if let fence { writer.key("fence"); writer.integer(fence) }
         if let instance { writer.key("instance"); writer.string(instance) }
+        if let generation { writer.key("generation"); writer.integer(Int64(generation)) }
         writer.endObject()
         let headers = result.map { [KafkaHeader(key: Self.decisionHeader, value: $0)] } ?? []
         return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: headers, partition: partition)
@@ -134,8 +140,10 @@ public struct CallMarker: Sendable, Hashable {
         if document["fence"] != nil, !(fence.map(RecordBounds.isOffset) ?? false) { return nil }
         let instance = document["instance"]?.stringValue
         if document["instance"] != nil, !(instance.map { RecordBounds.isText($0, maxBytes: 64) } ?? false) { return nil }
+        let generation = document["generation"]?.int64Value
+        if document["generation"] != nil, !(generation.map { $0 >= 0 && $0 <= Int64(Int32.max) } ?? false) { return nil }
         return CallMarker(requestID: requestID, state: state, requestOffset: offset, atMs: at, worker: worker,
-                          outcome: outcome, replayOf: replayOf, fence: fence, instance: instance)
+                          outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: generation.map { Int32($0) })
     }
 
     /// Reads a marker record with its headers: a `completed` marker's decision (`decisionHeader`,

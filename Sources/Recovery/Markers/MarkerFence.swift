@@ -19,12 +19,26 @@ public struct MarkerFence: Sendable, Hashable {
     /// The writing process (random per worker start): fences of one process never fence out its
     /// own earlier assignments (its duplicate filter orders those), only other processes'.
     public var instance: String
+    /// The consumer group generation in which the writer was assigned the partition (nil when
+    /// unknown, or written by an earlier version). A fence that lands late, after its writer gave
+    /// the partition up and a newer owner fenced it, carries an older generation than that owner's:
+    /// it fences nobody out (`FenceLog`).
+    public var generation: Int32?
 
     /// Creates a fence record.
-    public init(worker: String, atMs: Int64, instance: String) {
+    public init(worker: String, atMs: Int64, instance: String, generation: Int32? = nil) {
         self.worker = worker
         self.atMs = atMs
         self.instance = instance
+        self.generation = generation
+    }
+
+    /// Whether a fence of generation `fence` supersedes an owner assigned in generation `owner`:
+    /// a newer (or the same) group generation does; when either is unknown, it does (the safe side:
+    /// the owner gives its request up and the fence's writer answers it).
+    public static func supersedes(_ fence: Int32?, owner: Int32?) -> Bool {
+        guard let fence, let owner else { return true }
+        return fence >= owner
     }
 
     /// The fence as a Kafka record for markers partition `partition`.
@@ -35,6 +49,7 @@ public struct MarkerFence: Sendable, Hashable {
         writer.key("at"); writer.integer(atMs)
         writer.key("worker"); writer.string(worker)
         writer.key("instance"); writer.string(instance)
+        if let generation { writer.key("generation"); writer.integer(Int64(generation)) }
         writer.endObject()
         return KafkaOutgoingMessage(topic: topic, key: nil, value: writer.bytes, headers: [], partition: partition)
     }
@@ -48,6 +63,8 @@ public struct MarkerFence: Sendable, Hashable {
         let worker = document["worker"]?.stringValue ?? ""
         guard RecordBounds.isText(worker, maxBytes: 256), let instance = document["instance"]?.stringValue,
               RecordBounds.isText(instance, maxBytes: 64) else { return nil }
-        return MarkerFence(worker: worker, atMs: at, instance: instance)
+        let generation = document["generation"]?.int64Value
+        if document["generation"] != nil, !(generation.map { $0 >= 0 && $0 <= Int64(Int32.max) } ?? false) { return nil }
+        return MarkerFence(worker: worker, atMs: at, instance: instance, generation: generation.map { Int32($0) })
     }
 }

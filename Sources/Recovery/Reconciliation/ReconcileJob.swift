@@ -36,16 +36,25 @@ public struct ReconcileJob: Sendable, Hashable {
     public var traceparent: String?
     /// Set when the call was started by a previous owner of the request's partition, which may
     /// still publish its answer: where that owner's `completed` marker would be.
-    public var handOver: HandOver?
+    public var handOver: MarkersPosition?
+    /// Set when the call was the job creator's own (an indeterminate answer): where in the markers
+    /// log the reconciled final is decided (`FinalDecider`), so that two runs of the job (a record
+    /// written twice by a produce retry, or run again after a revoke) publish one final.
+    public var decidedIn: MarkersPosition?
     /// Reply routing of the request (Spring request-reply headers): where every result for it goes,
     /// with its correlation id; nil for the default results topic.
     public var reply: ReplyRoute?
 
-    /// Where to look for a previous owner's `completed` marker of the request.
-    public struct HandOver: Sendable, Hashable {
+    /// Where a request's markers are: for a hand-over, where to look for the previous owner's
+    /// answer; for every job, where its reconciled final is decided (`markers`).
+    public var markers: MarkersPosition? { handOver ?? decidedIn }
+
+    /// A request's place in the markers log: its markers partition, where to read from, and the
+    /// marker key's parts.
+    public struct MarkersPosition: Sendable, Hashable {
         /// The markers partition (= the request's partition).
         public var markersPartition: Int32
-        /// The markers offset to read from (the previous owner's `started` marker is at or after it).
+        /// The markers offset to read from (the `started` marker of the call is at or after it).
         public var markersFrom: Int64
         /// The dead letter the request replayed (`x-replay-of`), when the call was a replay's.
         public var replayOf: String?
@@ -53,7 +62,7 @@ public struct ReconcileJob: Sendable, Hashable {
         /// names); nil in jobs written before the field existed.
         public var requestOffset: Int64?
 
-        /// Creates a hand-over record.
+        /// Creates a position.
         public init(markersPartition: Int32, markersFrom: Int64, replayOf: String? = nil, requestOffset: Int64? = nil) {
             self.markersPartition = markersPartition
             self.markersFrom = markersFrom
@@ -65,8 +74,8 @@ public struct ReconcileJob: Sendable, Hashable {
     /// Creates a job.
     public init(requestID: String, program: String, issuer: IssuerKind, wallet: Wallet, kind: RequestKind, cardID: Sensitive,
                 deviceRef: String?, transactionReference: String?, windowStartMs: Int64, deadlineMs: Int64, attempt: Int,
-                dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?, handOver: HandOver? = nil,
-                reply: ReplyRoute? = nil) {
+                dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?, handOver: MarkersPosition? = nil,
+                decidedIn: MarkersPosition? = nil, reply: ReplyRoute? = nil) {
         self.requestID = requestID
         self.program = program
         self.issuer = issuer
@@ -82,6 +91,7 @@ public struct ReconcileJob: Sendable, Hashable {
         self.firstIndeterminateAtMs = firstIndeterminateAtMs
         self.traceparent = traceparent
         self.handOver = handOver
+        self.decidedIn = decidedIn
         self.reply = reply
     }
 
@@ -104,12 +114,13 @@ public struct ReconcileJob: Sendable, Hashable {
         writer.key("due_at"); writer.integer(dueAtMs)
         writer.key("first_indeterminate_at"); writer.integer(firstIndeterminateAtMs)
         writer.key("traceparent"); writer.string(orNull: traceparent)
-        if let handOver {
-            writer.key("hand_over"); writer.beginObject()
-            writer.key("markers_partition"); writer.integer(Int64(handOver.markersPartition))
-            writer.key("markers_from"); writer.integer(handOver.markersFrom)
-            if let replayOf = handOver.replayOf { writer.key("replay_of"); writer.string(replayOf) }
-            if let requestOffset = handOver.requestOffset { writer.key("request_offset"); writer.integer(requestOffset) }
+        for (name, position) in [("hand_over", handOver), ("decide_in", decidedIn)] {
+            guard let position else { continue }
+            writer.key(name); writer.beginObject()
+            writer.key("markers_partition"); writer.integer(Int64(position.markersPartition))
+            writer.key("markers_from"); writer.integer(position.markersFrom)
+            if let replayOf = position.replayOf { writer.key("replay_of"); writer.string(replayOf) }
+            if let requestOffset = position.requestOffset { writer.key("request_offset"); writer.integer(requestOffset) }
             writer.endObject()
         }
         if let reply {
@@ -168,17 +179,19 @@ public struct ReconcileJob: Sendable, Hashable {
         guard let attempt = document["attempt"]?.int64Value, RecordBounds.isAttempt(attempt) else {
             return .failure(RecordProblem("attempt is missing or not 1-\(RecordBounds.maximumAttempt)"))
         }
-        // A damaged hand_over is dropped, not fatal: the job is still reconciled (without waiting
-        // for a previous owner's answer).
-        var handOver: HandOver?
-        if let record = document["hand_over"], let partition = record["markers_partition"]?.int64Value,
-           let from = record["markers_from"]?.int64Value, RecordBounds.partitions.contains(partition), RecordBounds.isOffset(from) {
+        // A damaged hand_over or decide_in is dropped, not fatal: the job is still reconciled
+        // (without waiting for a previous owner's answer, or deciding through the log).
+        func position(_ name: String) -> MarkersPosition? {
+            guard let record = document[name], let partition = record["markers_partition"]?.int64Value,
+                  let from = record["markers_from"]?.int64Value, RecordBounds.partitions.contains(partition), RecordBounds.isOffset(from)
+            else { return nil }
             let replayOf = record["replay_of"]?.stringValue
             let requestOffset = record["request_offset"]?.int64Value.flatMap { RecordBounds.isOffset($0) ? $0 : nil }
-            if replayOf == nil || replayOf.flatMap(ReplayReference.init) != nil {
-                handOver = HandOver(markersPartition: Int32(partition), markersFrom: from, replayOf: replayOf, requestOffset: requestOffset)
-            }
+            guard replayOf == nil || replayOf.flatMap(ReplayReference.init) != nil else { return nil }
+            return MarkersPosition(markersPartition: Int32(partition), markersFrom: from, replayOf: replayOf, requestOffset: requestOffset)
         }
+        let handOver = position("hand_over")
+        let decidedIn = position("decide_in")
         // Unlike hand_over, a damaged reply is fatal: answering anywhere else would lose the answer.
         var reply: ReplyRoute?
         if let record = document["reply"], !record.isNull {
@@ -190,7 +203,8 @@ public struct ReconcileJob: Sendable, Hashable {
         return .success(ReconcileJob(requestID: requestID, program: program, issuer: issuer, wallet: wallet, kind: kind,
                                      cardID: Sensitive(cardID), deviceRef: deviceRef, transactionReference: transactionReference,
                                      windowStartMs: times[0], deadlineMs: times[1], attempt: Int(attempt), dueAtMs: times[2],
-                                     firstIndeterminateAtMs: times[3], traceparent: traceparent, handOver: handOver, reply: reply))
+                                     firstIndeterminateAtMs: times[3], traceparent: traceparent, handOver: handOver,
+                                     decidedIn: decidedIn, reply: reply))
     }
 }
 
