@@ -145,5 +145,6 @@ final class SimCluster: @unchecked Sendable {
             violation("group \(group) committed \(partition.partition)@\(offset.offset) below \(last.offset) (by \(member))")
         }
         commits[group, default: [:]][partition] = offset
+        world.note("commit \(group) \(partition.partition)@\(offset.offset) \(offset.metadata ?? "") by \(member)")
     }
 }

@@ -3,7 +3,8 @@ import Pipeline
 
 /// A simulated producer (`RecordProducer`) of one process: a record is appended a few
 /// milliseconds after `send` (slower during a broker hiccup), in send order per partition, and its
-/// acknowledgement follows. With the run's fault rate a send fails: not written, or written but
+/// acknowledgement follows, in append order per partition (as librdkafka reports deliveries of one
+/// partition in order). With the run's fault rate a send fails: not written, or written but
 /// reported as timed out (the publisher's retry then writes it again: a duplicate in the log, as
 /// with a real produce timeout). When the process dies, what it had in flight lands or not.
 final class SimProducer: RecordProducer, @unchecked Sendable {
@@ -12,6 +13,7 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
     let faultRate: Double
     private(set) var outstandingCount = 0
     private var lastAppendMs: [TopicPartition: Int64] = [:]
+    private var lastReportMs: [TopicPartition: Int64] = [:]
 
     init(cluster: SimCluster, process: SimProcess, faultRate: Double) {
         self.cluster = cluster
@@ -39,7 +41,9 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         world.at(appendAt, nil, "append") { [self] in
             var offset: Int64?
             if fault != .notWritten && (process.isAlive || landsIfDead) { offset = cluster.append(record, partition: partition) }
-            world.after(world.int(0...4), process, "delivery report") { [self] in
+            let reportAt = max(world.nowMs + world.int(0...4), lastReportMs[topicPartition] ?? 0)
+            lastReportMs[topicPartition] = reportAt
+            world.at(reportAt, process, "delivery report") { [self] in
                 outstandingCount -= 1
                 if let offset, fault == nil {
                     onDelivery(.success(KafkaDeliveryReport(topic: record.topic, partition: partition, offset: offset)))

@@ -21,8 +21,9 @@ extension RequestFlow {
             return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, reconcile: reconcile,
                            startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, recovered: recovered)
         }
-        // Fencing may read a gap until the result's own deadline; past it the own decision stands.
-        let deadlineMs = max(job.window.publishByMs, context.clock() + 1_000)
+        // Fencing reads a gap for as long as it takes (the markers may be unreadable for a while):
+        // a final is never published unchecked; the worker stopping withdraws it (the decision is in the log).
+        let deadlineMs = Int64.max
         let write: (CallMarker, @escaping @Sendable (Settler.MarkerWrite) -> Void) -> Void = { [markers] marker, completion in
             markers.write(marker, for: origin, completion: completion)
         }
@@ -52,7 +53,10 @@ extension RequestFlow {
         context.decider.decideAsCaller(decision, partition: origin.partition.partition, startedAt: started.offset, epoch: started.epoch,
                                        deadlineMs: deadlineMs, write: write) { [self] verdict in
             switch verdict {
-            case .own, .unreadable, .withdrawn:
+            case .withdrawn, .unreadable:
+                logger(for: origin).warning("the decision could not be checked against the markers before the worker stopped: not published here; the next owner publishes the first decision")
+                settler.settle(.abandoned, origin: origin, requestID: result.requestID, claimed: claimed)
+            case .own:
                 publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true,
                         startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
             case .earlier(let bytes):

@@ -69,16 +69,20 @@ final class FinalDecider: Sendable {
     private let logger: Logger
     private let makeReader: @Sendable () throws(KafkaError) -> MarkerCatchUp
     private let reader = Mutex<MarkerCatchUp?>(nil)
+    private let closed = Mutex(false)
+    /// Where a read that did not reach the own decision is tried again.
+    private let retryQueue: any WorkQueue
     /// Decisions that found an earlier one (`provisioner_decisions_total{verdict="earlier"}`) and the rest.
     private let counted: @Sendable (Verdict) -> Void
 
-    init(publisher: OutputPublisher, fencing: MarkerFencing, topic: String, logger: Logger,
+    init(publisher: OutputPublisher, fencing: MarkerFencing, topic: String, logger: Logger, retryQueue: any WorkQueue,
          counted: @escaping @Sendable (Verdict) -> Void = { _ in },
          makeReader: @escaping @Sendable () throws(KafkaError) -> MarkerCatchUp) {
         self.publisher = publisher
         self.fencing = fencing
         self.topic = topic
         self.logger = logger
+        self.retryQueue = retryQueue
         self.counted = counted
         self.makeReader = makeReader
     }
@@ -93,8 +97,9 @@ final class FinalDecider: Sendable {
         }
     }
 
-    /// Closes the reader.
+    /// Closes the reader: reads still retrying end `unreadable`.
     func close() {
+        closed.withLock { $0 = true }
         reader.withLock { $0 }?.close()
     }
 
@@ -116,13 +121,13 @@ final class FinalDecider: Sendable {
                 case .call:
                     finish(.own, completion)
                 case .unconfirmed:
-                    // The partition stayed unreadable: the own decision is published (the rare case
-                    // in which a concurrent hand-over could still decide otherwise; docs/RELIABILITY.md).
-                    finish(.own, completion)
+                    // Only past `deadlineMs` (or when the worker stops): nothing is published here.
+                    // The decision is in the log: whoever answers the request next publishes the first one.
+                    finish(.withdrawn, completion)
                 case .fencedOut:
-                    firstDecision(marker.key, partition: partition, from: startedAt, own: offset) { [self] verdict in
-                        finish(verdict == .unreadable ? .own : verdict, completion)
-                    }
+                    firstDecision(marker.key, partition: partition, from: startedAt, own: offset, completion: { [self] verdict in
+                        finish(verdict == .unreadable ? .withdrawn : verdict, completion)
+                    })
                 }
             }
         }
@@ -145,8 +150,8 @@ final class FinalDecider: Sendable {
                 return finish(.undecided, completion)
             }
             fencing.confirm(partition: partition, epoch: epoch, marker: offset, deadlineMs: deadlineMs) { [self] confirmation in
-                // Unconfirmed (the partition unreadable until the deadline): published unchecked, as for calls.
-                finish(confirmation == .fencedOut ? .withdrawn : .own, completion)
+                // Unconfirmed only past `deadlineMs` (or when the worker stops): withdrawn, never published unchecked.
+                finish(confirmation == .call ? .own : .withdrawn, completion)
             }
         }
     }
@@ -171,7 +176,9 @@ final class FinalDecider: Sendable {
     }
 
     /// Reads the first decision for `key` from `from` on: `own` when it is the one at `own`.
-    private func firstDecision(_ key: String, partition: Int32, from: Int64, own: Int64,
+    /// `retrying`: a read that does not reach the own decision is tried again every 200 ms until it
+    /// does (the markers partition may be unreadable for a while), `unreadable` only once the reader closed.
+    private func firstDecision(_ key: String, partition: Int32, from: Int64, own: Int64, retrying: Bool = true,
                                completion: @escaping @Sendable (Verdict) -> Void) {
         let reader: MarkerCatchUp
         do {
@@ -180,10 +187,17 @@ final class FinalDecider: Sendable {
             logger.error("markers cannot be read to check a decision", [("error", .string(error.description))])
             return completion(.unreadable)
         }
-        reader.lookUp(key: key, partition: partition, from: from) { found in
-            completion(Verdict(firstOf: found, own: own))
+        reader.lookUp(key: key, partition: partition, from: from) { [self] found in
+            let verdict = Verdict(firstOf: found, own: own)
+            guard verdict == .unreadable, retrying, !isClosed else { return completion(verdict) }
+            retryQueue.asyncAfter(milliseconds: 200) { [self] in
+                firstDecision(key, partition: partition, from: from, own: own, completion: completion)
+            }
         }
     }
+
+    /// Whether `close` was called.
+    private var isClosed: Bool { closed.withLock { $0 } }
 
     private func finish(_ verdict: Verdict, _ completion: @Sendable (Verdict) -> Void) {
         counted(verdict)

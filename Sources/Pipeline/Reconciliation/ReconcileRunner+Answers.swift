@@ -115,10 +115,16 @@ extension ReconcileRunner {
         }
     }
 
-    func retryLater(_ held: Held, reason: StaticString) {
+    /// Schedules the job's next attempt at its tier; past the last tier it is exhausted, unless
+    /// `deciding`: an exhausted job whose final could not be checked against the markers runs again
+    /// after the last tier's delay, up to `decisionRetries` more times.
+    func retryLater(_ held: Held, reason: StaticString, deciding: Bool = false) {
         let job = held.job
         let now = context.clock()
-        guard let due = context.reconcileTiers.dueTime(attempt: job.attempt + 1, scheduledAtMs: now) else {
+        let tiers = context.reconcileTiers
+        let due = tiers.dueTime(attempt: job.attempt + 1, scheduledAtMs: now)
+            ?? (deciding && job.attempt < tiers.maximumAttempts + Self.decisionRetries ? now.clampedAdding(tiers.delaysMs.last ?? 0) : nil)
+        guard let due else {
             exhausted(held, reason: "reconciliation attempts exhausted")
             return
         }
@@ -144,14 +150,26 @@ extension ReconcileRunner {
     /// loops). Decided through the markers log first, like every reconciled final: when another run
     /// of the job (or the previous owner) decided first, that final is published instead, and no
     /// dead letter is needed.
+    /// When the final cannot be checked (the markers unreadable, the decision not written), the
+    /// job runs again after the last tier's delay (`decisionRetries` times at most) instead of
+    /// publishing a final that could contradict another run's; past that it is published unchecked.
     func exhausted(_ held: Held, reason: String) {
         let result = makeResult(held.job, outcome: OutcomeTable.reconcileExhausted(), payment: nil)
         decide(held, result) { [self] verdict in
-            if case .earlier(let bytes) = verdict {
+            switch verdict {
+            case .earlier(let bytes):
                 context.metrics.countReconcile("previous_owner_decided")
-                return publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
+                publishDecided(held, bytes: bytes, reason: AuditReason("previous_owner_decided"))
+            case .undecided, .unreadable, .withdrawn:
+                guard held.job.attempt >= context.reconcileTiers.maximumAttempts + Self.decisionRetries else {
+                    return retryLater(held, reason: "the exhausted job's final could not be checked against the markers", deciding: true)
+                }
+                context.logger.error("an exhausted reconciliation's final could not be checked against the markers after every retry: published unchecked",
+                                     [("attempts", .integer(Int64(held.job.attempt)))])
+                publishExhausted(held, result: result, reason: reason)
+            case nil, .own:
+                publishExhausted(held, result: result, reason: reason)
             }
-            publishExhausted(held, result: result, reason: reason)
         }
     }
 

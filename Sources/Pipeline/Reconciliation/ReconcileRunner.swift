@@ -38,6 +38,8 @@ import Synchronization
 final class ReconcileRunner: Sendable {
     /// How many tiers a handed-over job without a state query waits for the previous owner's answer.
     static let handOverLooks = 3
+    /// How many more times an exhausted job runs when its final cannot be checked against the markers.
+    static let decisionRetries = 5
     let context: WorkerContext
     let loop: ConsumerLoop
     let state = Mutex(State())

@@ -97,6 +97,7 @@ public final class Worker: Sendable {
                                     logger: logger.child("fencing"), instance: runtime.instance)
         let deciderLogger = logger.child("decisions")
         let decider = FinalDecider(publisher: publisher, fencing: fencing, topic: markersTopic, logger: deciderLogger,
+                                   retryQueue: executor.serialQueue(label: "provisioner.decision-retry", onPool: false),
                                    counted: { workerMetrics.countDecision($0) }) { () throws(KafkaError) in
             MarkerCatchUp(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-reader", [:]),
                           queue: executor.serialQueue(label: "provisioner.marker-look-up", onPool: false), logger: deciderLogger,
