@@ -81,7 +81,7 @@ struct IntakeTests {
         #expect(job.call != nil)
         #expect(job.request.requestID == request.requestID)
         // Claimed: another delivery of this generation is a copy in flight.
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight)
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .inFlight)
     }
 
     @Test("an unsigned message for a signing program is refused before anything is claimed or built")
@@ -91,7 +91,7 @@ struct IntakeTests {
         guard case .refuseUnauthentic(_, let requestID, "signed", _) = decision else { Issue.record("got \(decision)"); return }
         #expect(requestID == request.requestID)
         // The genuine request with this id is still fresh work, and no call was built.
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .fresh)
         #expect(prepared.value == 0)
     }
 
@@ -116,12 +116,12 @@ struct IntakeTests {
     func olderAttemptHoldsTheID() throws {
         let intake = intake()
         let request = try request()
-        #expect(duplicates.begin(request.requestID, owner: owner(generation: 1), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(request.identity, owner: owner(generation: 1), nowMs: Self.now) == .fresh)
         let woken = Count()
         let decision = decide(intake, request.value, origin(generation: 2, value: request.value)) { woken.add() }
         guard case .awaitOlderAttempt = decision else { Issue.record("got \(decision)"); return }
         #expect(woken.value == 0)
-        duplicates.release(request.requestID, owner: owner(generation: 1))
+        duplicates.release(request.identity, owner: owner(generation: 1))
         #expect(woken.value == 1)
         guard case .admitted(_, _, .submit) = decide(intake, request.value, origin(generation: 2, value: request.value)) else {
             Issue.record("not admitted after the older attempt gave up"); return
@@ -132,7 +132,7 @@ struct IntakeTests {
     func startedMarkerRecovers() throws {
         let request = try request()
         var found = InheritedMarkers()
-        found.add(CallMarker(requestID: request.requestID, state: .started, requestOffset: 7, atMs: Self.now - 1_000, worker: "old"), at: 3)
+        found.add(CallMarker(request.identity, state: .started, requestOffset: 7, atMs: Self.now - 1_000, worker: "old"), at: 3)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
         let decision = decide(intake(), request.value, origin(value: request.value))
@@ -145,7 +145,7 @@ struct IntakeTests {
     func answeredBefore() throws {
         let byMarker = try request()
         var found = InheritedMarkers()
-        found.add(CallMarker(requestID: byMarker.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "old",
+        found.add(CallMarker(byMarker.identity, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "old",
                              outcome: .answered), at: 3)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
@@ -154,7 +154,7 @@ struct IntakeTests {
         }
         let byHorizon = try request()
         horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
-        horizon.record(byHorizon.requestID, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
+        horizon.record(byHorizon.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
         guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), byHorizon.value, origin(offset: 9, value: byHorizon.value)) else {
             Issue.record("an answer in the horizon did not make a duplicate"); return
         }
@@ -167,11 +167,11 @@ struct IntakeTests {
                                          status: .provisioned, isFinal: true, code: nil, message: "decided by the previous owner",
                                          nextAction: .none, timing: ResultTiming(receivedAtMs: Self.now - 2_000), attempt: 1)
         var found = InheritedMarkers()
-        found.add(CallMarker(requestID: request.requestID, state: .started, requestOffset: 7, atMs: Self.now - 3_000, worker: "old"), at: 3)
-        found.add(CallMarker(requestID: request.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 2_000, worker: "old",
+        found.add(CallMarker(request.identity, state: .started, requestOffset: 7, atMs: Self.now - 3_000, worker: "old"), at: 3)
+        found.add(CallMarker(request.identity, state: .completed, requestOffset: 7, atMs: Self.now - 2_000, worker: "old",
                              outcome: .answered, result: decided.encodedJSON()), at: 4)
         // A later decision (a reconciler that lost the race) never replaces the first.
-        found.add(CallMarker(requestID: request.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "late",
+        found.add(CallMarker(request.identity, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "late",
                              outcome: .answered, result: Array("{}".utf8)), at: 5)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
@@ -179,14 +179,14 @@ struct IntakeTests {
         guard case .republish(_, let result, let encoded) = decision else { Issue.record("got \(decision)"); return }
         #expect(encoded == decided.encodedJSON())
         #expect(result.status == .provisioned && result.message == "decided by the previous owner")
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
         #expect(prepared.value == 0, "no call is built")
         // A decision followed by a plain completed marker was published: a redelivery is a duplicate.
         let published = try self.request()
         var both = InheritedMarkers()
-        both.add(CallMarker(requestID: published.requestID, state: .completed, requestOffset: 8, atMs: Self.now - 2_000, worker: "old",
+        both.add(CallMarker(published.identity, state: .completed, requestOffset: 8, atMs: Self.now - 2_000, worker: "old",
                             outcome: .answered, result: decided.encodedJSON()), at: 5)
-        both.add(CallMarker(requestID: published.requestID, state: .completed, requestOffset: 8, atMs: Self.now - 1_900, worker: "old",
+        both.add(CallMarker(published.identity, state: .completed, requestOffset: 8, atMs: Self.now - 1_900, worker: "old",
                             outcome: .answered), at: 6)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: both, readFrom: 0))
@@ -196,7 +196,7 @@ struct IntakeTests {
         // The previous owner's commit said that record was done (its result acknowledged): a duplicate.
         let done = try self.request()
         var answered = InheritedMarkers()
-        answered.add(CallMarker(requestID: done.requestID, state: .completed, requestOffset: 9, atMs: Self.now - 2_000, worker: "old",
+        answered.add(CallMarker(done.identity, state: .completed, requestOffset: 9, atMs: Self.now - 2_000, worker: "old",
                                 outcome: .answered, result: decided.encodedJSON()), at: 6)
         markerIndex.expect(Self.partition, generation: 1, committed: CommitMetadata(markers: 0, done: [9...9]))
         #expect(markerIndex.install(Self.partition, generation: 1, found: answered, readFrom: 0))
@@ -214,13 +214,13 @@ struct IntakeTests {
         guard case .rejectEarly(_, .unknownProgram, _) = decide(intake(signing: false), unknown.value, origin(value: unknown.value)) else {
             Issue.record("unknown program not rejected"); return
         }
-        #expect(duplicates.begin(unknown.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(unknown.identity, owner: owner(), nowMs: Self.now) == .fresh)
         let routed = try request()
         let headers = [KafkaHeader(key: "kafka_replyTopic", string: "somebody.elses.topic")]
         guard case .rejectEarly(_, .invalidRequest, _) = decide(intake(), routed.value, origin(headers: headers, value: routed.value)) else {
             Issue.record("a reply topic not allowed was not refused: \(decide(intake(), routed.value, origin(headers: headers, value: routed.value)))"); return
         }
-        #expect(duplicates.begin(routed.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(routed.identity, owner: owner(), nowMs: Self.now) == .fresh)
     }
 
     @Test("validation failure, a call that cannot be built, and no budget left each answer without a call")
@@ -251,17 +251,17 @@ struct IntakeTests {
         guard case .refuseUnauthentic(_, nil, nil, _) = decide(intake(), truncated, origin(value: truncated)) else {
             Issue.record("an unsigned malformed message was not refused while a program signs"); return
         }
-        guard case .deadLetter(let code, _, nil, let summary) = decide(intake(signing: false), truncated, origin(value: truncated)) else {
+        guard case .deadLetter(let code, _, let summary) = decide(intake(signing: false), truncated, origin(value: truncated)) else {
             Issue.record("malformed JSON was not dead-lettered"); return
         }
         #expect(code == DeadLetterCode(.notJSON))
         #expect(summary != nil)
         let request = try request()
         let forged = [KafkaHeader(key: DeadLetterHeader.replayOf, string: "not a reference")]
-        guard case .deadLetter(.invalidReplayOf, _, nil, _) = decide(intake(), request.value, origin(headers: forged, value: request.value)) else {
+        guard case .deadLetter(.invalidReplayOf, _, _) = decide(intake(), request.value, origin(headers: forged, value: request.value)) else {
             Issue.record("a malformed x-replay-of was not dead-lettered: \(decide(intake(), request.value, origin(headers: forged, value: request.value)))"); return
         }
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .fresh)
     }
 }
 

@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 import Recovery
 @testable import Pipeline
@@ -230,13 +231,13 @@ final class SimWorker: @unchecked Sendable {
         guard alive else { return }
         let tp = SimCluster.topicPartition(partition)
         let job = Job(request: request, partition: partition, offset: offset, generation: generation)
-        let verdict = duplicates.begin(request.id, owner: .init(partition: tp, generation: generation), nowMs: now) { [self] in
+        let verdict = duplicates.begin(RequestIdentity(program: "sim", requestID: request.id), owner: .init(partition: tp, generation: generation), nowMs: now) { [self] in
             world.events.after(1) { [self] in intake(request, partition: partition, offset: offset, generation: generation) }
         }
         if verdict == .awaitingOlderAttempt { return }
-        let marker = markerIndex.state(requestID: request.id, replayOf: nil, in: tp)
+        let marker = markerIndex.state(RequestIdentity(program: "sim", requestID: request.id), replayOf: nil, in: tp)
         if verdict == .fresh, marker == .completed, !markerIndex.wasDone(offset, in: tp),
-           let decided = markerIndex.decision(requestID: request.id, replayOf: nil, in: tp) {
+           let decided = markerIndex.decision(RequestIdentity(program: "sim", requestID: request.id), replayOf: nil, in: tp) {
             world.note("\(name) republishes the decision of \(request.id)")
             return publish(String(decoding: decided, as: UTF8.self), job: job, final: true) { [self] in settle(.decided, job) }
         }
@@ -264,7 +265,7 @@ final class SimWorker: @unchecked Sendable {
             return settle(.abandoned, job)
         }
         let epoch = held.epoch
-        let started = CallMarker(requestID: job.request.id, state: .started, requestOffset: job.offset, atMs: now, worker: name,
+        let started = CallMarker(requestID: job.request.id, program: "sim", state: .started, requestOffset: job.offset, atMs: now, worker: name,
                                  fence: epoch, instance: instance)
         writeMarker(started, job) { [self] offset in
             guard ledger.isHeld(job.tp, generation: job.generation) else { return settle(.abandoned, job) }
@@ -305,7 +306,7 @@ final class SimWorker: @unchecked Sendable {
     // MARK: - A final is decided once (FinalDecider)
 
     private func decideAsCaller(_ result: String, job: Job, startedAt: Int64, epoch: Int64) {
-        let decision = CallMarker(requestID: job.request.id, state: .completed, requestOffset: job.offset, atMs: now, worker: name,
+        let decision = CallMarker(requestID: job.request.id, program: "sim", state: .completed, requestOffset: job.offset, atMs: now, worker: name,
                                   outcome: .answered, result: Array(result.utf8))
         writeMarker(decision, job) { [self] offset in
             guard let offset else {
@@ -334,7 +335,7 @@ final class SimWorker: @unchecked Sendable {
             var found = MarkerCatchUp.LookUp()
             if world.cluster.readable(partition, nowMs: now) {
                 let log = world.cluster.markers[Int(partition)]
-                let key = CallMarker.key(requestID: requestID, replayOf: nil)
+                let key = CallMarker.key(RequestIdentity(program: "sim", requestID: requestID), replayOf: nil)
                 for offset in Int(from)..<max(Int(from), log.count) {
                     if case .marker(let marker) = log[offset] { found.add(marker, at: Int64(offset), key: key) }
                 }
@@ -410,7 +411,7 @@ final class SimWorker: @unchecked Sendable {
                 guard alive else { return }
                 let outcome = world.issuer.state(of: job.requestID).map { "reconciled_applied:\($0)" } ?? "reconciled_not_applied"
                 let result = "\(job.requestID):\(outcome)"
-                let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: job.requestOffset, atMs: now,
+                let decision = CallMarker(requestID: job.requestID, program: "sim", state: .completed, requestOffset: job.requestOffset, atMs: now,
                                           worker: name, outcome: .answered, result: Array(result.utf8))
                 produceMarker(.marker(decision), partition: job.partition) { [self] offset in
                     if let offset { fenceLogs[job.partition]?.ownWrite(at: offset) }
@@ -442,8 +443,8 @@ final class SimWorker: @unchecked Sendable {
         let settlement = Settlement(exit, claimed: claimed)
         func finish() {
             switch settlement.claim {
-            case .finish: duplicates.finish(job.request.id, owner: .init(partition: job.tp, generation: job.generation), nowMs: now)
-            case .release: duplicates.release(job.request.id, owner: .init(partition: job.tp, generation: job.generation))
+            case .finish: duplicates.finish(RequestIdentity(program: "sim", requestID: job.request.id), owner: .init(partition: job.tp, generation: job.generation), nowMs: now)
+            case .release: duplicates.release(RequestIdentity(program: "sim", requestID: job.request.id), owner: .init(partition: job.tp, generation: job.generation))
             case .untouched: break
             }
             switch settlement.offset {
@@ -452,7 +453,7 @@ final class SimWorker: @unchecked Sendable {
             }
         }
         guard let outcome = settlement.completedMarker else { return finish() }
-        let marker = CallMarker(requestID: job.request.id, state: .completed, requestOffset: job.offset, atMs: now, worker: name,
+        let marker = CallMarker(requestID: job.request.id, program: "sim", state: .completed, requestOffset: job.offset, atMs: now, worker: name,
                                 outcome: outcome)
         guard settlement.awaitsMarker else {
             writeMarker(marker, job) { _ in }

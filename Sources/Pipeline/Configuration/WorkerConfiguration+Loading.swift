@@ -104,16 +104,7 @@ extension WorkerConfiguration {
         var results = root.object("results")
         configuration.requireEncryption = results.bool("require_encryption", default: true)
         configuration.mirrorReplies = results.bool("mirror_replies", default: false)
-        if let topics = results.raw("reply_topics") {
-            let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
-            if topics.arrayValue == nil || entries.count != topics.arrayValue?.count
-                || !entries.allSatisfy(ReplyRouting.isValidEntry) {
-                results.issues.append(.init(.error, "results.reply_topics",
-                                            "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
-            } else {
-                configuration.replyTopics = entries
-            }
-        }
+        if let entries = replyTopics(&results, "reply_topics") { configuration.replyTopics = entries }
         root.absorb(results)
 
         var dlq = root.object("dlq")
@@ -314,8 +305,22 @@ extension WorkerConfiguration {
             program.requestSigningMaxSkewMs = signing.integer("max_skew_ms", default: program.requestSigningMaxSkewMs, in: 1_000...3_600_000)
         }
         reader.absorb(signing)
+        program.replyTopics = replyTopics(&reader, "reply_topics")
         guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }
         return program
+    }
+
+    /// A list of reply topics at `key` (`results.reply_topics`, `programs.<name>.reply_topics`):
+    /// topic names, or prefixes ending in `*`; nil (and an issue) when it is not one, nil when absent.
+    private static func replyTopics(_ reader: inout ConfigurationReader, _ key: String) -> [String]? {
+        guard let topics = reader.raw(key) else { return nil }
+        let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
+        guard topics.arrayValue != nil, entries.count == topics.arrayValue?.count, entries.allSatisfy(ReplyRouting.isValidEntry) else {
+            reader.issues.append(.init(.error, reader.keyPath(key),
+                                       "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
+            return nil
+        }
+        return entries
     }
 
     /// The host of an `http://` URL: between the scheme and the first `/`, `?` or `#`, without

@@ -144,7 +144,7 @@ final class FinalDecider: Sendable {
     }
 
     /// Reads the first decision for `key` from `from` on: `own` when it is the one at `own`.
-    private func firstDecision(_ key: String, partition: Int32, from: Int64, own: Int64,
+    private func firstDecision(_ key: CallMarker.Key, partition: Int32, from: Int64, own: Int64,
                                completion: @escaping @Sendable (Verdict) -> Void) {
         let reader: MarkerCatchUp
         do {

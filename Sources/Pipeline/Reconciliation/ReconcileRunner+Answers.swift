@@ -86,7 +86,7 @@ extension ReconcileRunner {
             retryLater(held, reason: "the markers could not be read")
             return
         }
-        reader.lookUp(key: CallMarker.key(requestID: held.job.requestID, replayOf: handOver.replayOf),
+        reader.lookUp(key: CallMarker.key(held.job.identity, replayOf: handOver.replayOf),
                       partition: handOver.markersPartition, from: handOver.markersFrom) { [self] found in
             DispatchQueue.global().async { self.previousOwner(held, found: found) }
         }
@@ -178,7 +178,7 @@ extension ReconcileRunner {
         let result = makeResult(job, outcome: outcome, payment: payment)
         guard outcome.isFinal, let handOver = job.handOver else { return publish(held, result, outcome: outcome) }
         let encoded = result.encodedJSON()
-        let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: handOver.requestOffset ?? 0,
+        let decision = CallMarker(job.identity, state: .completed, requestOffset: handOver.requestOffset ?? 0,
                                   atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
                                   replayOf: handOver.replayOf, result: encoded)
         context.decider.decideAsReconciler(decision, partition: handOver.markersPartition, from: handOver.markersFrom) { [self] verdict in
@@ -258,7 +258,7 @@ extension ReconcileRunner {
     /// An encoded result (one the job made, or a decision read back) along the request's reply route.
     func resultMessages(_ held: Held, encoded: [UInt8]) -> [KafkaOutgoingMessage] {
         context.replyRouting.messages(requestID: held.job.requestID, value: encoded,
-                                      route: context.replyRouting.recheck(held.job.reply), headers: resultHeaders(held))
+                                      route: context.replyRouting.recheck(held.job.reply, program: held.job.program), headers: resultHeaders(held))
     }
 
     func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {

@@ -41,6 +41,9 @@ public struct ReconcileJob: Sendable, Hashable {
     /// with its correlation id; nil for the default results topic.
     public var reply: ReplyRoute?
 
+    /// The request's identity (program, request id): the key of its markers.
+    public var identity: RequestIdentity { RequestIdentity(program: program, requestID: requestID) }
+
     /// Where to look for a previous owner's `completed` marker of the request.
     public struct HandOver: Sendable, Hashable {
         /// The markers partition (= the request's partition).
