@@ -194,11 +194,13 @@ extension ReliabilityTests {
         #expect(forgerCalls == 2, "issuer calls for the copies: \(forgerCalls)")
     }
 
-    /// Issue 29 item 2: a captured signed request (its headers travel in clear) re-sent while its
-    /// call is in flight, with one covered header set to null or a null one added. A null header
-    /// value is malformed wherever it is read, and signs as itself, not as absent: each copy fails
-    /// the signature check (dead letter `unauthenticated`, no answer anywhere); re-sent unchanged it
-    /// is a duplicate. Must not happen: a second final for the request (the refused route's
+    /// Issue 29 item 2: a captured signed request (its headers travel in clear; it names a reply
+    /// topic and partition, no correlation id) re-sent while its call is in flight, with a null
+    /// `kafka_correlationId` added (the issue's case: null signed like absent, so it verified, and
+    /// the malformed route earned a second final), a covered header set to null, or a null
+    /// `x-replay-of` added. A null header value is malformed wherever it is read, and signs as
+    /// itself, not as absent: each copy fails the signature check (dead letter `unauthenticated`, no
+    /// answer anywhere); re-sent unchanged it is a duplicate. Must not happen: a second final for the request (the refused route's
     /// `rejected` on the default results topic), a second issuer call.
     @Test("a captured signed request re-sent with a null covered header gets no answer; the genuine call in flight is answered once (issue 29 item 2)")
     func nullHeadersOnACapturedSignedRequest() async throws {
@@ -208,18 +210,16 @@ extension ReliabilityTests {
         defer { worker.process.kill() }
         let genuine = try rig.factory.provision(program: "demo-imprint", wallet: .applePay, cardID: "pm_null_target-slow-2000",
                                                 requestID: rig.factory.requestID("captured"))
-        let correlation = Crypto.randomBytes(16)
-        let signed = RequestSigner(secret: Sensitive(rig.secret)).signed(key: genuine.key, value: genuine.value,
-                                                                         headers: IdentityRig.route(correlation), nowMs: Timestamps.nowMs())
+        let route = IdentityRig.route([]).filter { $0.key != ReplyRoute.correlationHeader }
+        let signed = RequestSigner(secret: Sensitive(rig.secret)).signed(key: genuine.key, value: genuine.value, headers: route,
+                                                                         nowMs: Timestamps.nowMs())
         try await rig.send(key: genuine.key, value: genuine.value, headers: signed)
         // The copies go out while the genuine call is in flight (the card answers after 2 s).
         let cardID = "pm_null_target-slow-2000"
         #expect(await Waiting.until(timeoutMs: 20_000) { rig.stack.simulator.calls.contains { $0.cardID == cardID } }, "the genuine call never started")
-        func setting(_ name: String, null: Bool) -> [KafkaHeader] {
-            signed.filter { $0.key != name } + [KafkaHeader(key: name, value: null ? nil : signed.last { $0.key == name }?.value)]
-        }
-        let nullCopies = [setting(ReplyRoute.correlationHeader, null: true), setting(ReplyRoute.topicHeader, null: true),
-                          setting(ReplyRoute.partitionHeader, null: true), signed + [KafkaHeader(key: DeadLetterHeader.replayOf, value: nil)]]
+        func nulled(_ name: String) -> [KafkaHeader] { signed.filter { $0.key != name } + [KafkaHeader(key: name, value: nil)] }
+        let nullCopies = [signed + [KafkaHeader(key: ReplyRoute.correlationHeader, value: nil)], nulled(ReplyRoute.topicHeader),
+                          nulled(ReplyRoute.partitionHeader), signed + [KafkaHeader(key: DeadLetterHeader.replayOf, value: nil)]]
         for headers in nullCopies { try await rig.send(key: genuine.key, value: genuine.value, headers: headers) }
         try await rig.send(key: genuine.key, value: genuine.value, headers: signed)
 
@@ -241,7 +241,7 @@ extension ReliabilityTests {
         #expect(replies.count == 1, "answers on the reply topic: \(replies.count)")
         let result = try #require(replies.first.flatMap { try? ProvisioningResult.decode($0.value) })
         #expect(Self.answers(result, genuine) && result.status == .provisioned && result.isFinal)
-        #expect(replies.first?.header(ReplyRoute.correlationHeader) == correlation)
+        #expect(replies.first?.partition == 1 && replies.first?.header(ReplyRoute.correlationHeader) == nil)
         let snapshot = rig.collector.snapshot
         let elsewhere = (snapshot.results[genuine.requestID] ?? []).map { "\($0.result.status.rawValue)/\($0.result.code?.rawValue ?? "-")" }
         #expect(elsewhere.isEmpty, "a copy was answered on the default results topic: \(elsewhere)")
