@@ -262,4 +262,44 @@ struct WorkerConfigurationTests {
             }
         }
     }
+
+    /// Issue 29 item 12: signing keys are at least 32 bytes, and the replay key is none of the
+    /// programs' signing secrets; problems name the variable, never the value (at load, and in the
+    /// worker however it got its configuration).
+    @Test("short signing or replay keys, and a replay key equal to a program's secret, are refused at load and by the worker, by name only")
+    func signingKeysAreLongAndApart() throws {
+        let text = """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                               "request_signing": {"secret_env": "ACME_SIGNING"}}},
+         "dlq": {"replay_signing_secret_env": "REPLAY_KEY"}}
+        """
+        let long = "acme-signing-key-0123456789abcdef0123"
+        let replay = "replay-key-0123456789abcdef0123456789"
+        #expect(throws: Never.self) { try load(text, env: ["ACME_SIGNING": long, "REPLAY_KEY": replay]) }
+        let short = "sixteen-byte-key"
+        let cases: [([String: String], [String], String)] = [
+            (["ACME_SIGNING": short, "REPLAY_KEY": replay], ["programs.acme.request_signing.secret_env"], "shorter than 32 bytes"),
+            (["ACME_SIGNING": long, "REPLAY_KEY": short], ["dlq.replay_signing_secret_env"], "shorter than 32 bytes"),
+            (["ACME_SIGNING": long, "REPLAY_KEY": long], ["dlq.replay_signing_secret_env"], "must differ from every program's signing secret"),
+        ]
+        for (env, keyPaths, words) in cases {
+            do {
+                _ = try load(text, env: env)
+                Issue.record("accepted \(keyPaths)")
+            } catch {
+                #expect(error.issues.map(\.keyPath) == keyPaths && error.issues.allSatisfy { $0.message.contains(words) }, "\(error.issues)")
+                #expect(!error.description.contains(short) && !error.description.contains(long))
+            }
+            // The worker refuses them too, whatever loaded its configuration.
+            let (configuration, _) = try load(text, env: ["ACME_SIGNING": long, "REPLAY_KEY": replay])
+            do {
+                _ = try Worker(configuration: configuration, environment: ["ACME_KEY": "x", "PROVISIONER_AUDIT_KEY": Self.auditKey].merging(env) { $1 },
+                               logger: Logger(label: "keys", minimumLevel: .error, handler: CapturingLogHandler()))
+                Issue.record("the worker started with \(keyPaths)")
+            } catch let error as ConfigurationError {
+                #expect(error.issues.map(\.keyPath) == keyPaths, "\(error.issues)")
+            }
+        }
+    }
 }

@@ -35,6 +35,8 @@ public final class Worker: Sendable {
         self.metrics = metrics
         ResourceLimits.raiseOpenFileLimit()
         if let problem = WorkerConfiguration.pseudonymKeyIssue(configuration, environment: environment) { throw ConfigurationError([problem]) }
+        let keyIssues = WorkerConfiguration.signingKeyIssues(configuration, environment: environment)
+        if !keyIssues.isEmpty { throw ConfigurationError(keyIssues) }
         let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable] ?? ""
         var endpoints: [String: IssuerEndpoint] = [:]
         var signing: [String: RequestAuthenticator.Signing] = [:]
