@@ -36,14 +36,19 @@ struct ReplyRouting: Sendable {
     /// Programs with their own `reply_topics`.
     let programAllowlists: [String: Allowlist]
     let mirror: Bool
+    /// Whether an allowed route's topic and partition exist (nil: not checked).
+    let topicCheck: ReplyTopicCheck?
 
-    init(configuration: WorkerConfiguration) {
+    /// Routing by `configuration`; `topicCheck` refuses routes to topics or partitions the cluster
+    /// does not have.
+    init(configuration: WorkerConfiguration, topicCheck: ReplyTopicCheck? = nil) {
         let topics = configuration.topics
         resultsTopic = topics.results
         internalTopics = Set(topics.all).subtracting([topics.results])
         defaultAllowlist = Allowlist(configuration.replyTopics)
         programAllowlists = configuration.programs.compactMapValues { program in program.replyTopics.map(Allowlist.init) }
         mirror = configuration.mirrorReplies
+        self.topicCheck = topicCheck
     }
 
     /// Whether `entry` is a valid `results.reply_topics` entry: a topic name, or a prefix of one followed by `*`.
@@ -60,8 +65,9 @@ struct ReplyRouting: Sendable {
         return (program.flatMap { programAllowlists[$0] } ?? defaultAllowlist).contains(topic)
     }
 
-    /// A request's route as headers say it, checked for a request of `program`: the route to use
-    /// (nil: the default topic) and, when the request must be refused (`invalid_request`), why. A
+    /// A request's route as headers say it, checked for a request of `program` (and against the
+    /// cluster's topics: `topicCheck`): the route to use (nil: the default topic) and, when the
+    /// request must be refused (`invalid_request`), why. A
     /// refused route keeps a well-formed correlation id, so the refusal on the default topic can
     /// still be matched (when the message is authentic: `Intake.earlyRejectionRoute`).
     func check(_ read: Result<ReplyRoute?, ReplyRoute.Problem>, program: String?) -> (route: ReplyRoute?, refusal: String?) {
@@ -71,10 +77,17 @@ struct ReplyRouting: Sendable {
         case .success(nil):
             return (nil, nil)
         case .success(let route?):
-            guard let topic = route.topic, !allows(topic, program: program) else { return (route, nil) }
-            let refusal = program.flatMap { programAllowlists[$0] } == nil
-                ? "the reply topic named by \(ReplyRoute.topicHeader) is not allowed by results.reply_topics"
-                : "the reply topic named by \(ReplyRoute.topicHeader) is not allowed by the program's reply_topics"
+            guard let topic = route.topic else { return (route, nil) }
+            let refusal: String
+            if !allows(topic, program: program) {
+                refusal = program.flatMap { programAllowlists[$0] } == nil
+                    ? "the reply topic named by \(ReplyRoute.topicHeader) is not allowed by results.reply_topics"
+                    : "the reply topic named by \(ReplyRoute.topicHeader) is not allowed by the program's reply_topics"
+            } else if let problem = topicCheck?.problem(topic: topic, partition: route.partition) {
+                refusal = problem
+            } else {
+                return (route, nil)
+            }
             return (route.correlationID.map { ReplyRoute(topic: nil, correlationID: $0) }, refusal)
         }
     }

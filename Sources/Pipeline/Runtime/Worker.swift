@@ -105,7 +105,9 @@ public final class Worker: Sendable {
             fencing: fencing, decider: decider,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
-            replyRouting: ReplyRouting(configuration: configuration), clock: clock)
+            replyRouting: ReplyRouting(configuration: configuration, topicCheck: ReplyTopicCheck(clock: clock) { [producer] in
+                try? producer.partitionCounts(timeoutMs: 2_000)
+            }), clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)
