@@ -18,28 +18,20 @@ extension ReliabilityTests {
     /// allows the backend's reply topic; `demo-dcs` has its own `reply_topics`, which does not.
     final class IdentityRig: Sendable {
         static let replyTopic = "imprint.replies"
-        let stack: EmbeddedStack
-        let group: String
-        let directory: URL
-        let collector: ResultCollector
-        let producer: KafkaProducer
-        let factory: RequestFactory
+        let rig: ProcessGroupRig
         let secret = "identity-signing-" + Crypto.hex(Crypto.randomBytes(16))
+        var stack: EmbeddedStack { rig.stack }
+        var collector: ResultCollector { rig.collector }
+        var factory: RequestFactory { rig.factory }
 
         init(name: String) throws {
-            stack = try EmbeddedStack(brokers: 1, partitions: 1)
-            try stack.cluster.createTopic(Self.replyTopic, partitions: 2, replicationFactor: 1)
-            group = UniqueName.make(name)
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name))
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: 1)
-            producer = try KafkaProducer(configuration: stack.producerProperties)
-            factory = try RequestFactory(devices: 2)
+            rig = try ProcessGroupRig(name: name, partitions: 1, brokers: 1)
+            try rig.stack.cluster.createTopic(Self.replyTopic, partitions: 2, replicationFactor: 1)
         }
 
         /// Starts a worker process of the rig's group and waits until it owns the partition.
         func worker(_ name: String) async throws -> ChildWorker {
-            let worker = try ChildWorker(stack: stack, groupID: group, name: name, directory: directory, environment: [
+            let worker = try rig.worker(name, environment: [
                 "RELIABILITY_IDENTITY_SIGNING": secret,
                 "PROVISIONER_PROGRAMS__DEMO_IMPRINT__REQUEST_SIGNING": #"{"secret_env": "RELIABILITY_IDENTITY_SIGNING"}"#,
                 "PROVISIONER_RESULTS__REPLY_TOPICS": #"["\#(Self.replyTopic)"]"#,
@@ -58,7 +50,7 @@ extension ReliabilityTests {
 
         /// Produces `value` under `key` with `headers` and waits for the broker's acknowledgement.
         func send(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader]) async throws {
-            _ = try await producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: key, value: value, headers: headers))
+            _ = try await rig.producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: key, value: value, headers: headers))
         }
 
         /// Sends `request` signed with the program's secret, along `route`.
@@ -73,12 +65,7 @@ extension ReliabilityTests {
             try await KafkaTestReader(bootstrapServers: stack.bootstrapServers).readExisting(topic: Self.replyTopic)
         }
 
-        func stop() {
-            producer.close(timeoutMs: 5_000)
-            collector.stop()
-            stack.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        func stop() { rig.stop() }
     }
 
     /// Whether `result` answers `request`: its program and request id (its identity).
