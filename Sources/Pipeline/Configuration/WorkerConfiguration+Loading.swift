@@ -135,7 +135,9 @@ extension WorkerConfiguration {
         var results = root.object("results")
         configuration.requireEncryption = results.bool("require_encryption", default: true)
         configuration.mirrorReplies = results.bool("mirror_replies", default: false)
-        if let entries = replyTopics(&results, "reply_topics") { configuration.replyTopics = entries }
+        if let value = results.raw("reply_topics"), let entries = replyTopics(value, keyPath: "results.reply_topics", issues: &results.issues) {
+            configuration.replyTopics = entries
+        }
         root.absorb(results)
 
         var dlq = root.object("dlq")
@@ -336,19 +338,19 @@ extension WorkerConfiguration {
             program.requestSigningMaxSkewMs = signing.integer("max_skew_ms", default: program.requestSigningMaxSkewMs, in: 1_000...3_600_000)
         }
         reader.absorb(signing)
-        program.replyTopics = replyTopics(&reader, "reply_topics")
+        if let value = reader.raw("reply_topics") {
+            program.replyTopics = replyTopics(value, keyPath: reader.keyPath("reply_topics"), issues: &reader.issues)
+        }
         guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }
         return program
     }
 
-    /// A list of reply topics at `key` (`results.reply_topics`, `programs.<name>.reply_topics`):
-    /// topic names, or prefixes ending in `*`; nil (and an issue) when it is not one, nil when absent.
-    private static func replyTopics(_ reader: inout ConfigurationReader, _ key: String) -> [String]? {
-        guard let topics = reader.raw(key) else { return nil }
+    /// The list of reply topics `topics` is (`results.reply_topics`, `programs.<name>.reply_topics`
+    /// at `keyPath`): topic names, or prefixes ending in `*`; nil, and an issue, when it is not one.
+    private static func replyTopics(_ topics: JSONValue, keyPath: String, issues: inout [ConfigurationIssue]) -> [String]? {
         let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
         guard topics.arrayValue != nil, entries.count == topics.arrayValue?.count, entries.allSatisfy(ReplyRouting.isValidEntry) else {
-            reader.issues.append(.init(.error, reader.keyPath(key),
-                                       "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
+            issues.append(.init(.error, keyPath, "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
             return nil
         }
         return entries
