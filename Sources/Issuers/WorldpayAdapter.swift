@@ -142,12 +142,14 @@ public struct WorldpayAdapter: IssuerAdapter {
         .cancel: "/payments/authorizations/cancellations/",
     ]
 
-    /// Why `link` is not `action`'s link under `baseURL` (nil when it is): it must be the base URL,
-    /// the action's path (`actionPaths`), then one token of 1-1024 of `[A-Za-z0-9._~:+=-]` (not
-    /// only dots): no further segment, query, fragment or percent-encoding.
+    /// Why `link` is not `action`'s link under `baseURL` (nil when it is): after its origin (which
+    /// the caller compared with the base URL's), it must be the base URL's path, the action's path
+    /// (`actionPaths`), then one token of 1-1024 of `[A-Za-z0-9._~:+=-]` (not only dots): no
+    /// further segment, query, fragment or percent-encoding.
     static func actionLinkProblem(_ link: String, action: PaymentActionKind, baseURL: String) -> String? {
-        let prefix = baseURL + (actionPaths[action] ?? "/")
-        let token = link.hasPrefix(prefix) ? link.dropFirst(prefix.count) : ""
+        let prefix = (URLOrigin.target(of: baseURL) ?? "") + (actionPaths[action] ?? "/")
+        let target = URLOrigin.target(of: link) ?? ""
+        let token = target.hasPrefix(prefix) ? target.dropFirst(prefix.count) : ""
         let isToken = (1...1_024).contains(token.utf8.count) && !token.allSatisfy { $0 == "." }
             && token.utf8.allSatisfy { byte in
                 switch byte {
