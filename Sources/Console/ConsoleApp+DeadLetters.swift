@@ -128,6 +128,16 @@ extension ConsoleApp {
         return (chosen, outcomes, parked)
     }
 
+    /// What a replay confirmation binds (issue 29 item 13): SHA-256 (hex) of the identifiers of the
+    /// entries that would be replayed, sorted. A filter such as a relative `since` selects again
+    /// when the replay is posted; another set of the same size must not pass as the one previewed.
+    static func selectionDigest(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome]) -> String {
+        let chosen = zip(entries, outcomes).compactMap { entry, outcome -> String? in
+            if case .replayed = outcome { entry.identifier } else { nil }
+        }
+        return Crypto.hex(Crypto.sha256(utf8: chosen.sorted().joined(separator: "\n")))
+    }
+
     func previewPage(_ fields: [String: String], session: ConsoleSession) -> HTTPServerResponse {
         let preview: (entries: [DeadLetterEntry], outcomes: [DeadLetterReplayer.Outcome], parked: Bool)
         do {
@@ -151,6 +161,7 @@ extension ConsoleApp {
             html += "<form method=\"post\" action=\"/dead-letters/replay\" class=\"filters\" id=\"replay-form\">\(HTML.hidden("csrf", session.csrfToken))"
             html += Self.filterFields(fields, parked: preview.parked)
             html += HTML.hidden("expected", String(wouldReplay))
+            html += HTML.hidden("selection", Self.selectionDigest(preview.entries, preview.outcomes))
             html += "<label>Rate (per second, at most \(OverviewFigures.format(context.configuration.maxReplayRate)))"
             html += "<input name=\"rate\" id=\"replay-rate\" value=\"5\" size=\"6\"></label>"
             html += "<label>Type <code>\(expected)</code> to confirm<input name=\"confirm\" id=\"confirm-text\" data-expected=\"\(expected)\" autocomplete=\"off\"></label>"
@@ -174,8 +185,9 @@ extension ConsoleApp {
             return Self.problem("Replay", "could not read the dead-letter topic: \(error)", session: session, current: "/dead-letters")
         }
         let wouldReplay = preview.outcomes.filter { if case .replayed = $0 { true } else { false } }.count
-        guard fields["expected"] == String(wouldReplay) else {
-            return Self.problem("Replay", "the selection changed since the preview (\(wouldReplay) would be replayed now, not \(fields["expected"] ?? "?")): preview again",
+        guard fields["expected"] == String(wouldReplay), fields["selection"] == Self.selectionDigest(preview.entries, preview.outcomes) else {
+            return Self.problem("Replay", "the selection changed since the preview (\(wouldReplay) entries would be replayed now, "
+                                    + "not the \(fields["expected"] ?? "?") previewed): preview again",
                                 session: session, current: "/dead-letters", status: 409)
         }
         guard fields["confirm"] == "REPLAY \(wouldReplay)" else {

@@ -18,11 +18,13 @@ public final class ConsoleApp: Sendable {
     public let sessions: SessionStore
     let tokens: TokenBook
     let jobs = ReplayJobs()
+    /// Login nonces and the sign-in throttle.
+    let loginGuard = LoginGuard()
     /// Open Overview streams and the session each belongs to.
     let overviewStreams = Mutex<[(stream: HTTPEventStream, session: String)]>([])
 
-    /// The cookie holding the login form's anti-forgery value (before a session exists).
-    static let loginCookie = "console_login"
+    /// The cookie holding the login form's anti-forgery nonce (before a session exists).
+    static let loginCookie = "__Host-console_login"
 
     /// Creates the application for `context`.
     public init(context: ConsoleContext) {
@@ -64,7 +66,7 @@ public final class ConsoleApp: Sendable {
             return HTTPServerResponse(status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/javascript; charset=utf-8")],
                                       body: Array(ConsoleAssets.script.utf8))
         case ("GET", "/login"):
-            return loginPage(message: nil, existing: FormFields.cookie(Self.loginCookie, header: request.header("Cookie")))
+            return loginPage(message: nil, nowMs: now)
         case ("POST", "/login"):
             return login(request, nowMs: now)
         case ("GET", "/healthz"):
@@ -74,7 +76,9 @@ public final class ConsoleApp: Sendable {
         }
         let cookie = FormFields.cookie(SessionStore.cookieName, header: request.header("Cookie"))
         guard let session = sessions.session(cookie, nowMs: now) else {
-            if request.method == "GET" && !request.path.hasPrefix("/events/") {
+            // Only pages lead to the login form: each showing issues a new login nonce, so a
+            // browser's own fetch (a favicon) must not replace the one in the form on screen.
+            if request.method == "GET" && Self.pages.contains(request.path) {
                 return HTTPServerResponse(status: 303, headers: [HTTPHeader(name: "Location", value: "/login")])
             }
             return Self.unauthorized
@@ -91,7 +95,7 @@ public final class ConsoleApp: Sendable {
                 context.logger.notice("logout", [("operator", .string(session.name))])
                 return HTTPServerResponse(status: 303, headers: [
                     HTTPHeader(name: "Location", value: "/login"),
-                    HTTPHeader(name: "Set-Cookie", value: "\(SessionStore.cookieName)=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict"),
+                    HTTPHeader(name: "Set-Cookie", value: Self.cookie(SessionStore.cookieName, "", maxAgeSeconds: 0)),
                 ])
             case "/dead-letters/preview":
                 return previewPage(fields, session: session)
@@ -119,48 +123,64 @@ public final class ConsoleApp: Sendable {
         }
     }
 
+    /// The console's pages (what a visitor without a session is sent to sign in from).
+    static let pages: Set<String> = ["/", "/lag", "/dead-letters", "/dead-letters/entry", "/dead-letters/job", "/trace"]
+
     static let unauthorized = HTTPServerResponse.text(401, "unauthorized")
     static let forbidden = HTTPServerResponse.text(403, "forbidden")
     static let notFound = HTTPServerResponse.text(404, "not found")
 
     // MARK: - Login
 
+    /// A sign-in: the form's nonce must be one this console issued (`LoginGuard`), unused, and
+    /// the login cookie's value; then the throttle; then the token (PBKDF2 per configured token).
     private func login(_ request: HTTPServerRequest, nowMs: Int64) -> HTTPServerResponse {
         let fields = FormFields.decode(request.body)
-        let expected = FormFields.cookie(Self.loginCookie, header: request.header("Cookie"))
-        guard let expected, let presented = fields["login_csrf"], ConstantTime.equal(expected, presented) else {
-            context.logger.warning("refused: login without the login form's anti-forgery value")
+        let cookie = FormFields.cookie(Self.loginCookie, header: request.header("Cookie"))
+        guard let cookie, let presented = fields["login_csrf"], ConstantTime.equal(cookie, presented),
+              loginGuard.consume(presented, nowMs: nowMs) else {
+            context.logger.warning("refused: login without a login form's anti-forgery nonce this console issued")
             return Self.forbidden
+        }
+        guard loginGuard.admitAttempt(nowMs: nowMs) else {
+            context.logger.warning("login refused: too many sign-in attempts")
+            var page = loginPage(message: "Too many sign-in attempts: wait a few seconds and try again.", nowMs: nowMs)
+            page.status = 429
+            return page
         }
         guard let token = tokens.authenticate(fields["token"] ?? "") else {
             context.logger.warning("login refused: unknown token")
-            var page = loginPage(message: "That token was not accepted.", existing: expected)
+            var page = loginPage(message: "That token was not accepted.", nowMs: nowMs)
             page.status = 401
             return page
         }
         let (id, _) = sessions.create(for: token, nowMs: nowMs)
         context.logger.notice("login", [("operator", .string(token.name)), ("role", .string(token.role.rawValue))])
-        let maxAge = context.configuration.sessionLifetimeMs / 1000
         return HTTPServerResponse(status: 303, headers: [
             HTTPHeader(name: "Location", value: "/"),
-            HTTPHeader(name: "Set-Cookie", value: "\(SessionStore.cookieName)=\(id); Path=/; Max-Age=\(maxAge); HttpOnly; Secure; SameSite=Strict"),
-            HTTPHeader(name: "Set-Cookie", value: "\(Self.loginCookie)=; Path=/login; Max-Age=0; HttpOnly; Secure; SameSite=Strict"),
+            HTTPHeader(name: "Set-Cookie", value: Self.cookie(SessionStore.cookieName, id, maxAgeSeconds: context.configuration.sessionLifetimeMs / 1000)),
+            HTTPHeader(name: "Set-Cookie", value: Self.cookie(Self.loginCookie, "", maxAgeSeconds: 0)),
         ])
     }
 
-    /// The login form; its anti-forgery value is the browser's current one when it has one (a
-    /// page loaded twice must not leave the form and the cookie disagreeing), else a fresh one.
-    private func loginPage(message: String?, existing: String?) -> HTTPServerResponse {
-        let reusable = existing.map { $0.utf8.count == 64 && $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } } ?? false
-        let value = reusable ? existing! : SessionStore.randomHex()
+    /// The login form, with a fresh nonce (`LoginGuard.issue`) in the form and in the login cookie:
+    /// never one the browser already holds, which another origin on the host could have planted.
+    private func loginPage(message: String?, nowMs: Int64) -> HTTPServerResponse {
+        let value = loginGuard.issue(nowMs: nowMs)
         var html = "<form class=\"login\" method=\"post\" action=\"/login\"><h2>Provisioner console</h2>"
         if let message { html += "<p class=\"bad\" id=\"login-message\">\(HTML.escape(message))</p>" }
         html += "<label for=\"token\">Access token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\" autofocus>"
         html += HTML.hidden("login_csrf", value)
         html += "<button type=\"submit\" id=\"login-submit\">Sign in</button></form>"
         var response = Self.document(title: "Sign in", body: html, session: nil, current: "")
-        response.headers.append(HTTPHeader(name: "Set-Cookie", value: "\(Self.loginCookie)=\(value); Path=/login; HttpOnly; Secure; SameSite=Strict"))
+        response.headers.append(HTTPHeader(name: "Set-Cookie", value: Self.cookie(Self.loginCookie, value, maxAgeSeconds: nil)))
         return response
+    }
+
+    /// A `Set-Cookie` value for the console's `__Host-` cookies: `Path=/`, `Secure`, `HttpOnly`,
+    /// `SameSite=Strict`, no `Domain` (what the prefix requires); `maxAgeSeconds` nil: a session cookie.
+    static func cookie(_ name: String, _ value: String, maxAgeSeconds: Int64?) -> String {
+        "\(name)=\(value); Path=/\(maxAgeSeconds.map { "; Max-Age=\($0)" } ?? ""); HttpOnly; Secure; SameSite=Strict"
     }
 
     // MARK: - Layout

@@ -4,8 +4,9 @@ import Synchronization
 /// Sessions by their cookie value (32 random bytes, hex), each with its own CSRF token; bounded
 /// in number and in time. Thread-safe; time is passed in.
 public final class SessionStore: Sendable {
-    /// The cookie's name.
-    public static let cookieName = "console_session"
+    /// The cookie's name: `__Host-`, so browsers accept it only `Secure`, for `Path=/`, without a
+    /// `Domain` (no sibling host can set or shadow it).
+    public static let cookieName = "__Host-console_session"
     private let sessions = Mutex<[String: ConsoleSession]>([:])
     private let lifetimeMs: Int64
     private let capacity: Int

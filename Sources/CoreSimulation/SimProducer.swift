@@ -61,6 +61,10 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         Int(cluster.partitions[topic] ?? 0)
     }
 
+    func partitionCounts(timeoutMs: Int32) throws(KafkaError) -> [String: Int?] {
+        cluster.partitions.mapValues { Int($0) }
+    }
+
     func flush(timeoutMs: Int32) -> Bool { outstandingCount == 0 }
 
     func close(timeoutMs: Int32) {}

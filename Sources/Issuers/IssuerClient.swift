@@ -224,7 +224,14 @@ public final class IssuerClient: Sendable {
         case .payment(let result): payment = result
         default: break
         }
-        return IssuerCallReport(answer: answer, outcome: exchange.outcome(for: answer), payload: payload, payment: payment,
+        var outcome = exchange.outcome(for: answer)
+        // The result names the HTTP status of the issuer answer it rests on: an error's own, and a
+        // success's (or an unusable success's) as received; none for a call that got no answer.
+        switch answer {
+        case .success, .payment, .invalidSuccessResponse: outcome.httpStatus = outcome.httpStatus ?? progress.lastStatus
+        case .issuerError, .transportFailure: break
+        }
+        return IssuerCallReport(answer: answer, outcome: outcome, payload: payload, payment: payment,
                                 issuerMs: Int64(progress.issuerMs.rounded()), attempts: progress.attempts,
                                 httpStatus: progress.lastStatus, requestMayHaveBeenSent: progress.mayHaveBeenSent)
     }

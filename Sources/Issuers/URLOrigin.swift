@@ -52,4 +52,12 @@ struct URLOrigin: Sendable, Hashable {
         self.host = host.lowercased()
         self.port = port
     }
+
+    /// What follows the origin in `url` (its path, query and fragment; "" when nothing does), for
+    /// a URL `init?(_:)` accepts; nil otherwise.
+    static func target(of url: String) -> Substring? {
+        guard URLOrigin(url) != nil, let separator = url.firstRange(of: "://") else { return nil }
+        let rest = url[separator.upperBound...]
+        return rest.drop { $0 != "/" && $0 != "?" && $0 != "#" }
+    }
 }

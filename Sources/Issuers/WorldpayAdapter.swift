@@ -92,7 +92,10 @@ public struct WorldpayAdapter: IssuerAdapter {
 
     /// `POST` to the action's link: no body for settle and cancel, `{value{amount, currency},
     /// reference}` for a partial settlement. The link must have the scheme, host and port of the
-    /// endpoint's base URL: a forged link to another origin would carry our credentials there.
+    /// endpoint's base URL (a forged link to another origin would carry our credentials there),
+    /// and be that action's payment-actions path under the base URL with one link token after it
+    /// (`actionLinkProblem`): another path on the Worldpay host would be another API called with
+    /// our credentials.
     public func makeActionRequest(for action: PaymentActionInstruction) throws(IssuerRequestError) -> HTTPClientRequest {
         guard let base = URLOrigin(endpoint.baseURL) else {
             throw IssuerRequestError(code: .invalidRequest, message: "the Worldpay program's base_url is not an http(s) URL; an operator must fix it")
@@ -101,6 +104,9 @@ public struct WorldpayAdapter: IssuerAdapter {
             throw IssuerRequestError(code: .invalidRequest,
                                      message: "payment_action.link does not point to the program's Worldpay host; "
                                         + "send the link from this payment's authorization result unchanged")
+        }
+        if let problem = Self.actionLinkProblem(action.link.revealed, action: action.action, baseURL: endpoint.baseURL) {
+            throw IssuerRequestError(code: .invalidRequest, message: problem)
         }
         var body: [UInt8] = []
         var headers = [HTTPHeader(name: "Accept", value: "application/json"), endpoint.credentials.bearerHeader]
@@ -127,6 +133,37 @@ public struct WorldpayAdapter: IssuerAdapter {
             headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
         }
         return HTTPClientRequest(method: "POST", url: action.link.revealed, headers: headers, body: body, timeoutMs: 0)
+    }
+
+    /// The payment-actions path of each action under the base URL (Worldpay's `cardPayments:settle`,
+    /// `cardPayments:partialSettle` and `cardPayments:cancel` links), before the link token.
+    static let actionPaths: [PaymentActionKind: String] = [
+        .settle: "/payments/settlements/full/", .partialSettle: "/payments/settlements/partials/",
+        .cancel: "/payments/authorizations/cancellations/",
+    ]
+
+    /// Why `link` is not `action`'s link under `baseURL` (nil when it is): after its origin (which
+    /// the caller compared with the base URL's), it must be the base URL's path, the action's path
+    /// (`actionPaths`), then one token of 1-1024 of `[A-Za-z0-9._~:+=-]` (not only dots): no
+    /// further segment, query, fragment or percent-encoding.
+    static func actionLinkProblem(_ link: String, action: PaymentActionKind, baseURL: String) -> String? {
+        let prefix = (URLOrigin.target(of: baseURL) ?? "") + (actionPaths[action] ?? "/")
+        let target = URLOrigin.target(of: link) ?? ""
+        let token = target.hasPrefix(prefix) ? target.dropFirst(prefix.count) : ""
+        let isToken = (1...1_024).contains(token.utf8.count) && !token.allSatisfy { $0 == "." }
+            && token.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "+"), UInt8(ascii: "="),
+                     UInt8(ascii: "-"):
+                    true
+                default:
+                    false
+                }
+            }
+        guard !isToken else { return nil }
+        return "payment_action.link is not this payment's \(action) link (the program's Worldpay base URL, "
+            + "then \(actionPaths[action] ?? "/") and the link's token); send the link from the authorization result unchanged"
     }
 
     /// 2xx with an `outcome` (or `lastEvent`): the payment result; 2xx without one: unusable;

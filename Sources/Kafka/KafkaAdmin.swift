@@ -258,7 +258,7 @@ public final class KafkaAdmin: @unchecked Sendable {
         }
         let code = rd_kafka_event_error(event)
         guard code == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            let text = rd_kafka_event_error_string(event).map { String(cString: $0) } ?? KafkaError.Code(code).name
+            let text = rd_kafka_event_error_string(event).map { KafkaSecretRedaction.redact(String(cString: $0)) } ?? KafkaError.Code(code).name
             rd_kafka_event_destroy(event)
             if code == RD_KAFKA_RESP_ERR__TIMED_OUT {
                 throw Self.noAnswer(name, timeoutMs: timeoutMs, detail: text)

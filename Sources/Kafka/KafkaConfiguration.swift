@@ -12,13 +12,14 @@ enum KafkaConfiguration {
         guard let conf = rd_kafka_conf_new() else {
             throw KafkaError(code: .fail, message: "librdkafka could not allocate a configuration object")
         }
+        KafkaSecretRedaction.register(properties)
         var errorText = [CChar](repeating: 0, count: 512)
         for key in properties.keys.sorted() {
             let value = properties[key] ?? ""
             let result = rd_kafka_conf_set(conf, key, value, &errorText, errorText.count)
             if result != RD_KAFKA_CONF_OK {
                 rd_kafka_conf_destroy(conf)
-                let reason = redact(text(errorText), value: value, key: key)
+                let reason = KafkaSecretRedaction.redact(text(errorText))
                 let what = result == RD_KAFKA_CONF_UNKNOWN ? "unknown Kafka property" : "invalid value for Kafka property"
                 throw KafkaError(code: .invalidArgument,
                                  message: "\(what) '\(key)': \(reason); fix or remove it (see librdkafka's CONFIGURATION.md)",
@@ -36,21 +37,18 @@ enum KafkaConfiguration {
             // rd_kafka_new frees the configuration only when it succeeds.
             rd_kafka_conf_destroy(conf)
             throw KafkaError(code: .invalidArgument,
-                             message: "could not create the Kafka \(role): \(text(errorText)); check the configuration",
+                             message: "could not create the Kafka \(role): \(KafkaSecretRedaction.redact(text(errorText))); check the configuration",
                              isRetriable: false)
         }
         return handle
     }
 
-    /// True for properties whose values must never appear in messages.
+    /// True for properties whose values must never appear in messages: passwords, secrets, keys,
+    /// key stores, tokens, JAAS and OAUTHBEARER configurations (`sasl.oauthbearer.config` carries
+    /// the principal and extensions, often a client secret).
     static func isSecret(_ key: String) -> Bool {
         let lowered = key.lowercased()
-        return ["password", "secret", "key.pem", "keystore", "token", "jaas"].contains { lowered.contains($0) }
-    }
-
-    private static func redact(_ reason: String, value: String, key: String) -> String {
-        guard isSecret(key), !value.isEmpty else { return reason }
-        return reason.replacingOccurrences(of: value, with: "<redacted>")
+        return ["password", "secret", "key.pem", "keystore", "token", "jaas", "oauthbearer.config"].contains { lowered.contains($0) }
     }
 
     static func text(_ buffer: [CChar]) -> String {

@@ -245,7 +245,7 @@ public final class KafkaConsumer: @unchecked Sendable {
         let topic = record.rkt.map { String(cString: rd_kafka_topic_name($0)) }
         if record.err != RD_KAFKA_RESP_ERR_NO_ERROR {
             var error = KafkaError.fromLibrary(record.err)
-            if let detail = rd_kafka_message_errstr(pointer).map({ String(cString: $0) }), !detail.isEmpty {
+            if let detail = rd_kafka_message_errstr(pointer).map({ KafkaSecretRedaction.redact(String(cString: $0)) }), !detail.isEmpty {
                 error.message = detail
             }
             if let topic {

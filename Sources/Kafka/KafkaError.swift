@@ -45,7 +45,7 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     static func consuming(_ error: OpaquePointer, context: String? = nil) -> KafkaError {
         defer { rd_kafka_error_destroy(error) }
         let code = Code(rawValue: rd_kafka_error_code(error).rawValue)
-        let text = rd_kafka_error_string(error).map { String(cString: $0) } ?? code.libraryDescription
+        let text = rd_kafka_error_string(error).map { KafkaSecretRedaction.redact(String(cString: $0)) } ?? code.libraryDescription
         return KafkaError(
             code: code,
             message: context.map { "\($0): \(text)" } ?? text,

@@ -13,7 +13,7 @@ public enum KafkaLog {
         public var facility: String
         /// The client that logged (`rdkafka#consumer-3`).
         public var client: String
-        /// The message (librdkafka never logs property values of secrets).
+        /// The message, secret property values removed (`KafkaSecretRedaction`).
         public var message: String
     }
 
@@ -41,5 +41,5 @@ public enum KafkaLog {
 func kafkaLogCallback(_ handle: OpaquePointer?, _ level: Int32, _ facility: UnsafePointer<CChar>?, _ buffer: UnsafePointer<CChar>?) {
     KafkaLog.emit(KafkaLog.Record(severity: level, facility: facility.map { String(cString: $0) } ?? "",
                                   client: handle.map { String(cString: rd_kafka_name($0)) } ?? "",
-                                  message: buffer.map { String(cString: $0) } ?? ""))
+                                  message: KafkaSecretRedaction.redact(buffer.map { String(cString: $0) } ?? "")))
 }

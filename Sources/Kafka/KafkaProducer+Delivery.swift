@@ -52,13 +52,13 @@ func kafkaProducerError(_ handle: OpaquePointer?, _ code: Int32, _ reason: Unsaf
                         _ opaque: UnsafeMutableRawPointer?) {
     guard let opaque else { return }
     let context = Unmanaged<KafkaProducer.Callbacks>.fromOpaque(opaque).takeUnretainedValue()
-    let text = reason.map { String(cString: $0) } ?? ""
+    let text = KafkaSecretRedaction.redact(reason.map { String(cString: $0) } ?? "")
     var error = KafkaError(code: KafkaError.Code(rawValue: code), message: text)
     if code == RD_KAFKA_RESP_ERR__FATAL.rawValue, let handle {
         var buffer = [CChar](repeating: 0, count: 512)
         let underlying = rd_kafka_fatal_error(handle, &buffer, buffer.count)
         error = KafkaError(code: KafkaError.Code(underlying),
-                           message: "fatal producer error: \(KafkaConfiguration.text(buffer)); recreate the producer",
+                           message: "fatal producer error: \(KafkaSecretRedaction.redact(KafkaConfiguration.text(buffer))); recreate the producer",
                            isRetriable: false, isFatal: true)
     }
     context.onError?(error)

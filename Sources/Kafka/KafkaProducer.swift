@@ -98,6 +98,16 @@ public final class KafkaProducer: @unchecked Sendable {
         return waitForDeliveries(timeoutMs: timeoutMs)
     }
 
+    /// Every topic the cluster lists, with its partition count (nil for a topic listed with an
+    /// error, such as one this client may not write), from one metadata request; never creates a topic.
+    public func partitionCounts(timeoutMs: Int32) throws(KafkaError) -> [String: Int?] {
+        let counts = try gate.withCall(.short) { () throws(KafkaError) -> [String: Int?] in
+            try KafkaMetadata.partitionCounts(handle: handle, timeoutMs: timeoutMs)
+        }
+        guard let counts else { throw KafkaError.closed("producer") }
+        return counts
+    }
+
     /// The number of partitions of `topic`, from cluster metadata; `.unknownTopicOrPartition` when the
     /// topic does not exist (it is never created by this call).
     public func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int {

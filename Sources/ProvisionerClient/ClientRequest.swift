@@ -31,10 +31,14 @@ public struct ClientRequest: Sendable {
     public var handshakeAt: Date
     /// An earlier deadline than the window gives, if any.
     public var deadline: Date?
+    /// The `kafka_correlationId` the request is sent with (default: 16 random bytes). Keep it with
+    /// the request id and program: `ProvisionerClient.lookup` finds an answer after a restart only
+    /// when its correlation id is this one.
+    public var correlationID: [UInt8]
 
     /// Creates a request; `handshakeAt` defaults to now (take it when the handshake arrived).
     public init(requestID: String = UUID().uuidString.lowercased(), program: String, cardID: String, last4: String, userID: String? = nil,
-                handshake: Handshake, handshakeAt: Date = Date(), deadline: Date? = nil) {
+                handshake: Handshake, handshakeAt: Date = Date(), deadline: Date? = nil, correlationID: [UInt8] = Crypto.randomBytes(16)) {
         self.requestID = requestID
         self.program = program
         self.cardID = cardID
@@ -43,7 +47,11 @@ public struct ClientRequest: Sendable {
         self.handshake = handshake
         self.handshakeAt = handshakeAt
         self.deadline = deadline
+        self.correlationID = correlationID
     }
+
+    /// The request's identity (program, request id): what its answers must name.
+    public var identity: RequestIdentity { RequestIdentity(program: program, requestID: requestID) }
 
     /// The wallet the handshake is for.
     public var wallet: Wallet {

@@ -1,7 +1,8 @@
 import Contract
 import Synchronization
 
-/// The requests a client awaits, by correlation id, and what arrived for each.
+/// The requests a client awaits, by correlation id, and what arrived for each. An answer counts
+/// only when its correlation id, program and request id (`RequestIdentity`) are the request's.
 ///
 /// Threads: `register`, `deliver`, `expire` and `fail` may be called from any thread (the caller's
 /// task, the reply reader's poll thread, a timer, the producer's delivery callback); the state is
@@ -11,10 +12,9 @@ final class PendingReplies: Sendable {
     typealias Completion = @Sendable (Result<ProvisioningResult, ProvisionerClientError>) -> Void
 
     private struct Waiter {
-        let requestID: String
-        /// The program the request named: an answer for the same request id under another program
-        /// is not this request's (a keyless producer copying the reply headers, issue 29 item 1).
-        let program: String
+        /// The request awaited: an answer for the same request id under another program is not
+        /// this request's (a keyless producer copying the reply headers, issue 29 item 1).
+        let identity: RequestIdentity
         let completion: Completion
         /// The latest non-final answer, returned if no final one comes inside the window.
         var interim: ProvisioningResult?
@@ -22,7 +22,7 @@ final class PendingReplies: Sendable {
 
     private struct State {
         var waiters: [[UInt8]: Waiter] = [:]
-        var requestIDs: Set<String> = []
+        var identities: Set<RequestIdentity> = []
         var closed = false
         /// Answers read that matched no waiter (late, duplicate, or another client's mistake).
         var ignored = 0
@@ -32,16 +32,17 @@ final class PendingReplies: Sendable {
 
     private let state = Mutex(State())
 
-    /// Starts waiting for `requestID` of `program` under `correlation`; an error when that request
-    /// id is already awaited or the client is closed.
-    func register(requestID: String, program: String, correlation: [UInt8], completion: @escaping Completion) -> ProvisionerClientError? {
+    /// Starts waiting for request `identity` under `correlation`; an error when that request (or
+    /// the correlation id) is already awaited or the client is closed.
+    func register(_ identity: RequestIdentity, correlation: [UInt8], completion: @escaping Completion) -> ProvisionerClientError? {
         state.withLock { state in
             if state.closed { return ProvisionerClientError(.closed, "the client is closed") }
-            guard !state.requestIDs.contains(requestID) else {
-                return ProvisionerClientError(.alreadyAwaited, "request \(AuditEvent.safeIdentifier(requestID)) is already awaited")
+            guard !state.identities.contains(identity), state.waiters[correlation] == nil else {
+                return ProvisionerClientError(.alreadyAwaited, "request \(AuditEvent.safeIdentifier(identity.requestID)) of program "
+                                                  + "\(AuditEvent.safeIdentifier(identity.program)) (or its correlation id) is already awaited")
             }
-            state.requestIDs.insert(requestID)
-            state.waiters[correlation] = Waiter(requestID: requestID, program: program, completion: completion)
+            state.identities.insert(identity)
+            state.waiters[correlation] = Waiter(identity: identity, completion: completion)
             return nil
         }
     }
@@ -53,8 +54,7 @@ final class PendingReplies: Sendable {
         let done: (Completion, ProvisioningResult)? = state.withLock { state in
             state.read += 1
             guard let correlation, var waiter = state.waiters[correlation],
-                  let result = try? ProvisioningResult.decode(value), result.requestID == waiter.requestID,
-                  result.program == waiter.program else {
+                  let result = try? ProvisioningResult.decode(value), result.identity == waiter.identity else {
                 state.ignored += 1
                 return nil
             }
@@ -64,7 +64,7 @@ final class PendingReplies: Sendable {
                 return nil
             }
             state.waiters[correlation] = nil
-            state.requestIDs.remove(waiter.requestID)
+            state.identities.remove(waiter.identity)
             return (waiter.completion, result)
         }
         if let (completion, result) = done { completion(.success(result)) }
@@ -74,7 +74,7 @@ final class PendingReplies: Sendable {
     func expire(correlation: [UInt8], windowMs: Int64) {
         let done: (Completion, ProvisioningResult?)? = state.withLock { state in
             guard let waiter = state.waiters.removeValue(forKey: correlation) else { return nil }
-            state.requestIDs.remove(waiter.requestID)
+            state.identities.remove(waiter.identity)
             return (waiter.completion, waiter.interim)
         }
         guard let (completion, interim) = done else { return }
@@ -89,7 +89,7 @@ final class PendingReplies: Sendable {
     func fail(correlation: [UInt8], error: ProvisionerClientError) {
         let completion: Completion? = state.withLock { state in
             guard let waiter = state.waiters.removeValue(forKey: correlation) else { return nil }
-            state.requestIDs.remove(waiter.requestID)
+            state.identities.remove(waiter.identity)
             return waiter.completion
         }
         completion?(.failure(error))
@@ -101,7 +101,7 @@ final class PendingReplies: Sendable {
             state.closed = true
             let all = state.waiters.values.map(\.completion)
             state.waiters = [:]
-            state.requestIDs = []
+            state.identities = []
             return all
         }
         for completion in completions { completion(.failure(ProvisionerClientError(.closed, "the client was closed while waiting"))) }

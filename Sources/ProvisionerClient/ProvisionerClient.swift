@@ -15,8 +15,9 @@ import Kafka
 /// ```
 ///
 /// At-least-once aware: duplicate answers are ignored; a non-final `indeterminate` is returned
-/// only when no final answer arrives inside the window. After a restart, `lookup(requestID:since:)`
-/// finds an answer nobody awaited. Threads: the reply reader's poll thread, the producer's
+/// only when no final answer arrives inside the window. An answer counts only when its correlation
+/// id, program and request id are the request's. After a restart,
+/// `lookup(requestID:program:wallet:correlationID:since:)` finds an answer nobody awaited. Threads: the reply reader's poll thread, the producer's
 /// delivery thread and window timers call into `PendingReplies`; callers only `await`.
 public final class ProvisionerClient: Sendable {
     private let configuration: ProvisionerClientConfiguration
@@ -54,14 +55,13 @@ public final class ProvisionerClient: Sendable {
     /// Sends `request` and returns its answer: the final one, or the last non-final one when no
     /// final came inside the window (`answerWindowMs`, else the wallet's contract window from the handshake).
     public func provision(_ request: ClientRequest) async throws(ProvisionerClientError) -> ProvisioningAnswer {
-        let correlation = Crypto.randomBytes(16)
+        let correlation = request.correlationID
         let message = self.message(for: request, correlation: correlation)
         let windowMs = configuration.windowMs(for: request.wallet)
         let endsAt = request.startedAtMs + windowMs
         let pending = self.pending
         let result: Result<ProvisioningResult, ProvisionerClientError> = await withCheckedContinuation { continuation in
-            if let refused = pending.register(requestID: request.requestID, program: request.program, correlation: correlation,
-                                              completion: { continuation.resume(returning: $0) }) {
+            if let refused = pending.register(request.identity, correlation: correlation, completion: { continuation.resume(returning: $0) }) {
                 continuation.resume(returning: .failure(refused))
                 return
             }
@@ -77,17 +77,22 @@ public final class ProvisionerClient: Sendable {
         }
     }
 
-    /// Looks up the answer to `requestID` on the reply partition, from `since` (when it was sent,
-    /// or earlier) to the partition's current end: the final answer if there is one, else the last
-    /// non-final one, nil when nothing was answered. For requests whose answer nobody awaited
-    /// (the backend restarted mid-wait).
-    public func lookup(requestID: String, wallet: Wallet, since: Date) async throws(ProvisionerClientError) -> ProvisioningAnswer? {
+    /// Looks up the answer to request `requestID` of `program` (a `wallet` provisioning, sent with
+    /// `correlationID`: `ClientRequest.correlationID`) on the reply partition, from `since` (when
+    /// it was sent, or earlier) to the partition's current end: the final answer if there is one,
+    /// else the last non-final one, nil when nothing was answered. A record counts only when its
+    /// key, correlation id, request id, program, wallet and kind are the request's. For requests
+    /// whose answer nobody awaited (the backend restarted mid-wait).
+    public func lookup(requestID: String, program: String, wallet: Wallet, correlationID: [UInt8],
+                       since: Date) async throws(ProvisionerClientError) -> ProvisioningAnswer? {
         let partition = TopicPartition(topic: configuration.replyTopic, partition: configuration.replyPartition)
         let properties = ReplyReader.properties(configuration.kafka, fetchWaitMs: configuration.replyFetchWaitMs)
         let sinceMs = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
         let found: Result<ProvisioningResult?, ProvisionerClientError> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: ReplyLookup.find(requestID: requestID, in: partition, sinceMs: sinceMs, properties: properties))
+                let awaited = ReplyLookup.Awaited(identity: RequestIdentity(program: program, requestID: requestID), wallet: wallet,
+                                                  correlationID: correlationID)
+                continuation.resume(returning: ReplyLookup.find(awaited, in: partition, sinceMs: sinceMs, properties: properties))
             }
             thread.name = "provisioner-client-lookup"
             thread.start()
@@ -115,7 +120,7 @@ public final class ProvisionerClient: Sendable {
         if let secret = configuration.signingSecret {
             let now = Self.nowMs()
             let signature = RequestSignature.signV2(secret: secret, key: key, timestampMs: now, value: value) { name in
-                headers.last { $0.key == name }?.value
+                RequestSignature.Header(headers.last { $0.key == name }.map(\.value))
             }
             headers.append(KafkaHeader(key: RequestSignature.timestampHeader, string: String(now)))
             headers.append(KafkaHeader(key: RequestSignature.header, string: signature))

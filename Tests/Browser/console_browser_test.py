@@ -106,7 +106,7 @@ try:
     login(config["viewer_token"])
     check("victor (viewer)" in driver.find_element(By.ID, "who").text, "the viewer is named in the header")
     cookies = {c["name"]: c for c in driver.get_cookies()}
-    session = cookies.get("console_session")
+    session = cookies.get("__Host-console_session")
     check(session is not None and session.get("httpOnly") and session.get("secure") and session.get("sameSite") == "Strict",
           "the session cookie is HttpOnly, Secure, SameSite=Strict: %r" % session)
     if session:

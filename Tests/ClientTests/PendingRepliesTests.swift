@@ -18,7 +18,7 @@ struct PendingRepliesTests {
         let pending = PendingReplies()
         let received = Mutex<[ResultStatus]>([])
         let correlation: [UInt8] = [1, 2, 3]
-        #expect(pending.register(requestID: "R", program: "demo-imprint", correlation: correlation) { outcome in
+        #expect(pending.register(RequestIdentity(program: "demo-imprint", requestID: "R"), correlation: correlation) { outcome in
             if case .success(let result) = outcome { received.withLock { $0.append(result.status) } }
         } == nil)
         pending.deliver(correlation: correlation, value: Self.result("R", program: "demo-dcs"))
@@ -28,5 +28,24 @@ struct PendingRepliesTests {
         pending.deliver(correlation: correlation, value: Self.result("R", program: "demo-imprint", status: .provisioned))
         #expect(received.withLock { $0 } == [.provisioned])
         #expect(pending.counts.ignored == 3)
+    }
+
+    @Test("lookup matches an answer by correlation id, program, request id, wallet and kind")
+    func lookupMatchesTheWholeRequest() {
+        let awaited = ReplyLookup.Awaited(identity: RequestIdentity(program: "demo-imprint", requestID: "R"), wallet: .applePay,
+                                          correlationID: [1, 2, 3])
+        func answer(program: String? = "demo-imprint", requestID: String = "R", wallet: Wallet? = .applePay,
+                    kind: RequestKind? = .provision) -> ProvisioningResult {
+            ProvisioningResult(requestID: requestID, program: program, issuer: nil, wallet: wallet, kind: kind, status: .provisioned,
+                               isFinal: true, code: nil, message: "m", nextAction: .none)
+        }
+        #expect(awaited.isAnswered(by: answer(), correlation: [1, 2, 3]))
+        #expect(!awaited.isAnswered(by: answer(), correlation: [9]), "another correlation id")
+        #expect(!awaited.isAnswered(by: answer(), correlation: nil), "no correlation id")
+        #expect(!awaited.isAnswered(by: answer(program: "demo-dcs"), correlation: [1, 2, 3]), "another program")
+        #expect(!awaited.isAnswered(by: answer(program: nil), correlation: [1, 2, 3]), "no program")
+        #expect(!awaited.isAnswered(by: answer(requestID: "S"), correlation: [1, 2, 3]), "another request id")
+        #expect(!awaited.isAnswered(by: answer(wallet: .googlePay), correlation: [1, 2, 3]), "another wallet")
+        #expect(!awaited.isAnswered(by: answer(kind: .payment), correlation: [1, 2, 3]), "another kind")
     }
 }

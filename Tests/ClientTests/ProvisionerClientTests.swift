@@ -93,13 +93,22 @@ struct ProvisionerClientTests {
         defer { restarted.close() }
         var found: ProvisioningAnswer?
         for _ in 0..<60 where found == nil {
-            found = try await restarted.lookup(requestID: request.requestID, wallet: .googleWallet, since: sentAt)
+            found = try await restarted.lookup(requestID: request.requestID, program: request.program, wallet: .googleWallet,
+                                               correlationID: request.correlationID, since: sentAt)
             if found == nil { try await Task.sleep(for: .milliseconds(500)) }
         }
         let answer = try #require(found, "the answer was published to the reply partition")
         #expect(answer.status == .provisioned && answer.isFinal)
         #expect(answer.payload != nil, "decrypted with the backend's key: \(String(describing: answer.payloadProblem))")
-        #expect(try await restarted.lookup(requestID: "cl-never-sent", wallet: .googleWallet, since: sentAt) == nil)
+        #expect(try await restarted.lookup(requestID: "cl-never-sent", program: request.program, wallet: .googleWallet,
+                                           correlationID: request.correlationID, since: sentAt) == nil)
+        // The answer counts only for the request it answers: program, wallet and correlation id (issue 29 item 6).
+        #expect(try await restarted.lookup(requestID: request.requestID, program: "demo-dcs", wallet: .googleWallet,
+                                           correlationID: request.correlationID, since: sentAt) == nil, "another program's request")
+        #expect(try await restarted.lookup(requestID: request.requestID, program: request.program, wallet: .googlePay,
+                                           correlationID: request.correlationID, since: sentAt) == nil, "another wallet")
+        #expect(try await restarted.lookup(requestID: request.requestID, program: request.program, wallet: .googleWallet,
+                                           correlationID: [0xEE], since: sentAt) == nil, "another correlation id")
     }
 
     @Test("504 after applying: the interim indeterminate is not returned; the reconciled provisioned final is")

@@ -28,7 +28,7 @@ final class AppRig: Sendable {
     func stop() { context.monitor.stop() }
 
     func loginRequest(token: String, cookie: String, field: String) -> HTTPServerRequest {
-        HTTPServerRequest(method: "POST", path: "/login", headers: [HTTPHeader(name: "Cookie", value: "console_login=\(cookie)")],
+        HTTPServerRequest(method: "POST", path: "/login", headers: [HTTPHeader(name: "Cookie", value: "__Host-console_login=\(cookie)")],
                           body: Array("token=\(token)&login_csrf=\(field)".utf8))
     }
 

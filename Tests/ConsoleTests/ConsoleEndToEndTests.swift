@@ -86,13 +86,23 @@ struct ConsoleEndToEndTests {
         let preview = try await browser.post("/dead-letters/preview", [])
         #expect(preview.status == 200 && preview.body.contains("4 of 6 would be replayed; 2 refused"))
         #expect(preview.body.contains("the message itself is malformed"))
+        let selection = try #require(ConsoleClient.field("selection", in: preview.body), "the preview binds its selection")
         // Without CSRF: refused.
-        #expect(try await browser.post("/dead-letters/replay", [("rate", "2"), ("confirm", "REPLAY 4"), ("expected", "4")], withCSRF: false).status == 403)
+        #expect(try await browser.post("/dead-letters/replay", [("rate", "2"), ("confirm", "REPLAY 4"), ("expected", "4"), ("selection", selection)],
+                                       withCSRF: false).status == 403)
         // A wrong confirmation: refused, nothing produced.
-        #expect(try await browser.post("/dead-letters/replay", [("rate", "2"), ("confirm", "yes"), ("expected", "4")]).status == 400)
+        #expect(try await browser.post("/dead-letters/replay", [("rate", "2"), ("confirm", "yes"), ("expected", "4"), ("selection", selection)]).status == 400)
+        // Issue 29 item 13: the confirmation binds the set previewed, not its size. One entry
+        // previewed, another entry of the same count posted with that preview's confirmation: refused.
+        let previewOne = try await browser.post("/dead-letters/preview", [("request-id", rig.replayable[0].requestID)])
+        let selectionOne = try #require(ConsoleClient.field("selection", in: previewOne.body))
+        let swapped = try await browser.post("/dead-letters/replay", [("request-id", rig.replayable[1].requestID), ("rate", "2"),
+                                                                    ("confirm", "REPLAY 1"), ("expected", "1"), ("selection", selectionOne)])
+        #expect(swapped.status == 409 && swapped.body.contains("the selection changed since the preview"), "\(swapped.status)")
         // The replay at 2 per second.
         let started = Timestamps.nowMs()
-        let replay = try await browser.post("/dead-letters/replay", [("code", "publish_failed"), ("rate", "2"), ("confirm", "REPLAY 4"), ("expected", "4")])
+        let replay = try await browser.post("/dead-letters/replay", [("code", "publish_failed"), ("rate", "2"), ("confirm", "REPLAY 4"), ("expected", "4"),
+                                                                   ("selection", selection)])
         #expect(replay.status == 303)
         let location = try #require(replay.location)
         var finished = false

@@ -99,23 +99,25 @@ struct ConsoleSecurityTests {
         let app = rig.app
         // No session: pages redirect to the login, streams and posts are 401.
         #expect(app.route(HTTPServerRequest(method: "GET", path: "/")).status == 303)
+        #expect(app.route(HTTPServerRequest(method: "GET", path: "/favicon.ico")).status == 401, "only pages lead to the login form")
         #expect(app.route(HTTPServerRequest(method: "GET", path: "/events/overview")).status == 401)
         #expect(app.route(HTTPServerRequest(method: "POST", path: "/dead-letters/replay")).status == 401)
         // The login form's anti-forgery value must match its cookie.
         let form = app.route(HTTPServerRequest(method: "GET", path: "/login"))
-        let loginCookie = try #require(AppRig.cookie(form, "console_login"))
+        let loginCookie = try #require(AppRig.cookie(form, ConsoleApp.loginCookie))
         #expect(app.route(rig.loginRequest(token: AppRig.aliceToken, cookie: "0000", field: loginCookie)).status == 403)
         let wrong = app.route(rig.loginRequest(token: "mallory-token-0123456789", cookie: loginCookie, field: loginCookie))
         #expect(wrong.status == 401)
         #expect(!String(decoding: wrong.body, as: UTF8.self).contains("alice"), "a refusal names no token")
-        // A good login: the session cookie's attributes.
-        let ok = app.route(rig.loginRequest(token: AppRig.viewerToken, cookie: loginCookie, field: loginCookie))
+        // A good login (a new form: each nonce is used once): the session cookie's attributes.
+        let again = try #require(AppRig.cookie(app.route(HTTPServerRequest(method: "GET", path: "/login")), ConsoleApp.loginCookie))
+        let ok = app.route(rig.loginRequest(token: AppRig.viewerToken, cookie: again, field: again))
         #expect(ok.status == 303)
-        let setCookie = try #require(ok.headers.first { $0.name == "Set-Cookie" && $0.value.hasPrefix("console_session=") }?.value)
+        let setCookie = try #require(ok.headers.first { $0.name == "Set-Cookie" && $0.value.hasPrefix("__Host-console_session=") }?.value)
         for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] { #expect(setCookie.contains(attribute), "\(attribute)") }
-        let session = try #require(AppRig.cookie(ok, "console_session"))
+        let session = try #require(AppRig.cookie(ok, SessionStore.cookieName))
         let state = try #require(app.sessions.session(session, nowMs: Timestamps.nowMs()))
-        let headers = [HTTPHeader(name: "Cookie", value: "console_session=\(session)")]
+        let headers = [HTTPHeader(name: "Cookie", value: "__Host-console_session=\(session)")]
         // Missing or wrong CSRF token: 403, whatever the role.
         for body in ["", "csrf=", "csrf=\(String(repeating: "0", count: 64))"] {
             let refused = app.route(HTTPServerRequest(method: "POST", path: "/dead-letters/preview", headers: headers, body: Array(body.utf8)))
@@ -131,6 +133,41 @@ struct ConsoleSecurityTests {
         let logs = rig.logs.renderedLines.joined(separator: "\n")
         #expect(logs.contains("replay needs the replayer role") && logs.contains("victor"))
         #expect(!logs.contains(AppRig.viewerToken) && !logs.contains(AppRig.aliceToken), "the log never holds a token")
+    }
+
+    /// Issue 29 item 8: the login form's nonce is one this console issued, used once, never one
+    /// the browser already held (another port of the host shares its cookie jar); cookies are
+    /// `__Host-`; sign-in attempts are throttled before any PBKDF2 round.
+    @Test("login: only an issued, unused nonce signs in; the form never reuses a cookie; __Host- cookies; attempts throttled")
+    func loginNoncesAndThrottle() throws {
+        let rig = AppRig()
+        defer { rig.stop() }
+        let app = rig.app
+        // A cookie and form value planted by another origin on the host, matching each other: refused.
+        let planted = String(repeating: "ab", count: 32)
+        #expect(app.route(rig.loginRequest(token: AppRig.aliceToken, cookie: planted, field: planted)).status == 403)
+        // The login page ignores a cookie the browser already holds and issues its own.
+        let form = app.route(HTTPServerRequest(method: "GET", path: "/login", headers: [HTTPHeader(name: "Cookie", value: "\(ConsoleApp.loginCookie)=\(planted)")]))
+        let nonce = try #require(AppRig.cookie(form, ConsoleApp.loginCookie))
+        #expect(nonce != planted && String(decoding: form.body, as: UTF8.self).contains(nonce))
+        let setLogin = try #require(form.headers.first { $0.name == "Set-Cookie" && $0.value.hasPrefix("__Host-console_login=") }?.value)
+        for attribute in ["Path=/;", "HttpOnly", "Secure", "SameSite=Strict"] { #expect(setLogin.contains(attribute), "\(attribute)") }
+        #expect(!setLogin.contains("Domain"))
+        let ok = app.route(rig.loginRequest(token: AppRig.viewerToken, cookie: nonce, field: nonce))
+        #expect(ok.status == 303 && AppRig.cookie(ok, "__Host-console_session") != nil)
+        // Used once: the same nonce again is refused.
+        #expect(app.route(rig.loginRequest(token: AppRig.viewerToken, cookie: nonce, field: nonce)).status == 403)
+        // Throttled: the burst, then 429 without checking the token (a right one included).
+        var statuses: [Int] = []
+        for attempt in 0..<12 {
+            let page = app.route(HTTPServerRequest(method: "GET", path: "/login"))
+            let fresh = try #require(AppRig.cookie(page, ConsoleApp.loginCookie))
+            let token = attempt == 11 ? AppRig.aliceToken : "mallory-token-\(attempt)-0123456789"
+            statuses.append(app.route(rig.loginRequest(token: token, cookie: fresh, field: fresh)).status)
+        }
+        // One token went to the good login above: 9 more wrong ones, then refused before the hash.
+        #expect(statuses == Array(repeating: 401, count: 9) + [429, 429, 429], "\(statuses)")
+        #expect(rig.logs.renderedLines.contains { $0.contains("too many sign-in attempts") })
     }
 
     @Test("every answer over HTTP carries the security headers, and the server listens on loopback")

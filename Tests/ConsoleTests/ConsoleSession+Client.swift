@@ -34,12 +34,12 @@ final class ConsoleClient: @unchecked Sendable {
         let body = "token=\(token)&login_csrf=\(value)"
         let answer = try await client.execute(HTTPClientRequest(
             method: "POST", url: base + "/login",
-            headers: [HTTPHeader(name: "Cookie", value: "console_login=\(value)"),
+            headers: [HTTPHeader(name: "Cookie", value: "__Host-console_login=\(value)"),
                       HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")],
             body: Array(body.utf8), timeoutMs: 20_000)).get()
         seen.append(String(decoding: answer.body, as: UTF8.self))
-        if let cookie = answer.headers.first(where: { $0.name.lowercased() == "set-cookie" && $0.value.hasPrefix("console_session=") }) {
-            session = String(cookie.value.dropFirst("console_session=".count).prefix { $0 != ";" })
+        if let cookie = answer.headers.first(where: { $0.name.lowercased() == "set-cookie" && $0.value.hasPrefix("__Host-console_session=") }) {
+            session = String(cookie.value.dropFirst("__Host-console_session=".count).prefix { $0 != ";" })
             _ = try await get("/")
         }
         return answer.status
@@ -48,7 +48,7 @@ final class ConsoleClient: @unchecked Sendable {
     /// GETs `path` with the session; returns status and body.
     func get(_ path: String) async throws -> (status: Int, body: String, headers: [HTTPHeader]) {
         let answer = try await client.execute(HTTPClientRequest(
-            method: "GET", url: base + path, headers: session.map { [HTTPHeader(name: "Cookie", value: "console_session=\($0)")] } ?? [],
+            method: "GET", url: base + path, headers: session.map { [HTTPHeader(name: "Cookie", value: "__Host-console_session=\($0)")] } ?? [],
             timeoutMs: 60_000)).get()
         let body = String(decoding: answer.body, as: UTF8.self)
         seen.append(body)
@@ -63,7 +63,7 @@ final class ConsoleClient: @unchecked Sendable {
         let body = all.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
         let answer = try await client.execute(HTTPClientRequest(
             method: "POST", url: base + path,
-            headers: (session.map { [HTTPHeader(name: "Cookie", value: "console_session=\($0)")] } ?? [])
+            headers: (session.map { [HTTPHeader(name: "Cookie", value: "__Host-console_session=\($0)")] } ?? [])
                 + [HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")],
             body: Array(body.utf8), timeoutMs: 60_000)).get()
         let text = String(decoding: answer.body, as: UTF8.self)

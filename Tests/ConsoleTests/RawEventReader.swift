@@ -28,7 +28,7 @@ enum RawEventReader {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { return "" }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: console_session=\(session)\r\n\r\n".utf8)
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: __Host-console_session=\(session)\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1000)
         var received: [UInt8] = []

@@ -15,10 +15,20 @@ struct RequestSignatureTests {
     ]
     /// The vector published in docs/CONTRACT.md.
     static let published = "v2=6acdfb6c1dcb35c28c6409a7a949deeba4efb0ff74562fbf824e54b0a513bd8f"
+    /// The second published vector: the same message with `kafka_correlationId` present but null.
+    static let publishedNull = "v2=cce3fe38e04ee80c1943159196d88d050bb4be93befb716e75c892e4b6c05c44"
+
+    /// A covered header with a null value (present, no bytes): `RequestSignature.Header.null`.
+    static let null: [UInt8] = [0xDE, 0xAD]
+
+    /// The header lookup for `headers`, where a value equal to `null` stands for a null header.
+    static func lookup(_ headers: [String: [UInt8]]) -> (String) -> RequestSignature.Header {
+        { name in headers[name].map { $0 == null ? .null : .bytes($0) } ?? .absent }
+    }
 
     private func sign(key: [UInt8]? = key, timestampMs: Int64 = timestampMs, value: [UInt8] = value,
                       headers: [String: [UInt8]] = headers, secret: Sensitive = secret) -> String {
-        RequestSignature.signV2(secret: secret, key: key, timestampMs: timestampMs, value: value) { headers[$0] }
+        RequestSignature.signV2(secret: secret, key: key, timestampMs: timestampMs, value: value, header: Self.lookup(headers))
     }
 
     private func verdict(_ signature: String?, key: [UInt8]? = key, timestamp: String? = String(timestampMs), value: [UInt8] = value,
@@ -27,26 +37,39 @@ struct RequestSignatureTests {
         var all = headers
         all[RequestSignature.header] = signature.map { Array($0.utf8) }
         all[RequestSignature.timestampHeader] = timestamp.map { Array($0.utf8) }
-        return RequestSignature.verdict(secret: Self.secret, policy: policy, key: key, value: value, nowMs: nowMs) { all[$0] }
+        return RequestSignature.verdict(secret: Self.secret, policy: policy, key: key, value: value, nowMs: nowMs, header: Self.lookup(all))
     }
 
     @Test func publishedVectorMatches() {
         #expect(sign() == Self.published)
+        var null = Self.headers
+        null["kafka_correlationId"] = Self.null
+        #expect(sign(headers: null) == Self.publishedNull)
     }
 
     @Test func independentPythonImplementationAgrees() throws {
         let script = """
             import hmac, hashlib, struct
-            def field(b): return b'\\xff\\xff\\xff\\xff' if b is None else struct.pack('>I', len(b)) + b
+            NULL = object()
+            def field(b):
+                if b is None: return b'\\xff\\xff\\xff\\xff'
+                if b is NULL: return b'\\xff\\xff\\xff\\xfe'
+                return struct.pack('>I', len(b)) + b
             covered = ["x-replay-of", "x-replay-operator", "kafka_replyTopic", "kafka_replyPartition", "kafka_correlationId"]
+            def sign(headers):
+                data = field(b"provisioner-request-signature-v2") + field(b"pm_test_vector") + field(b"1796000000000")
+                for name in covered: data += field(name.encode()) + field(headers.get(name))
+                data += field(b'{"version":1,"request_id":"req-vector-1","program":"acme-imprint"}')
+                return "v2=" + hmac.new(b"provisioner-test-vector-secret", data, hashlib.sha256).hexdigest()
             headers = {"kafka_replyTopic": b"backend.replies", "kafka_replyPartition": b"\\x00\\x00\\x00\\x03", "kafka_correlationId": b"\\x01\\x02\\x03\\x04"}
-            data = field(b"provisioner-request-signature-v2") + field(b"pm_test_vector") + field(b"1796000000000")
-            for name in covered: data += field(name.encode()) + field(headers.get(name))
-            data += field(b'{"version":1,"request_id":"req-vector-1","program":"acme-imprint"}')
-            print("v2=" + hmac.new(b"provisioner-test-vector-secret", data, hashlib.sha256).hexdigest())
+            print(sign(headers))
+            headers["kafka_correlationId"] = NULL
+            print(sign(headers))
             """
-        let output = try PythonPeer.run(script).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(output == sign())
+        let output = try PythonPeer.run(script).split(separator: "\n").map(String.init)
+        var null = Self.headers
+        null["kafka_correlationId"] = Self.null
+        #expect(output == [sign(), sign(headers: null)])
     }
 
     @Test func validWithinTheWindowEitherWay() {
@@ -84,6 +107,24 @@ struct RequestSignatureTests {
         empty["x-replay-of"] = []
         #expect(sign(headers: empty) != base)
         #expect(sign(key: []) != sign(key: nil))
+    }
+
+    /// CONTRACT section 12: a null header value signs as its own value, never as absent (nor as
+    /// empty): a captured signed message re-sent with a covered header set to null, or with a null
+    /// one added, does not verify.
+    @Test func nullSignsAsItsOwnValue() {
+        for name in RequestSignature.coveredHeaders {
+            var null = Self.headers
+            null[name] = Self.null
+            var absent = Self.headers
+            absent[name] = nil
+            var empty = Self.headers
+            empty[name] = []
+            #expect(Set([sign(headers: null), sign(headers: absent), sign(headers: empty)]).count == 3, "\(name): null, absent and empty must differ")
+            #expect(verdict(sign(), headers: null) == .invalid("the request signature does not match"), "\(name) set to null")
+            #expect(verdict(sign(headers: null), headers: null) == .valid(scheme: "v2"), "\(name) signed as null")
+            #expect(verdict(sign(headers: null), headers: absent) == .invalid("the request signature does not match"))
+        }
     }
 
     @Test func tamperedMessagesAreRefused() {

@@ -137,7 +137,16 @@ import Testing
                        "http://evil.example\\@127.0.0.1:8081/x",
                        "http://127.0.0.1:8081 /x",
                        "file:///etc/passwd",
-                       "/worldpay/payments/settlements/full/abc"] {
+                       "/worldpay/payments/settlements/full/abc",
+                       // The Worldpay host itself, but not this action's payment-actions link (issue 29 item 11).
+                       "http://127.0.0.1:8081/worldpay/payments/authorizations/cancellations/abc",
+                       "http://127.0.0.1:8081/worldpay/payments/events/abc",
+                       "http://127.0.0.1:8081/worldpay/cardPayments/customerInitiatedTransactions",
+                       "http://127.0.0.1:8081/payments/settlements/full/abc",
+                       "http://127.0.0.1:8081/worldpay/payments/settlements/full/abc/x",
+                       "http://127.0.0.1:8081/worldpay/payments/settlements/full/abc?x=1",
+                       "http://127.0.0.1:8081/worldpay/payments/settlements/full/%2e%2e",
+                       "http://127.0.0.1:8081/worldpay/payments/settlements/full/.."] {
             let error = #expect(throws: IssuerRequestError.self, "\(forged)") { try adapter.makeActionRequest(for: action(forged)) }
             #expect(error?.code == .invalidRequest)
             #expect(error.map { !$0.message.contains("evil") } ?? true, "the message never echoes the link")

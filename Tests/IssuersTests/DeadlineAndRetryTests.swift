@@ -58,6 +58,7 @@ import Testing
                                                            budgetMs: 5_000)
         #expect(report.answer == .transportFailure(.timedOutAfterSend), "\(report.summary)")
         #expect(report.attempts == 1, "a timeout after sending is never retried")
+        #expect(report.outcome.httpStatus == nil, "no answer, no status")
         // The answer would take 1 s: ending well before it shows the 200 ms endpoint timeout held.
         #expect(elapsed >= 195 && elapsed < 600, "\(elapsed) ms")
     }
@@ -88,6 +89,8 @@ import Testing
         let (report, _, _) = await fixture.provision(try Self.request(for: issuer, card: card), fixture.endpoint(issuer))
         #expect(report.outcome.status == (issuer == .worldpay ? .authorized : .provisioned), "\(issuer): \(report.summary)")
         #expect(report.attempts == 2 && report.httpStatus == (issuer == .worldpay ? 201 : 200))
+        // The result names the status of the answer it rests on (issue 29 item 5), not the first attempt's 503.
+        #expect(report.outcome.httpStatus == report.httpStatus, "\(issuer): outcome http_status \(String(describing: report.outcome.httpStatus))")
         let calls = try await fixture.calls(cardID: card)
         #expect(calls.count == 1 && calls.first?.count == 2, "\(issuer): one handshake called twice, saw \(calls)")
     }

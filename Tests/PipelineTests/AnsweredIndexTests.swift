@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 import Testing
 @testable import Pipeline
@@ -7,16 +8,20 @@ import Testing
 struct AnsweredIndexTests {
     static let hour: Int64 = 3_600_000
 
+    static func identity(_ requestID: String, program: String = "p") -> RequestIdentity {
+        RequestIdentity(program: program, requestID: requestID)
+    }
+
     @Test("an answered id is found until its horizon ends, and not after")
     func horizon() {
         var index = AnsweredIndex(maxEntries: 100)
-        index.insert(.init("req-1"), expiresAtMs: 24 * Self.hour, nowMs: 0)
-        #expect(index.contains(.init("req-1"), nowMs: Self.hour), "an hour later")
-        #expect(!index.contains(.init("req-2"), nowMs: Self.hour))
-        #expect(!index.contains(.init("req-1"), nowMs: 24 * Self.hour + 1_000), "past the horizon")
+        index.insert(.init(program: "p", requestID: "req-1"), expiresAtMs: 24 * Self.hour, nowMs: 0)
+        #expect(index.contains(.init(program: "p", requestID: "req-1"), nowMs: Self.hour), "an hour later")
+        #expect(!index.contains(.init(program: "p", requestID: "req-2"), nowMs: Self.hour))
+        #expect(!index.contains(.init(program: "p", requestID: "req-1"), nowMs: 24 * Self.hour + 1_000), "past the horizon")
         index.dropExpired(nowMs: 25 * Self.hour)
         #expect(index.count == 0)
-        index.insert(.init("old"), expiresAtMs: 10, nowMs: 20_000)
+        index.insert(.init(program: "p", requestID: "old"), expiresAtMs: 10, nowMs: 20_000)
         #expect(index.count == 0, "an answer already past its horizon is not held")
     }
 
@@ -26,17 +31,17 @@ struct AnsweredIndexTests {
         var index = AnsweredIndex(maxEntries: bound)
         let flood = 250_000
         for number in 0..<flood {
-            index.insert(.init("flood-\(number)"), expiresAtMs: 24 * Self.hour, nowMs: Int64(number))
+            index.insert(.init(program: "p", requestID: "flood-\(number)"), expiresAtMs: 24 * Self.hour, nowMs: Int64(number))
             #expect(index.count <= bound)
         }
         #expect(index.count == bound)
         #expect(index.evictedBeforeHorizon == flood - bound)
         // The newest `bound` are all there, the older ones all gone.
         var found = 0
-        for number in (flood - bound)..<flood where index.contains(.init("flood-\(number)"), nowMs: Int64(flood)) { found += 1 }
+        for number in (flood - bound)..<flood where index.contains(.init(program: "p", requestID: "flood-\(number)"), nowMs: Int64(flood)) { found += 1 }
         #expect(found == bound)
         var stale = 0
-        for number in 0..<(flood - bound) where index.contains(.init("flood-\(number)"), nowMs: Int64(flood)) { stale += 1 }
+        for number in 0..<(flood - bound) where index.contains(.init(program: "p", requestID: "flood-\(number)"), nowMs: Int64(flood)) { stale += 1 }
         #expect(stale == 0)
         #expect(index.allocatedBytes <= bound * 16 + 4 * 2 * 16_384, "ring and table stay at the bound: \(index.allocatedBytes) bytes")
     }
@@ -49,13 +54,13 @@ struct AnsweredIndexTests {
         for step in 0..<20_000 {
             let id = "r\(UInt32.random(in: 0...50_000, using: &generator))"
             let had = order.contains(id)
-            index.insert(.init(id), expiresAtMs: .max / 2, nowMs: Int64(step))
+            index.insert(.init(program: "p", requestID: id), expiresAtMs: .max / 2, nowMs: Int64(step))
             if !had {
                 order.append(id)
                 if order.count > 257 { order.removeFirst() }
             }
             if step % 997 == 0 {
-                for held in order { #expect(index.contains(.init(held), nowMs: Int64(step))) }
+                for held in order { #expect(index.contains(.init(program: "p", requestID: held), nowMs: Int64(step))) }
             }
         }
         #expect(index.count == order.count)
@@ -66,12 +71,12 @@ struct AnsweredIndexTests {
         let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 2)
         let p0 = TopicPartition(topic: "requests", partition: 0)
         let p1 = TopicPartition(topic: "requests", partition: 1)
-        horizon.record("a", in: p0, answeredAtMs: 0, nowMs: 0)
-        #expect(!horizon.contains("a", in: p0, nowMs: 0), "not indexed: not owned")
+        horizon.record(Self.identity("a"), in: p0, answeredAtMs: 0, nowMs: 0)
+        #expect(!horizon.contains(Self.identity("a"), in: p0, nowMs: 0), "not indexed: not owned")
         horizon.install(p0, index: AnsweredIndex(maxEntries: 2))
-        for id in ["a", "b", "c"] { horizon.record(id, in: p0, answeredAtMs: 0, nowMs: 0) }
-        #expect(horizon.contains("c", in: p0, nowMs: 1_000) && !horizon.contains("a", in: p0, nowMs: 1_000))
-        #expect(!horizon.contains("c", in: p1, nowMs: 1_000), "a request's answers are in its own partition")
+        for id in ["a", "b", "c"] { horizon.record(Self.identity(id), in: p0, answeredAtMs: 0, nowMs: 0) }
+        #expect(horizon.contains(Self.identity("c"), in: p0, nowMs: 1_000) && !horizon.contains(Self.identity("a"), in: p0, nowMs: 1_000))
+        #expect(!horizon.contains(Self.identity("c"), in: p1, nowMs: 1_000), "a request's answers are in its own partition")
         #expect(horizon.count == 2 && horizon.evictedBeforeHorizon == 1)
         horizon.remove([p0])
         #expect(horizon.count == 0 && horizon.evictedBeforeHorizon == 1)
@@ -100,5 +105,24 @@ struct AnsweredIndexTests {
         let issues = short.horizonIssues(horizonMs: 24 * Self.hour)
         #expect(issues.count == 1 && issues.first?.severity == .warning)
         #expect(issues.first?.keyPath == "topics.markers.configs.retention.ms")
+    }
+
+    @Test("answers are held per identity: another program's request with the same id is not answered; an earlier version's answer (no program) counts for every program")
+    func identities() {
+        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
+        let partition = TopicPartition(topic: "requests", partition: 0)
+        var index = AnsweredIndex(maxEntries: 100)
+        // What catch-up reads: one marker of this version (program `open`), one of an earlier version.
+        index.insert(.init(program: "open", requestID: "r-1"), expiresAtMs: Self.hour, nowMs: 0)
+        index.insert(.init(program: nil, requestID: "r-legacy"), expiresAtMs: Self.hour, nowMs: 0)
+        horizon.install(partition, index: index)
+        #expect(horizon.contains(Self.identity("r-1", program: "open"), in: partition, nowMs: 1_000))
+        #expect(!horizon.contains(Self.identity("r-1", program: "signed"), in: partition, nowMs: 1_000),
+                "program open's answer says nothing of program signed's r-1")
+        #expect(horizon.contains(Self.identity("r-legacy", program: "open"), in: partition, nowMs: 1_000)
+                && horizon.contains(Self.identity("r-legacy", program: "signed"), in: partition, nowMs: 1_000))
+        horizon.record(Self.identity("r-2", program: "signed"), in: partition, answeredAtMs: 0, nowMs: 0)
+        #expect(horizon.contains(Self.identity("r-2", program: "signed"), in: partition, nowMs: 1_000))
+        #expect(!horizon.contains(Self.identity("r-2", program: "open"), in: partition, nowMs: 1_000))
     }
 }

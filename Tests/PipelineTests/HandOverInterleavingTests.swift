@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 @testable import Pipeline
 import Recovery
@@ -11,8 +12,14 @@ import Testing
 struct HandOverInterleavingTests {
     static let partition = TopicPartition(topic: "provisioning.requests", partition: 0)
 
+    /// The identity of request `requestID` (of one program, `p`).
+    static func id(_ requestID: String) -> RequestIdentity { RequestIdentity(program: "p", requestID: requestID) }
+
+    /// The marker key of request `requestID`.
+    static func key(_ requestID: String) -> CallMarker.Key { CallMarker.key(id(requestID), replayOf: nil) }
+
     static func marker(_ requestID: String, _ state: CallMarker.State, requestOffset: Int64) -> CallMarker {
-        CallMarker(requestID: requestID, state: state, requestOffset: requestOffset, atMs: 0, worker: "w1",
+        CallMarker(id(requestID), state: state, requestOffset: requestOffset, atMs: 0, worker: "w1",
                    outcome: state == .completed ? .answered : nil)
     }
 
@@ -26,7 +33,7 @@ struct HandOverInterleavingTests {
         found.add(Self.marker("r12", .started, requestOffset: 12), at: 60)
         found.add(Self.marker("r13", .started, requestOffset: 13), at: 61)
         found.add(Self.marker("r13", .completed, requestOffset: 13), at: 62)
-        #expect(found.states == ["r12": .started, "r13": .completed])
+        #expect(found.states == [Self.key("r12"): .started, Self.key("r13"): .completed])
         #expect(found.markerOffsets == [12: 60, 13: 61])
 
         let ledger = OffsetLedger()
@@ -67,27 +74,27 @@ struct HandOverInterleavingTests {
         let filter = DuplicateFilter(horizonMs: 60_000)
         let older = DuplicateFilter.Owner(partition: Self.partition, generation: 1)
         let newer = DuplicateFilter.Owner(partition: Self.partition, generation: 2)
-        #expect(filter.begin("r", owner: older, nowMs: 0) == .fresh)
+        #expect(filter.begin(Self.id("r"), owner: older, nowMs: 0) == .fresh)
         let woken = Mutex(0)
-        let verdict = filter.begin("r", owner: newer, nowMs: 1) { woken.withLock { $0 += 1 } }
+        let verdict = filter.begin(Self.id("r"), owner: newer, nowMs: 1) { woken.withLock { $0 += 1 } }
         #expect(verdict == .awaitingOlderAttempt, "the copy would be completed as a duplicate and R lost")
         #expect(woken.withLock { $0 } == 0)
-        filter.release("r", owner: older)  // generation 1: partition no longer held, the issuer is not called
+        filter.release(Self.id("r"), owner: older)  // generation 1: partition no longer held, the issuer is not called
         #expect(woken.withLock { $0 } == 1, "the waiting copy was not told the older attempt gave up")
-        #expect(filter.begin("r", owner: newer, nowMs: 2) == .fresh)
+        #expect(filter.begin(Self.id("r"), owner: newer, nowMs: 2) == .fresh)
         // A late release by the older generation never frees the newer attempt's claim.
-        filter.release("r", owner: older)
-        #expect(filter.begin("r", owner: DuplicateFilter.Owner(partition: Self.partition, generation: 3), nowMs: 3) == .awaitingOlderAttempt)
-        #expect(filter.begin("r", owner: newer, nowMs: 3) == .inFlight, "a second copy under the same delivery is a duplicate")
+        filter.release(Self.id("r"), owner: older)
+        #expect(filter.begin(Self.id("r"), owner: DuplicateFilter.Owner(partition: Self.partition, generation: 3), nowMs: 3) == .awaitingOlderAttempt)
+        #expect(filter.begin(Self.id("r"), owner: newer, nowMs: 3) == .inFlight, "a second copy under the same delivery is a duplicate")
 
         // An older attempt that answers makes the waiting copy a duplicate of a finished request.
         let answered = DuplicateFilter(horizonMs: 60_000)
-        #expect(answered.begin("q", owner: older, nowMs: 0) == .fresh)
+        #expect(answered.begin(Self.id("q"), owner: older, nowMs: 0) == .fresh)
         let told = Mutex(false)
-        #expect(answered.begin("q", owner: newer, nowMs: 1) { told.withLock { $0 = true } } == .awaitingOlderAttempt)
-        answered.finish("q", owner: older, nowMs: 2)
+        #expect(answered.begin(Self.id("q"), owner: newer, nowMs: 1) { told.withLock { $0 = true } } == .awaitingOlderAttempt)
+        answered.finish(Self.id("q"), owner: older, nowMs: 2)
         #expect(told.withLock { $0 })
-        #expect(answered.begin("q", owner: newer, nowMs: 3) == .completed)
+        #expect(answered.begin(Self.id("q"), owner: newer, nowMs: 3) == .completed)
     }
 
     /// Item 6. Partition p is assigned (generation 1) and its catch-up read starts; p is revoked
@@ -104,13 +111,13 @@ struct HandOverInterleavingTests {
         let stale = index.install(partition, generation: 1, found: InheritedMarkers(), readFrom: 0)
         #expect(!stale, "the stale read would resume the partition before its own catch-up")
         #expect(index.readFrom(partition) == nil)
-        #expect(index.install(partition, generation: 2, found: { var found = InheritedMarkers(); found.states = ["r": .started]; return found }(), readFrom: 40))
-        #expect(index.state(of: "r", in: partition) == .started)
+        #expect(index.install(partition, generation: 2, found: { var found = InheritedMarkers(); found.states = [Self.key("r"): .started]; return found }(), readFrom: 40))
+        #expect(index.state(of: Self.key("r"), in: partition) == .started)
         #expect(index.readFrom(partition) == 40)
     }
 
     static func started(_ id: String, _ requestOffset: Int64, epoch: Int64, instance: String) -> CallMarker {
-        CallMarker(requestID: id, state: .started, requestOffset: requestOffset, atMs: 0, worker: instance, fence: epoch, instance: instance)
+        CallMarker(Self.id(id), state: .started, requestOffset: requestOffset, atMs: 0, worker: instance, fence: epoch, instance: instance)
     }
 
     /// Item 7, the zombie. W1 (process "a", fence at 5) wrote markers 6-20 itself; W2 (process
@@ -152,7 +159,7 @@ struct HandOverInterleavingTests {
         successor.fences.append(.init(offset: 5, instance: "a"))
         successor.add(Self.started("r", 7, epoch: 5, instance: "a"), at: 20)
         successor.fences.append(.init(offset: 21, instance: "b"))
-        #expect(successor.states == ["r": .started], "the new owner would call r again after the zombie's call")
+        #expect(successor.states == [Self.key("r"): .started], "the new owner would call r again after the zombie's call")
         #expect(successor.markerOffsets == [7: 20])
     }
 
@@ -173,7 +180,7 @@ struct HandOverInterleavingTests {
         next.fences.append(.init(offset: 5, instance: "a"))
         next.fences.append(.init(offset: 30, instance: "a"))
         next.add(Self.started("r", 7, epoch: 5, instance: "a"), at: 31)
-        #expect(next.states == ["r": .started] && next.fencedOut == 0)
+        #expect(next.states == [Self.key("r"): .started] && next.fencedOut == 0)
     }
 
     /// Item 7, one hand-over later: a `started` marker written after another process's fence was
@@ -187,8 +194,8 @@ struct HandOverInterleavingTests {
         found.fences.append(.init(offset: 22, instance: "b"))
         found.add(Self.started("r", 7, epoch: 5, instance: "a"), at: 25)
         found.add(Self.started("q", 8, epoch: 22, instance: "b"), at: 26)
-        found.add(CallMarker(requestID: "old", state: .started, requestOffset: 9, atMs: 0, worker: "w0"), at: 27)
-        #expect(found.states == ["p": .started, "q": .started, "old": .started], "r's marker was written by a fenced-out owner: \(found.states)")
+        found.add(CallMarker(requestID: "old", program: nil, state: .started, requestOffset: 9, atMs: 0, worker: "w0"), at: 27)
+        #expect(found.states == [Self.key("p"): .started, Self.key("q"): .started, Self.key("old").legacy: .started], "r's marker was written by a fenced-out owner: \(found.states)")
         #expect(found.fencedOut == 1)
         #expect(found.markerOffsets[7] == nil)
     }
@@ -219,7 +226,7 @@ struct HandOverInterleavingTests {
         var started = Self.started("r", 7, epoch: 10, instance: "a")
         started.generation = 5
         next.add(started, at: 12)
-        #expect(next.states == ["r": .started] && next.fencedOut == 0, "W1's marker after the late fence was followed by a call")
+        #expect(next.states == [Self.key("r"): .started] && next.fencedOut == 0, "W1's marker after the late fence was followed by a call")
     }
 
     /// The round trip of the fields fencing adds to the records.

@@ -5,6 +5,7 @@ import Kafka
 import Recovery
 import Synchronization
 import Testing
+import TestSupport
 @testable import Pipeline
 
 /// `Intake` as a pure decision (issue 16): no broker, no issuer, time passed in. Each test feeds
@@ -14,6 +15,7 @@ struct IntakeTests {
     static let now: Int64 = 1_796_000_000_000
     static let partition = TopicPartition(topic: "provisioning.requests", partition: 2)
     static let signingSecret = Sensitive("intake-signing-secret")
+    static let replaySecret = Sensitive("intake-replay-secret")
 
     let factory: RequestFactory
     let duplicates = DuplicateFilter(horizonMs: 60_000)
@@ -30,7 +32,8 @@ struct IntakeTests {
     /// An intake with programs `open` (unsigned) and `signed` (signing required unless `signing`
     /// is false), both Imprint. While one program signs, a message naming no configured program
     /// (or none at all) must be signed with a key this worker holds.
-    func intake(prepareFails: Bool = false, signing: Bool = true) -> Intake {
+    func intake(prepareFails: Bool = false, signing: Bool = true, replayKey: Bool = false,
+                adjust: (inout WorkerConfiguration) -> Void = { _ in }) -> Intake {
         var configuration = WorkerConfiguration(workerID: "intake-test")
         var endpoints: [String: IssuerEndpoint] = [:]
         for name in ["open", "signed"] {
@@ -39,9 +42,11 @@ struct IntakeTests {
             endpoints[name] = IssuerEndpoint(program: name, kind: .imprint, baseURL: "http://127.0.0.1:1",
                                              credentials: IssuerCredentials(apiKey: Sensitive("k")))
         }
+        adjust(&configuration)
         let prepared = self.prepared
         return Intake(configuration: configuration, endpoints: endpoints,
-                      authenticator: RequestAuthenticator(programs: signing ? ["signed": .init(secret: Self.signingSecret, policy: .init())] : [:]),
+                      authenticator: RequestAuthenticator(programs: signing ? ["signed": .init(secret: Self.signingSecret, policy: .init())] : [:],
+                                                          replaySecret: replayKey ? Self.replaySecret : nil),
                       replyRouting: ReplyRouting(configuration: configuration), requestLimits: RequestLimits(),
                       validator: RequestValidator(policy: ValidationPolicy(requireEncryption: true)), nonceGuard: nonceGuard,
                       pseudonymizer: Pseudonymizer(key: Array("audit-key".utf8)), duplicates: duplicates, markerIndex: markerIndex,
@@ -81,7 +86,7 @@ struct IntakeTests {
         #expect(job.call != nil)
         #expect(job.request.requestID == request.requestID)
         // Claimed: another delivery of this generation is a copy in flight.
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight)
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .inFlight)
     }
 
     @Test("an unsigned message for a signing program is refused before anything is claimed or built")
@@ -91,7 +96,7 @@ struct IntakeTests {
         guard case .refuseUnauthentic(_, let requestID, "signed", _) = decision else { Issue.record("got \(decision)"); return }
         #expect(requestID == request.requestID)
         // The genuine request with this id is still fresh work, and no call was built.
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .fresh)
         #expect(prepared.value == 0)
     }
 
@@ -116,12 +121,12 @@ struct IntakeTests {
     func olderAttemptHoldsTheID() throws {
         let intake = intake()
         let request = try request()
-        #expect(duplicates.begin(request.requestID, owner: owner(generation: 1), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(request.identity, owner: owner(generation: 1), nowMs: Self.now) == .fresh)
         let woken = Count()
         let decision = decide(intake, request.value, origin(generation: 2, value: request.value)) { woken.add() }
         guard case .awaitOlderAttempt = decision else { Issue.record("got \(decision)"); return }
         #expect(woken.value == 0)
-        duplicates.release(request.requestID, owner: owner(generation: 1))
+        duplicates.release(request.identity, owner: owner(generation: 1))
         #expect(woken.value == 1)
         guard case .admitted(_, _, .submit) = decide(intake, request.value, origin(generation: 2, value: request.value)) else {
             Issue.record("not admitted after the older attempt gave up"); return
@@ -132,7 +137,7 @@ struct IntakeTests {
     func startedMarkerRecovers() throws {
         let request = try request()
         var found = InheritedMarkers()
-        found.add(CallMarker(requestID: request.requestID, state: .started, requestOffset: 7, atMs: Self.now - 1_000, worker: "old"), at: 3)
+        found.add(CallMarker(request.identity, state: .started, requestOffset: 7, atMs: Self.now - 1_000, worker: "old"), at: 3)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
         let decision = decide(intake(), request.value, origin(value: request.value))
@@ -145,7 +150,7 @@ struct IntakeTests {
     func answeredBefore() throws {
         let byMarker = try request()
         var found = InheritedMarkers()
-        found.add(CallMarker(requestID: byMarker.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "old",
+        found.add(CallMarker(byMarker.identity, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "old",
                              outcome: .answered), at: 3)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
@@ -154,7 +159,7 @@ struct IntakeTests {
         }
         let byHorizon = try request()
         horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
-        horizon.record(byHorizon.requestID, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
+        horizon.record(byHorizon.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
         guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), byHorizon.value, origin(offset: 9, value: byHorizon.value)) else {
             Issue.record("an answer in the horizon did not make a duplicate"); return
         }
@@ -167,11 +172,11 @@ struct IntakeTests {
                                          status: .provisioned, isFinal: true, code: nil, message: "decided by the previous owner",
                                          nextAction: .none, timing: ResultTiming(receivedAtMs: Self.now - 2_000), attempt: 1)
         var found = InheritedMarkers()
-        found.add(CallMarker(requestID: request.requestID, state: .started, requestOffset: 7, atMs: Self.now - 3_000, worker: "old"), at: 3)
-        found.add(CallMarker(requestID: request.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 2_000, worker: "old",
+        found.add(CallMarker(request.identity, state: .started, requestOffset: 7, atMs: Self.now - 3_000, worker: "old"), at: 3)
+        found.add(CallMarker(request.identity, state: .completed, requestOffset: 7, atMs: Self.now - 2_000, worker: "old",
                              outcome: .answered, result: decided.encodedJSON()), at: 4)
         // A later decision (a reconciler that lost the race) never replaces the first.
-        found.add(CallMarker(requestID: request.requestID, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "late",
+        found.add(CallMarker(request.identity, state: .completed, requestOffset: 7, atMs: Self.now - 1_000, worker: "late",
                              outcome: .answered, result: Array("{}".utf8)), at: 5)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
@@ -179,14 +184,14 @@ struct IntakeTests {
         guard case .republish(_, let result, let encoded) = decision else { Issue.record("got \(decision)"); return }
         #expect(encoded == decided.encodedJSON())
         #expect(result.status == .provisioned && result.message == "decided by the previous owner")
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .inFlight, "the id is claimed")
         #expect(prepared.value == 0, "no call is built")
         // A decision followed by a plain completed marker was published: a redelivery is a duplicate.
         let published = try self.request()
         var both = InheritedMarkers()
-        both.add(CallMarker(requestID: published.requestID, state: .completed, requestOffset: 8, atMs: Self.now - 2_000, worker: "old",
+        both.add(CallMarker(published.identity, state: .completed, requestOffset: 8, atMs: Self.now - 2_000, worker: "old",
                             outcome: .answered, result: decided.encodedJSON()), at: 5)
-        both.add(CallMarker(requestID: published.requestID, state: .completed, requestOffset: 8, atMs: Self.now - 1_900, worker: "old",
+        both.add(CallMarker(published.identity, state: .completed, requestOffset: 8, atMs: Self.now - 1_900, worker: "old",
                             outcome: .answered), at: 6)
         markerIndex.expect(Self.partition, generation: 1)
         #expect(markerIndex.install(Self.partition, generation: 1, found: both, readFrom: 0))
@@ -196,7 +201,7 @@ struct IntakeTests {
         // The previous owner's commit said that record was done (its result acknowledged): a duplicate.
         let done = try self.request()
         var answered = InheritedMarkers()
-        answered.add(CallMarker(requestID: done.requestID, state: .completed, requestOffset: 9, atMs: Self.now - 2_000, worker: "old",
+        answered.add(CallMarker(done.identity, state: .completed, requestOffset: 9, atMs: Self.now - 2_000, worker: "old",
                                 outcome: .answered, result: decided.encodedJSON()), at: 6)
         markerIndex.expect(Self.partition, generation: 1, committed: CommitMetadata(markers: 0, done: [9...9]))
         #expect(markerIndex.install(Self.partition, generation: 1, found: answered, readFrom: 0))
@@ -214,13 +219,13 @@ struct IntakeTests {
         guard case .rejectEarly(_, .unknownProgram, _) = decide(intake(signing: false), unknown.value, origin(value: unknown.value)) else {
             Issue.record("unknown program not rejected"); return
         }
-        #expect(duplicates.begin(unknown.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(unknown.identity, owner: owner(), nowMs: Self.now) == .fresh)
         let routed = try request()
         let headers = [KafkaHeader(key: "kafka_replyTopic", string: "somebody.elses.topic")]
         guard case .rejectEarly(_, .invalidRequest, _) = decide(intake(), routed.value, origin(headers: headers, value: routed.value)) else {
             Issue.record("a reply topic not allowed was not refused: \(decide(intake(), routed.value, origin(headers: headers, value: routed.value)))"); return
         }
-        #expect(duplicates.begin(routed.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(routed.identity, owner: owner(), nowMs: Self.now) == .fresh)
     }
 
     @Test("validation failure, a call that cannot be built, and no budget left each answer without a call")
@@ -251,17 +256,179 @@ struct IntakeTests {
         guard case .refuseUnauthentic(_, nil, nil, _) = decide(intake(), truncated, origin(value: truncated)) else {
             Issue.record("an unsigned malformed message was not refused while a program signs"); return
         }
-        guard case .deadLetter(let code, _, nil, let summary) = decide(intake(signing: false), truncated, origin(value: truncated)) else {
+        guard case .deadLetter(let code, _, let summary) = decide(intake(signing: false), truncated, origin(value: truncated)) else {
             Issue.record("malformed JSON was not dead-lettered"); return
         }
         #expect(code == DeadLetterCode(.notJSON))
         #expect(summary != nil)
         let request = try request()
         let forged = [KafkaHeader(key: DeadLetterHeader.replayOf, string: "not a reference")]
-        guard case .deadLetter(.invalidReplayOf, _, nil, _) = decide(intake(), request.value, origin(headers: forged, value: request.value)) else {
+        guard case .deadLetter(.invalidReplayOf, _, _) = decide(intake(), request.value, origin(headers: forged, value: request.value)) else {
             Issue.record("a malformed x-replay-of was not dead-lettered: \(decide(intake(), request.value, origin(headers: forged, value: request.value)))"); return
         }
-        #expect(duplicates.begin(request.requestID, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .fresh)
+    }
+}
+
+/// Issue 29: a request's identity is (program, request id), and only what claimed an identity can
+/// finish it or be answered along a reply route.
+extension IntakeTests {
+    /// `request` as a message of `program` (and `requestID`): the same handshake and reply key,
+    /// as a keyless producer copying it from the requests topic would send it.
+    func copy(_ request: GeneratedRequest, program: String, requestID: String? = nil) throws -> GeneratedRequest {
+        var copy = request
+        var document = try JSONParser().parse(request.value).setting("program", .string(program))
+        if let requestID { document = document.setting("request_id", .string(requestID)) }
+        copy.value = JSONWriter.encode(document)
+        copy.program = program
+        copy.requestID = requestID ?? request.requestID
+        return copy
+    }
+
+    func signed(_ request: GeneratedRequest, headers: [KafkaHeader] = [], with secret: Sensitive = signingSecret) -> [KafkaHeader] {
+        RequestSigner(secret: secret).signed(key: request.key, value: request.value, headers: headers, nowMs: Self.now)
+    }
+
+    @Test("another program's copy of a request (same id, same Apple nonce) claims nothing of it: the genuine signed request is admitted, its nonce fresh")
+    func anotherProgramsCopyClaimsNothing() throws {
+        let intake = intake()
+        let genuine = try factory.provision(program: "signed", wallet: .applePay, cardID: "pm_intake", startedAtMs: Self.now)
+        // Same id, other program: admitted as the open program's own request (it claims that one).
+        let sameID = try copy(genuine, program: "open")
+        let decision = decide(intake, sameID.value, origin(offset: 3, key: sameID.key, value: sameID.value))
+        guard case .admitted(let copied, _, .submit) = decision else { Issue.record("the open copy: \(decision)"); return }
+        #expect(copied.identity == sameID.identity)
+        // Another id, same program, same nonce: reused within the open program.
+        let otherID = try copy(genuine, program: "open", requestID: "forged-other-id")
+        guard case .admitted(_, _, .invalid(let failure)) = decide(intake, otherID.value, origin(offset: 4, key: otherID.key, value: otherID.value)),
+              failure.code == .nonceReused else { Issue.record("the open program's second use of the nonce was not refused"); return }
+        let genuineDecision = decide(intake, genuine.value, origin(offset: 5, key: genuine.key, headers: signed(genuine), value: genuine.value))
+        guard case .admitted(let job, nil, .submit) = genuineDecision else {
+            Issue.record("the genuine signed request was not admitted for a call (duplicate, or its nonce spent): \(genuineDecision)"); return
+        }
+        #expect(job.identity == RequestIdentity(program: "signed", requestID: genuine.requestID))
+        // The open copy's claim and the signed request's are apart.
+        #expect(duplicates.begin(genuine.identity, owner: owner(), nowMs: Self.now) == .inFlight)
+        #expect(duplicates.begin(RequestIdentity(program: "open", requestID: genuine.requestID), owner: owner(), nowMs: Self.now) == .inFlight)
+    }
+
+    @Test("another program's answer in the duplicate horizon or markers says nothing of this program's request with the same id")
+    func anotherProgramsAnswerIsNotThisOnes() throws {
+        let genuine = try request(program: "signed")
+        let openSame = RequestIdentity(program: "open", requestID: genuine.requestID)
+        horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
+        horizon.record(openSame, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
+        var found = InheritedMarkers()
+        found.add(CallMarker(openSame, state: .started, requestOffset: 1, atMs: Self.now - 900, worker: "old"), at: 1)
+        found.add(CallMarker(openSame, state: .completed, requestOffset: 1, atMs: Self.now - 800, worker: "old", outcome: .answered,
+                             result: Array("{}".utf8)), at: 2)
+        markerIndex.expect(Self.partition, generation: 1)
+        #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
+        let decision = decide(intake(), genuine.value, origin(key: genuine.key, headers: signed(genuine), value: genuine.value))
+        guard case .admitted(_, _, .submit) = decision else { Issue.record("got \(decision)"); return }
+        // The open program's own copy is its duplicate.
+        let open = try copy(genuine, program: "open")
+        guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), open.value, origin(offset: 9, value: open.value)) else {
+            Issue.record("the open program's answered request was not a duplicate"); return
+        }
+    }
+
+    @Test("an earlier version's markers (no program) speak for the request id under every program: started reconciles, completed ignores")
+    func markersOfEarlierVersionsSpeakForEveryProgram() throws {
+        let started = try request(program: "signed")
+        let completed = try request(program: "signed")
+        var found = InheritedMarkers()
+        found.add(CallMarker(requestID: started.requestID, program: nil, state: .started, requestOffset: 1, atMs: Self.now - 900, worker: "old"), at: 1)
+        found.add(CallMarker(requestID: completed.requestID, program: nil, state: .completed, requestOffset: 2, atMs: Self.now - 900, worker: "old",
+                             outcome: .answered), at: 2)
+        markerIndex.expect(Self.partition, generation: 1)
+        #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
+        guard case .admitted(_, _, .recover) = decide(intake(), started.value, origin(key: started.key, headers: signed(started), value: started.value))
+        else { Issue.record("an earlier version's started marker did not make a recovery"); return }
+        guard case .duplicate = decide(intake(), completed.value, origin(offset: 8, key: completed.key, headers: signed(completed), value: completed.value))
+        else { Issue.record("an earlier version's completed marker did not make a duplicate"); return }
+        #expect(prepared.value == 0)
+    }
+
+    @Test("an early rejection is answered on the default results topic: never along the copied reply route; with the correlation id only when signed")
+    func earlyRejectionsNeverFollowTheReplyRoute() throws {
+        let intake = intake { $0.replyTopics = ["backend.replies"] }
+        let route = [KafkaHeader(key: ReplyRoute.topicHeader, string: "backend.replies"),
+                     KafkaHeader(key: ReplyRoute.partitionHeader, value: ReplyRoute.partitionBytes(3)),
+                     KafkaHeader(key: ReplyRoute.correlationHeader, value: [7, 7])]
+        // A keyless producer's malformed message naming request R of the open program, the route copied.
+        let malformed = Array(#"{"version":1,"request_id":"r-forged","program":"open"}"#.utf8)
+        let (origin, decision) = intake.decide(malformed, received: origin(headers: route, value: malformed), nowMs: Self.now) {}
+        guard case .rejectMalformed = decision else { Issue.record("got \(decision)"); return }
+        #expect(origin.reply == nil, "an unclaimed rejection followed the reply route \(String(describing: origin.reply))")
+        // Unknown program (no program signs here).
+        let unknown = try request(program: "nowhere")
+        let (unknownOrigin, unknownDecision) = self.intake(signing: false) { $0.replyTopics = ["backend.replies"] }
+            .decide(unknown.value, received: self.origin(headers: route, value: unknown.value), nowMs: Self.now) {}
+        guard case .rejectEarly(_, .unknownProgram, _) = unknownDecision else { Issue.record("got \(unknownDecision)"); return }
+        #expect(unknownOrigin.reply == nil)
+        // The signing program's own request without started_at: authentic, so its correlation id is
+        // its producer's own and comes back, on the default results topic.
+        let noStart = try factory.provision(program: "signed", wallet: .googlePay, cardID: "pm_intake", omitStartedAt: true)
+        let (signedOrigin, signedDecision) = intake.decide(noStart.value, received: self.origin(key: noStart.key, headers: signed(noStart, headers: route),
+                                                                                              value: noStart.value), nowMs: Self.now) {}
+        guard case .rejectEarly(_, .invalidRequest, _) = signedDecision else { Issue.record("got \(signedDecision)"); return }
+        #expect(signedOrigin.reply == ReplyRoute(topic: nil, correlationID: [7, 7]))
+        // An admitted request keeps its route.
+        let routed = try request()
+        let (routedOrigin, _) = intake.decide(routed.value, received: self.origin(headers: route, value: routed.value), nowMs: Self.now) {}
+        #expect(routedOrigin.reply == ReplyRoute(topic: "backend.replies", partition: 3, correlationID: [7, 7]))
+    }
+
+    @Test("reply topics are allowed per program: a program's own list replaces results.reply_topics for it")
+    func replyTopicsPerProgram() throws {
+        let intake = intake {
+            $0.replyTopics = ["shared.replies"]
+            $0.programs["signed"]?.replyTopics = ["signed.replies"]
+        }
+        func decision(_ request: GeneratedRequest, topic: String, signing: Bool) -> IntakeDecision {
+            let route = [KafkaHeader(key: ReplyRoute.topicHeader, string: topic)]
+            return decide(intake, request.value, origin(key: request.key, headers: signing ? signed(request, headers: route) : route, value: request.value))
+        }
+        let open = try request()
+        guard case .rejectEarly(_, .invalidRequest, let message) = decision(open, topic: "signed.replies", signing: false) else {
+            Issue.record("the open program was routed to the signing program's reply topic"); return
+        }
+        #expect(message.contains("results.reply_topics"))
+        guard case .admitted = decision(try request(), topic: "shared.replies", signing: false) else { Issue.record("shared refused"); return }
+        guard case .admitted = decision(try request(program: "signed"), topic: "signed.replies", signing: true) else {
+            Issue.record("the signing program's own reply topic was refused"); return
+        }
+        guard case .rejectEarly(_, .invalidRequest, let own) = decision(try request(program: "signed"), topic: "shared.replies", signing: true) else {
+            Issue.record("the signing program was routed outside its own list"); return
+        }
+        #expect(own.contains("the program's reply_topics"))
+    }
+
+    @Test("x-replay-of: judged after the signature (a forgery's is unauthentic); on an unsigned program only a replay-key signature lets a copy past the horizon")
+    func replayHeaderNeedsTheReplayKey() throws {
+        // A malformed x-replay-of on an unsigned message naming the signing program: a forgery.
+        let forged = try request(program: "signed")
+        let badReplay = [KafkaHeader(key: DeadLetterHeader.replayOf, string: "not a reference")]
+        guard case .refuseUnauthentic = decide(intake(replayKey: true), forged.value, origin(headers: badReplay, value: forged.value)) else {
+            Issue.record("a forgery's malformed x-replay-of was judged before its signature"); return
+        }
+        // Answered requests of the open program (in the horizon), one copied with a made-up x-replay-of: a duplicate.
+        let answered = try request()
+        let dead = try request()
+        horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
+        for request in [answered, dead] { horizon.record(request.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now) }
+        let replayOf = [KafkaHeader(key: DeadLetterHeader.replayOf, string: "provisioning.dlq:0:17")]
+        let intake = intake(replayKey: true)
+        let copied = decide(intake, answered.value, origin(offset: 11, headers: replayOf, value: answered.value))
+        guard case .duplicate(_, inFlight: false, claimed: true) = copied else {
+            Issue.record("a forged x-replay-of took an answered request past the horizon: \(copied)"); return
+        }
+        // The operator's replay (signed with the replay key, as dlq replay does) is judged by its own
+        // markers (here: the dead letter of a decided request whose result could not be published).
+        let replayed = decide(intake, dead.value, origin(offset: 12, key: dead.key, headers: signed(dead, headers: replayOf, with: Self.replaySecret),
+                                                         value: dead.value))
+        guard case .admitted(_, "unknown", .submit) = replayed else { Issue.record("the authorised replay: \(replayed)"); return }
     }
 }
 

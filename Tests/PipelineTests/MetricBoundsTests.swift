@@ -82,15 +82,15 @@ struct MetricBoundsTests {
         #expect(registry.renderPrometheus().contains("# TYPE provisioner_nonce_guard_evictions_total counter\nprovisioner_nonce_guard_evictions_total 0\n"))
         let now: Int64 = 1_000_000
         for index in 0..<250 {
-            #expect(guardian.checkAndRecord(Sensitive("nonce-\(index)"), requestID: "r-\(index)", nowMs: now + Int64(index)) == .fresh)
+            #expect(guardian.checkAndRecord(Sensitive("nonce-\(index)"), identity: RequestIdentity(program: "p", requestID: "r-\(index)"), nowMs: now + Int64(index)) == .fresh)
         }
         #expect(guardian.count == 100)
         #expect(registry.value("provisioner_nonce_guard_evictions_total") == 150)
         #expect(registry.renderPrometheus().contains("\nprovisioner_nonce_guard_evictions_total 150\n"))
         // The evicted nonces are really forgotten: the first one is accepted again.
-        #expect(guardian.checkAndRecord(Sensitive("nonce-0"), requestID: "r-again", nowMs: now + 300) == .fresh)
+        #expect(guardian.checkAndRecord(Sensitive("nonce-0"), identity: RequestIdentity(program: "p", requestID: "r-again"), nowMs: now + 300) == .fresh)
         // Expiry at the horizon is not an eviction.
-        _ = guardian.checkAndRecord(Sensitive("late"), requestID: "r-late", nowMs: now + 120_000)
+        _ = guardian.checkAndRecord(Sensitive("late"), identity: RequestIdentity(program: "p", requestID: "r-late"), nowMs: now + 120_000)
         #expect(registry.value("provisioner_nonce_guard_evictions_total") == 151, "only the re-recorded nonce-0 pushed one more out")
     }
 
@@ -103,18 +103,18 @@ struct MetricBoundsTests {
         let now: Int64 = 1_000_000
         let owner = DuplicateFilter.Owner(partition: TopicPartition(topic: "requests", partition: 0), generation: 1)
         for index in 0..<250 {
-            #expect(duplicates.begin("id-\(index)", owner: owner, nowMs: now) == .fresh)
-            duplicates.finish("id-\(index)", owner: owner, nowMs: now)
+            #expect(duplicates.begin(RequestIdentity(program: "p", requestID: "id-\(index)"), owner: owner, nowMs: now) == .fresh)
+            duplicates.finish(RequestIdentity(program: "p", requestID: "id-\(index)"), owner: owner, nowMs: now)
         }
         #expect(duplicates.count == 100)
         #expect(registry.value("provisioner_duplicate_filter_evictions_total") == 150)
         #expect(registry.renderPrometheus().contains("# TYPE provisioner_duplicate_filter_evictions_total counter\nprovisioner_duplicate_filter_evictions_total 150\n"))
         // The evicted ids are really forgotten: a copy of the first would be processed again.
-        #expect(duplicates.begin("id-0", owner: owner, nowMs: now) == .fresh)
-        #expect(duplicates.begin("id-249", owner: owner, nowMs: now) == .completed)
+        #expect(duplicates.begin(RequestIdentity(program: "p", requestID: "id-0"), owner: owner, nowMs: now) == .fresh)
+        #expect(duplicates.begin(RequestIdentity(program: "p", requestID: "id-249"), owner: owner, nowMs: now) == .completed)
         // Past the horizon every entry expires: none of that is an eviction.
-        #expect(duplicates.begin("id-late", owner: owner, nowMs: now + 60_001) == .fresh)
-        duplicates.finish("id-late", owner: owner, nowMs: now + 60_001)
+        #expect(duplicates.begin(RequestIdentity(program: "p", requestID: "id-late"), owner: owner, nowMs: now + 60_001) == .fresh)
+        duplicates.finish(RequestIdentity(program: "p", requestID: "id-late"), owner: owner, nowMs: now + 60_001)
         #expect(duplicates.count == 2, "id-0 in flight and id-late")
         #expect(registry.value("provisioner_duplicate_filter_evictions_total") == 150)
     }

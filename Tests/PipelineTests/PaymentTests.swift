@@ -144,10 +144,21 @@ struct PaymentTests {
         let genuine = try #require(links[3].settle).revealed
         let simulatorOrigin = rig.stack.simulatorURL
         let path = String(genuine.dropFirst(simulatorOrigin.count))
+        // On the Worldpay host itself (issue 29 item 11): another action's link, another payments
+        // path, another API, a way out of the action's path, a query, a second segment.
+        let token = try #require(genuine.split(separator: "/").last.map(String.init))
+        let worldpay = simulatorOrigin + "/worldpay"
         let forgedLinks = [
             "http://127.0.0.1:\(rogue.port)\(path)",
             "http://localhost:\(rig.stack.simulator.port)\(path)",
             "http://127.0.0.1:\(rig.stack.simulator.port)@127.0.0.1:\(rogue.port)\(path)",
+            try #require(links[3].cancel).revealed,
+            worldpay + "/payments/events/" + token,
+            worldpay + "/cardPayments/customerInitiatedTransactions",
+            worldpay + "/payments/settlements/full/../../authorizations/cancellations/" + token,
+            genuine + "?reference=other",
+            genuine + "/more",
+            worldpay + "/payments/settlements/full/",
         ]
         let forged = forgedLinks.map {
             rig.factory.paymentAction(program: "demo-worldpay", action: .settle, link: $0, transactionReference: references[3])

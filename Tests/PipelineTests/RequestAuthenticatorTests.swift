@@ -42,6 +42,19 @@ struct RequestAuthenticatorTests {
         #expect(verdict(RequestAuthenticator(programs: [:]), program: nil, configured: false, headers(nil)) == .notRequired)
     }
 
+    /// Issue 29 item 10: an unsigned program's replay is an authorised replay (operator named, and
+    /// `Intake` lets it past the duplicate horizon) only when the replay key verifies it; anyone can
+    /// add `x-replay-of` to an unsigned message, which is then answered as an ordinary one.
+    @Test func replaysOfUnsignedProgramsAreAuthorisedOnlyByTheReplayKey() {
+        let dlq = "provisioning.dlq:0:7"
+        for auth in [authenticator(), RequestAuthenticator(programs: [:], replaySecret: Self.replaySecret)] {
+            #expect(verdict(auth, program: "open", headers(Self.replaySecret, replayOf: dlq, operatorName: "alice")) == .authentic(replayBy: "alice"))
+            #expect(verdict(auth, program: "open", headers(nil, replayOf: dlq, operatorName: "alice")) == .notRequired)
+            #expect(verdict(auth, program: "open", headers(Self.programSecret, replayOf: dlq, operatorName: "alice")) == .notRequired)
+        }
+        #expect(verdict(authenticator(replayKey: false), program: "open", headers(Self.replaySecret, replayOf: dlq)) == .notRequired)
+    }
+
     @Test func signedProgramNeedsItsOwnKeyFresh() {
         let auth = authenticator()
         #expect(verdict(auth, program: "signed", headers(Self.programSecret)) == .authentic(replayBy: nil))
@@ -50,8 +63,9 @@ struct RequestAuthenticatorTests {
         #expect(isUnauthentic(verdict(auth, program: "signed", headers(Self.programSecret, at: Self.now - 301_000))))
     }
 
-    /// A signed message captured and re-sent with a covered header set to null (which signs like an
-    /// absent one) must not verify: it would route as malformed and earn a second answer.
+    /// A signed message captured and re-sent with a covered header set to null must not verify: a
+    /// null value signs as itself, not as absent (issue 29 item 2), and would route as malformed.
+    /// A message its producer signed with a null header verifies (routing then refuses it).
     @Test func nullCoveredHeadersAreNeverAuthentic() {
         let signed = headers(Self.programSecret)
         #expect(verdict(authenticator(), program: "signed", signed) == .authentic(replayBy: nil))
@@ -60,6 +74,9 @@ struct RequestAuthenticatorTests {
             #expect(isUnauthentic(verdict(authenticator(), program: "signed", withNull)), "\(name)")
             #expect(isUnauthentic(verdict(authenticator(), program: "other", configured: false, withNull)), "\(name)")
         }
+        let signedWithNull = RequestSigner(secret: Self.programSecret).signed(key: key, value: value,
+                                                                              headers: [KafkaHeader(key: "kafka_correlationId", value: nil)], nowMs: Self.now)
+        #expect(verdict(authenticator(), program: "signed", signedWithNull) == .authentic(replayBy: nil))
         // A program that does not sign keeps its own rules (routing refuses the null header).
         #expect(verdict(authenticator(), program: "open", [KafkaHeader(key: "kafka_correlationId", value: nil)]) == .notRequired)
     }

@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 import Observability
 import Recovery
@@ -12,6 +13,9 @@ import Testing
 struct SettlementTests {
     static let partition = TopicPartition(topic: "provisioning.requests", partition: 1)
     static let now: Int64 = 1_796_000_000_000
+
+    /// The identity of request `requestID` (of one program).
+    static func id(_ requestID: String) -> RequestIdentity { RequestIdentity(program: "settled", requestID: requestID) }
 
     @Test("the table: what each exit does to the marker, the claim and the offset")
     func table() {
@@ -81,13 +85,13 @@ struct SettlementTests {
             let origin = RecordOrigin(message: KafkaMessage(topic: SettlementTests.partition.topic, partition: SettlementTests.partition.partition,
                                                             offset: offset, key: nil, value: []),
                                       generation: generation, receivedAtMs: SettlementTests.now)
-            if let requestID { #expect(duplicates.begin(requestID, owner: .init(origin), nowMs: SettlementTests.now) == .fresh) }
+            if let requestID { #expect(duplicates.begin(SettlementTests.id(requestID), owner: .init(origin), nowMs: SettlementTests.now) == .fresh) }
             return origin
         }
 
         var committable: Int64? { ledger.commitCandidates([SettlementTests.partition]).first?.offset }
         func verdict(_ requestID: String, generation other: UInt64 = 99) -> DuplicateFilter.Verdict {
-            duplicates.begin(requestID, owner: .init(partition: SettlementTests.partition, generation: other), nowMs: SettlementTests.now)
+            duplicates.begin(SettlementTests.id(requestID), owner: .init(partition: SettlementTests.partition, generation: other), nowMs: SettlementTests.now)
         }
     }
 
@@ -95,10 +99,10 @@ struct SettlementTests {
     func answered() {
         let rig = Rig()
         let origin = rig.receive(0, claiming: "r-answered")
-        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, requestID: "r-answered", claimed: true)
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, identity: SettlementTests.id("r-answered"), claimed: true)
         #expect(rig.written.withLock { $0.map { [$0.state.rawValue, $0.outcome?.rawValue ?? "-", $0.requestID] } }
                 == [["completed", "answered", "r-answered"]])
-        #expect(rig.horizon.contains("r-answered", in: Self.partition, nowMs: Self.now))
+        #expect(rig.horizon.contains(Self.id("r-answered"), in: Self.partition, nowMs: Self.now))
         #expect(rig.verdict("r-answered") == .completed)
         #expect(rig.committable == 1)
     }
@@ -108,7 +112,7 @@ struct SettlementTests {
         let rig = Rig()
         let genuine = rig.receive(0, claiming: "r-genuine")
         let forged = rig.receive(1, claiming: nil)
-        rig.settler.settle(.deadLettered(afterStartedMarker: false), origin: forged, requestID: "r-genuine", claimed: false)
+        rig.settler.settle(.deadLettered(afterStartedMarker: false), origin: forged, identity: SettlementTests.id("r-genuine"), claimed: false)
         #expect(rig.written.withLock { $0.isEmpty })
         // Still held by the genuine delivery: a copy elsewhere waits for it.
         #expect(rig.verdict("r-genuine") == .awaitingOlderAttempt)
@@ -117,7 +121,7 @@ struct SettlementTests {
         #expect(rig.committable == 0)
         let metadata = CommitMetadata(parsing: rig.ledger.commitCandidates([SettlementTests.partition]).first?.metadata)
         #expect(metadata.done == [1...1])
-        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: genuine, requestID: "r-genuine", claimed: true)
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: genuine, identity: SettlementTests.id("r-genuine"), claimed: true)
         #expect(rig.committable == 2)
     }
 
@@ -125,7 +129,7 @@ struct SettlementTests {
     func abandoned() {
         let rig = Rig()
         let origin = rig.receive(0, claiming: "r-given-up")
-        rig.settler.settle(.abandoned, origin: origin, requestID: "r-given-up", claimed: true, slot: 17)
+        rig.settler.settle(.abandoned, origin: origin, identity: SettlementTests.id("r-given-up"), claimed: true, slot: 17)
         #expect(rig.released.withLock { $0 } == [17])
         #expect(rig.verdict("r-given-up") == .fresh)
         #expect(rig.committable == nil)
@@ -136,9 +140,9 @@ struct SettlementTests {
     func deadLetteredAfterStart() {
         let rig = Rig()
         let origin = rig.receive(0, claiming: "r-dead")
-        rig.settler.settle(.deadLettered(afterStartedMarker: true), origin: origin, requestID: "r-dead", claimed: true)
+        rig.settler.settle(.deadLettered(afterStartedMarker: true), origin: origin, identity: SettlementTests.id("r-dead"), claimed: true)
         #expect(rig.written.withLock { $0.map(\.outcome) } == [.deadLettered])
-        #expect(!rig.horizon.contains("r-dead", in: Self.partition, nowMs: Self.now))
+        #expect(!rig.horizon.contains(Self.id("r-dead"), in: Self.partition, nowMs: Self.now))
         #expect(rig.verdict("r-dead") == .fresh)
         #expect(rig.committable == 1)
     }
@@ -147,9 +151,9 @@ struct SettlementTests {
     func markerNotWritten() {
         let rig = Rig(markerDelivered: false)
         let origin = rig.receive(0, claiming: "r-unmarked")
-        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, requestID: "r-unmarked", claimed: true)
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, identity: SettlementTests.id("r-unmarked"), claimed: true)
         #expect(rig.attemptsUntilAcknowledged.withLock { $0 } == [true], "the completed marker is retried until Kafka acknowledges it")
-        #expect(!rig.horizon.contains("r-unmarked", in: Self.partition, nowMs: Self.now))
+        #expect(!rig.horizon.contains(Self.id("r-unmarked"), in: Self.partition, nowMs: Self.now))
         #expect(rig.verdict("r-unmarked") == .fresh, "not finished: the next owner (or a redelivery) redoes it, finding the decision or reconciling")
         #expect(rig.committable == nil, "the offset must not complete without its completed marker")
         #expect(rig.ledger.unsettledCount([Self.partition]) == 0)

@@ -226,4 +226,80 @@ struct WorkerConfigurationTests {
         }
         #expect(throws: ConfigurationError.self) { try load(Self.program(baseURL: "ftp://127.0.0.1")) }
     }
+
+    /// Issue 29: reply topics per program. A program's `reply_topics` replaces `results.reply_topics`
+    /// for its requests, so a signing program's backends' reply topic is not open to the others.
+    @Test("programs.<name>.reply_topics overrides results.reply_topics for that program only; a bad list names its key")
+    func replyTopicsPerProgram() throws {
+        let text = """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                               "reply_topics": ["acme.replies"]},
+                      "globex": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY"}},
+         "results": {"reply_topics": ["shared.replies.*"]}}
+        """
+        let (configuration, issues) = try load(text)
+        #expect(issues.isEmpty, "\(issues)")
+        #expect(configuration.program("acme")?.replyTopics == ["acme.replies"])
+        #expect(configuration.program("globex")?.replyTopics == nil)
+        let routing = ReplyRouting(configuration: configuration)
+        #expect(routing.allows("acme.replies", program: "acme") && !routing.allows("shared.replies.a", program: "acme"))
+        #expect(routing.allows("shared.replies.a", program: "globex") && !routing.allows("acme.replies", program: "globex"))
+        #expect(!routing.allows("acme.replies", program: nil) && routing.allows("shared.replies.a", program: nil))
+        #expect(routing.allows(configuration.topics.results, program: "acme"), "the default results topic is always allowed")
+        let refused = routing.check(.success(ReplyRoute(topic: "shared.replies.a", partition: 0, correlationID: [1])), program: "acme")
+        #expect(refused.route == ReplyRoute(topic: nil, correlationID: [1]))
+        #expect(refused.refusal?.contains("the program's reply_topics") == true)
+        #expect(routing.recheck(ReplyRoute(topic: "acme.replies", partition: 2), program: "globex") == nil,
+                "a reconciliation job's route is checked against its program's list")
+        for bad in [#""acme.replies""#, #"["bad topic"]"#, #"[7]"#, #"["*"]"#] {
+            let broken = text.replacingOccurrences(of: #"["acme.replies"]"#, with: bad)
+            do {
+                _ = try load(broken)
+                Issue.record("\(bad) was accepted")
+            } catch {
+                #expect(error.issues.contains { $0.keyPath == "programs.acme.reply_topics" }, "\(error.issues)")
+            }
+        }
+    }
+
+    /// Issue 29 item 12: signing keys are at least 32 bytes, and the replay key is none of the
+    /// programs' signing secrets; problems name the variable, never the value (at load, and in the
+    /// worker however it got its configuration).
+    @Test("short signing or replay keys, and a replay key equal to a program's secret, are refused at load and by the worker, by name only")
+    func signingKeysAreLongAndApart() throws {
+        let text = """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                               "request_signing": {"secret_env": "ACME_SIGNING"}}},
+         "dlq": {"replay_signing_secret_env": "REPLAY_KEY"}}
+        """
+        let long = "acme-signing-key-0123456789abcdef0123"
+        let replay = "replay-key-0123456789abcdef0123456789"
+        #expect(throws: Never.self) { try load(text, env: ["ACME_SIGNING": long, "REPLAY_KEY": replay]) }
+        let short = "sixteen-byte-key"
+        let cases: [([String: String], [String], String)] = [
+            (["ACME_SIGNING": short, "REPLAY_KEY": replay], ["programs.acme.request_signing.secret_env"], "shorter than 32 bytes"),
+            (["ACME_SIGNING": long, "REPLAY_KEY": short], ["dlq.replay_signing_secret_env"], "shorter than 32 bytes"),
+            (["ACME_SIGNING": long, "REPLAY_KEY": long], ["dlq.replay_signing_secret_env"], "must differ from every program's signing secret"),
+        ]
+        for (env, keyPaths, words) in cases {
+            do {
+                _ = try load(text, env: env)
+                Issue.record("accepted \(keyPaths)")
+            } catch {
+                #expect(error.issues.map(\.keyPath) == keyPaths && error.issues.allSatisfy { $0.message.contains(words) }, "\(error.issues)")
+                #expect(!error.description.contains(short) && !error.description.contains(long))
+            }
+            // The worker refuses them too, whatever loaded its configuration.
+            let (configuration, _) = try load(text, env: ["ACME_SIGNING": long, "REPLAY_KEY": replay])
+            do {
+                _ = try Worker(configuration: configuration, environment: ["ACME_KEY": "x", "PROVISIONER_AUDIT_KEY": Self.auditKey].merging(env) { $1 },
+                               logger: Logger(label: "keys", minimumLevel: .error, handler: CapturingLogHandler()))
+                Issue.record("the worker started with \(keyPaths)")
+            } catch let error as ConfigurationError {
+                #expect(error.issues.map(\.keyPath) == keyPaths, "\(error.issues)")
+            }
+        }
+    }
 }

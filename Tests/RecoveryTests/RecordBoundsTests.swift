@@ -59,7 +59,7 @@ struct RecordBoundsTests {
     @Test("a decision's result travels in its x-decision header: read back with the headers, bounded, and only on a completed marker")
     func decisionHeader() {
         let result = Array(#"{"version":1,"request_id":"req-1","status":"provisioned"}"#.utf8)
-        let decision = CallMarker(requestID: "req-1", state: .completed, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w",
+        let decision = CallMarker(requestID: "req-1", program: "prog-a", state: .completed, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w",
                                   outcome: .answered, result: result)
         #expect(decision.isDecision)
         let record = decision.message(topic: "m", partition: 0)
@@ -72,16 +72,42 @@ struct RecordBoundsTests {
         #expect(CallMarker.decode(value, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: [])]) == nil)
         let tooLarge = [UInt8](repeating: 0x20, count: RecordBounds.maxResultBytes + 1)
         #expect(CallMarker.decode(value, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: tooLarge)]) == nil)
-        let started = CallMarker(requestID: "req-1", state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w")
+        let started = CallMarker(requestID: "req-1", program: "prog-a", state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w")
         #expect(CallMarker.decode(started.message(topic: "m", partition: 0).value ?? [], headers: record.headers) == nil,
                 "a started marker never carries a decision")
-        let interim = CallMarker(requestID: "req-1", state: .completed, requestOffset: 3, atMs: 1, worker: "w", outcome: .answered)
+        let interim = CallMarker(requestID: "req-1", program: "prog-a", state: .completed, requestOffset: 3, atMs: 1, worker: "w", outcome: .answered)
         #expect(!interim.isDecision)
+    }
+
+    @Test("markers name their program; an earlier version's marker (no program) speaks for its request id under every program, its decision for the program its result names")
+    func markersOfEarlierVersions() throws {
+        let identity = RequestIdentity(program: "prog-a", requestID: "req-1")
+        let started = CallMarker(identity, state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w")
+        let value = String(decoding: started.message(topic: "m", partition: 0).value ?? [], as: UTF8.self)
+        #expect(value.contains(#""program":"prog-a""#))
+        #expect(CallMarker.decode(Array(value.utf8))?.key == CallMarker.key(identity, replayOf: nil))
+        let other = CallMarker.key(RequestIdentity(program: "prog-b", requestID: "req-1"), replayOf: nil)
+        #expect(!started.key.speaks(for: other), "a marker of program A says nothing of program B's request")
+        let legacy = try #require(CallMarker.decode(Array(#"{"request_id":"req-1","state":"started","request_offset":3,"at":4,"worker":"w"}"#.utf8)))
+        #expect(legacy.program == nil)
+        #expect(legacy.key.speaks(for: other) && legacy.key.speaks(for: started.key), "an earlier version's marker speaks for every program")
+        #expect(!legacy.key.speaks(for: CallMarker.key(identity, replayOf: "provisioning.dlq:0:1")), "but not for a replay")
+        // An earlier version's decision: attributed to the program its result names.
+        let result = ProvisioningResult(requestID: "req-1", program: "prog-b", issuer: .imprint, wallet: .googlePay, kind: .provision,
+                                        status: .provisioned, isFinal: true, code: nil, message: "ok", nextAction: .addToWallet).encodedJSON()
+        let legacyValue = Array(#"{"request_id":"req-1","state":"completed","request_offset":3,"at":4,"worker":"w","outcome":"answered"}"#.utf8)
+        let decision = try #require(CallMarker.decode(legacyValue, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: result)]))
+        #expect(decision.program == "prog-b" && decision.key == other)
+        // One whose result names another request, or none that reads, cannot be attributed: unreadable.
+        let foreign = ProvisioningResult(requestID: "req-2", program: "prog-b", issuer: .imprint, wallet: .googlePay, kind: .provision,
+                                         status: .provisioned, isFinal: true, code: nil, message: "ok", nextAction: .addToWallet).encodedJSON()
+        #expect(CallMarker.decode(legacyValue, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: foreign)]) == nil)
+        #expect(CallMarker.decode(legacyValue, headers: [KafkaHeader(key: CallMarker.decisionHeader, value: Array("{}".utf8))]) == nil)
     }
 
     @Test("call markers with a field out of range do not decode")
     func outOfRangeMarkersDoNotDecode() {
-        let good = CallMarker(requestID: "req-1", state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w",
+        let good = CallMarker(requestID: "req-1", program: "prog-a", state: .started, requestOffset: 3, atMs: 1_700_000_000_000, worker: "w",
                               replayOf: "provisioning.dlq:1:2")
         #expect(CallMarker.decode(good.message(topic: "m", partition: 0).value ?? []) == good)
         let bad = [
@@ -93,6 +119,9 @@ struct RecordBoundsTests {
             #"{"request_id":"req-1","state":"started","request_offset":3,"at":4,"worker":"\#(String(repeating: "w", count: 300))"}"#,
             #"{"request_id":"req-1","state":"started","request_offset":3,"at":4,"worker":"w","replay_of":"not-a-reference"}"#,
             #"{"request_id":"req-1","state":"started","request_offset":3,"at":4,"worker":"w","replay_of":"dlq:-1:2"}"#,
+            #"{"request_id":"req-1","program":"","state":"started","request_offset":3,"at":4,"worker":"w"}"#,
+            #"{"request_id":"req-1","program":"prog a","state":"started","request_offset":3,"at":4,"worker":"w"}"#,
+            #"{"request_id":"req-1","program":7,"state":"started","request_offset":3,"at":4,"worker":"w"}"#,
         ]
         for text in bad {
             #expect(CallMarker.decode(Array(text.utf8)) == nil, "\(text.prefix(120))")

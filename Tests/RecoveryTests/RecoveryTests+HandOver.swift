@@ -121,7 +121,7 @@ extension RecoveryTests {
         #expect(ReconcileJob.decode(Array(damaged.utf8)) == plain)
 
         for outcome in [CallMarker.Outcome.answered, .deadLettered, .recovered] {
-            let marker = CallMarker(requestID: "req-1", state: .completed, requestOffset: 3, atMs: 4, worker: "w", outcome: outcome)
+            let marker = CallMarker(requestID: "req-1", program: "prog-a", state: .completed, requestOffset: 3, atMs: 4, worker: "w", outcome: outcome)
             #expect(CallMarker.decode(marker.message(topic: "m", partition: 0).value ?? []) == marker)
         }
         // Markers written before the outcome field existed still read (as `completed`, no outcome).

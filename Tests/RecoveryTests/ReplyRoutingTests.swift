@@ -80,6 +80,9 @@ struct ReplyRoutingTests {
         #expect(copy.headers.last { $0.key == ReplyRoute.correlationHeader }?.value == correlation)
     }
 
+    /// The program here does not sign: its refusal (claimed by nothing, CONTRACT section 12) goes to
+    /// the default results topic without the correlation id, which any producer could have copied
+    /// (`RequestAuthenticityTests` checks a signed program's refusal keeps its own).
     @Test("reply headers naming a topic not allowed, or malformed, are refused rejected/invalid_request on the default topic, audited; the worker goes on")
     func disallowedAndMalformedRoutesAreRefused() async throws {
         let (rig, _) = try Self.rig()
@@ -87,8 +90,8 @@ struct ReplyRoutingTests {
         let correlation = Array("corr-requests-topic".utf8)
         func header(_ name: String, _ value: [UInt8]?) -> KafkaHeader { KafkaHeader(key: name, value: value) }
         let cases: [(String, [KafkaHeader], echoed: [UInt8]?)] = [
-            ("the requests topic", Self.headers(topic: rig.topics.requests, partition: 0, correlation: correlation), correlation),
-            ("a topic outside results.reply_topics", Self.headers(topic: "other.replies", partition: 0, correlation: correlation), correlation),
+            ("the requests topic", Self.headers(topic: rig.topics.requests, partition: 0, correlation: correlation), nil),
+            ("a topic outside results.reply_topics", Self.headers(topic: "other.replies", partition: 0, correlation: correlation), nil),
             ("the reconcile topic", [header(ReplyRoute.topicHeader, Array(rig.topics.reconcile.utf8))], nil),
             ("a 3-byte partition", [header(ReplyRoute.topicHeader, Array(Self.replyTopic.utf8)), header(ReplyRoute.partitionHeader, [0, 0, 1])], nil),
             ("a negative partition", [header(ReplyRoute.topicHeader, Array(Self.replyTopic.utf8)),
@@ -98,6 +101,11 @@ struct ReplyRoutingTests {
             ("a topic that is not UTF-8", [header(ReplyRoute.topicHeader, [0x62, 0xFF, 0xFE])], nil),
             ("a null topic header", [header(ReplyRoute.topicHeader, nil)], nil),
             ("a partition without a topic", [header(ReplyRoute.partitionHeader, [0, 0, 0, 1])], nil),
+            // Issue 29 item 7: allowed by the prefix, but not in the cluster (each publish attempt
+            // would wait message.timeout.ms and hold the partition's commits).
+            ("an allowed topic that does not exist", Self.headers(topic: "backend.nowhere", partition: 0, correlation: correlation), nil),
+            ("a partition past the reply topic's end", Self.headers(partition: Int32.max, correlation: correlation), nil),
+            ("partition 4 of a 4-partition reply topic", Self.headers(partition: 4, correlation: correlation), nil),
         ]
         var ids: [(String, String, [UInt8]?)] = []
         for (name, headers, echoed) in cases {

@@ -29,8 +29,8 @@ extension ReliabilityTests {
         let gnosisToken = book.mint("GnosisToken", label: "env DEMO_GNOSIS_TOKEN")
         let worldpayKey = book.mint("WorldpayKey", label: "env DEMO_WORLDPAY_API_KEY")
         let auditKey = book.mint("AuditKey", label: "env PROVISIONER_AUDIT_KEY", hexLength: 40)  // 52 bytes: keys under 32 are refused
-        let signingSecret = book.mint("Signing", label: "env RELIABILITY_SIGNING_SECRET")
-        let replaySigningSecret = book.mint("ReplaySigning", label: "env RELIABILITY_REPLAY_SIGNING_SECRET")
+        let signingSecret = book.mint("Signing", label: "env RELIABILITY_SIGNING_SECRET", hexLength: 40)  // signing keys under 32 bytes are refused
+        let replaySigningSecret = book.mint("ReplaySigning", label: "env RELIABILITY_REPLAY_SIGNING_SECRET", hexLength: 40)
         let profile = SimulatorProfile(programs: [
             SimulatorProgram(name: "demo-imprint", issuer: .imprint, apiKey: Sensitive(imprintKey)),
             SimulatorProgram(name: "demo-dcs", issuer: .dcs, apiKey: Sensitive(dcsKey), apiSecret: Sensitive(dcsSecret)),

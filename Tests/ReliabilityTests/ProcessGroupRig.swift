@@ -15,10 +15,10 @@ final class ProcessGroupRig: Sendable {
     let producer: KafkaProducer
     let factory: RequestFactory
 
-    /// A rig named `name` (the group and the folder are made unique from it).
-    init(name: String, partitions: Int) throws {
+    /// A rig named `name` (the group and the folder are made unique from it) on `brokers` brokers.
+    init(name: String, partitions: Int, brokers: Int = 3) throws {
         self.partitions = partitions
-        stack = try EmbeddedStack(brokers: 3, partitions: partitions)
+        stack = try EmbeddedStack(brokers: brokers, partitions: partitions)
         group = UniqueName.make(name)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -27,9 +27,9 @@ final class ProcessGroupRig: Sendable {
         factory = try RequestFactory(devices: 4)
     }
 
-    /// Starts a `provisioner worker` process of the rig's group.
-    func worker(_ name: String) throws -> ChildWorker {
-        try ChildWorker(stack: stack, groupID: group, name: name, directory: directory)
+    /// Starts a `provisioner worker` process of the rig's group, with `environment` added to the stack's.
+    func worker(_ name: String, environment: [String: String] = [:]) throws -> ChildWorker {
+        try ChildWorker(stack: stack, groupID: group, name: name, directory: directory, environment: environment)
     }
 
     /// One answered request per partition, so every worker is past its first catch-up.

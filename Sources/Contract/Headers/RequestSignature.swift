@@ -7,8 +7,34 @@
 ///   within a freshness window around the worker's clock.
 /// - `v1=<hex>` (legacy): HMAC-SHA256 over the value alone; accepted only where a program enables it.
 ///
-/// Contract knows no Kafka: headers are given as a lookup by name (the last header of that name).
+/// Contract knows no Kafka: headers are given as a lookup by name (the last header of that name),
+/// each found `Header` absent, null (present without a value) or bytes.
 public enum RequestSignature {
+    /// A header as a message carries it: the last header of its name.
+    public enum Header: Sendable, Hashable {
+        /// No header of that name.
+        case absent
+        /// Present without a value (Kafka allows a null header value): signed as its own value,
+        /// never as absent (CONTRACT section 12), and malformed wherever a header is read.
+        case null
+        /// Present with these bytes.
+        case bytes([UInt8])
+
+        /// The header from a lookup that returns nil when absent and `.some(nil)` when null.
+        public init(_ found: [UInt8]??) {
+            switch found {
+            case .none: self = .absent
+            case .some(.none): self = .null
+            case .some(.some(let bytes)): self = .bytes(bytes)
+            }
+        }
+
+        /// Its bytes, when it has a value.
+        public var value: [UInt8]? {
+            if case .bytes(let bytes) = self { bytes } else { nil }
+        }
+    }
+
     /// The Kafka header carrying the signature.
     public static let header = "x-request-signature"
     /// The producer timestamp header (epoch milliseconds, ASCII decimal) covered by v2.
@@ -43,7 +69,7 @@ public enum RequestSignature {
     /// The v2 header value for a message with `key`, `timestampMs` (also sent as
     /// `x-request-timestamp`), the covered headers found by `header`, and `value`.
     public static func signV2(secret: Sensitive, key: [UInt8]?, timestampMs: Int64, value: [UInt8],
-                              header: (String) -> [UInt8]?) -> String {
+                              header: (String) -> Header) -> String {
         let input = signingInput(key: key, timestamp: Array(String(timestampMs).utf8), value: value, header: header)
         return "v2=" + Crypto.hex(Crypto.hmacSHA256(key: Array(secret.revealed.utf8), data: input))
     }
@@ -51,15 +77,20 @@ public enum RequestSignature {
     /// The exact bytes v2 signs: `field(versionTag) field(key) field(timestamp)`, then
     /// `field(name) field(header value)` for each covered header in order, then `field(value)`.
     /// `field(x)` is x's length as a 4-byte big-endian integer followed by x; an absent key or
-    /// header is the 4 bytes `FF FF FF FF` alone, so "absent" and "empty" never sign alike.
-    public static func signingInput(key: [UInt8]?, timestamp: [UInt8]?, value: [UInt8], header: (String) -> [UInt8]?) -> [UInt8] {
+    /// header is the 4 bytes `FF FF FF FF` alone and a null header `FF FF FF FE` alone, so
+    /// "absent", "null" and "empty" never sign alike.
+    public static func signingInput(key: [UInt8]?, timestamp: [UInt8]?, value: [UInt8], header: (String) -> Header) -> [UInt8] {
         var input = LengthPrefixedFields(capacity: value.count + 160)
         input.append(versionTag)
         input.append(key)
         input.append(timestamp)
         for name in coveredHeaders {
             input.append(name)
-            input.append(header(name))
+            switch header(name) {
+            case .absent: input.append(nil as [UInt8]?)
+            case .null: input.appendNull()
+            case .bytes(let bytes): input.append(bytes)
+            }
         }
         input.append(value)
         return input.bytes
@@ -75,15 +106,15 @@ public enum RequestSignature {
 
     /// Judges the message's signature against `secret` under `policy` at `nowMs`.
     public static func verdict(secret: Sensitive, policy: Policy, key: [UInt8]?, value: [UInt8], nowMs: Int64,
-                               header: (String) -> [UInt8]?) -> Verdict {
-        guard let headerValue = header(Self.header) else { return .invalid("the request is not signed (header \(Self.header) is missing)") }
+                               header: (String) -> Header) -> Verdict {
+        guard let headerValue = header(Self.header).value else { return .invalid("the request is not signed (header \(Self.header) is missing)") }
         guard headerValue.count <= 80 else { return .invalid("the \(Self.header) header is too long") }
         let text = String(decoding: headerValue, as: UTF8.self)
         if text.hasPrefix("v2=") {
             guard let given = Crypto.bytes(fromHex: String(text.dropFirst(3))), given.count == 32 else {
                 return .invalid("the \(Self.header) header must be v2=<64 hex digits of HMAC-SHA256>")
             }
-            let timestamp = header(timestampHeader)
+            let timestamp = header(timestampHeader).value
             guard let timestamp, let timestampMs = parseTimestamp(timestamp) else {
                 return .invalid("a v2 signature needs header \(timestampHeader) (epoch milliseconds)")
             }

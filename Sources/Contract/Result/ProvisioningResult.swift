@@ -39,6 +39,10 @@ public struct ProvisioningResult: Sendable, Hashable {
     /// Which attempt this is (1 for the first).
     public var attempt: Int
 
+    /// The identity of the request it answers (program, request id); nil when it names no program
+    /// (an answer to a message whose program could not be read).
+    public var identity: RequestIdentity? { program.map { RequestIdentity(program: $0, requestID: requestID) } }
+
     /// Creates a result.
     public init(version: Int = 1, requestID: String, program: String?, issuer: IssuerKind?, wallet: Wallet?,
                 kind: RequestKind?, status: ResultStatus, isFinal: Bool, code: ErrorCode?, message: String,

@@ -32,7 +32,7 @@ public struct RequestValidator: Sendable {
                          nowMs: Int64) -> ValidationFailure? {
         if let failure = validate(request, issuer: issuer) { return failure }
         guard request.kind == .provision, request.wallet == .applePay, let apple = request.apple else { return nil }
-        if nonceGuard.checkAndRecord(apple.nonce, requestID: request.requestID, nowMs: nowMs) == .reused {
+        if nonceGuard.checkAndRecord(apple.nonce, identity: RequestIdentity(request), nowMs: nowMs) == .reused {
             return ValidationFailure(code: .nonceReused, field: "apple.nonce",
                                      message: "apple.nonce was already used by another request; restart the PassKit flow for a fresh nonce")
         }

@@ -21,6 +21,9 @@ public struct GeneratedRequest: Sendable {
     /// SHA-256 hex of the Apple nonce or the Google ids, as the simulator reports calls.
     public var handshake: String?
 
+    /// Its identity (program, request id): what its answers name.
+    public var identity: RequestIdentity { RequestIdentity(program: program, requestID: requestID) }
+
     /// Creates a generated request.
     public init(requestID: String, program: String, kind: RequestKind, wallet: Wallet, key: [UInt8]?, value: [UInt8],
                 replyKey: ECPrivateKey? = nil, appleLeafKey: ECPrivateKey? = nil, handshake: String? = nil) {

@@ -34,6 +34,10 @@ public struct ProgramConfiguration: Sendable {
     public var requestSigningAcceptsV1 = false
     /// `request_signing.max_skew_ms`: how far `x-request-timestamp` may be from the worker's clock.
     public var requestSigningMaxSkewMs: Int64 = 300_000
+    /// `reply_topics`: the reply topics this program's requests may name (names, or prefixes ending
+    /// in `*`); nil: `results.reply_topics`. Give a signing program its own, so a message naming
+    /// another program cannot be routed to its backends' reply topics.
+    public var replyTopics: [String]?
 
     /// Creates a program with defaults.
     public init(name: String, issuer: IssuerKind, baseURL: String, apiKeyEnvironmentVariable: String) {

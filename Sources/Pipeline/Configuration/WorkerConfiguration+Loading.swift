@@ -31,15 +31,46 @@ extension WorkerConfiguration {
         return (configuration, issues)
     }
 
-    /// Secrets named by the configuration but absent from the environment, and a pseudonym key
-    /// shorter than `Pseudonymizer.minimumKeyBytes`: by variable name only, never a value.
+    /// Secrets named by the configuration but absent from the environment, a pseudonym key
+    /// shorter than `Pseudonymizer.minimumKeyBytes`, and signing keys that `signingKeyIssues`
+    /// refuses: by variable name only, never a value.
     static func secretIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
         configuration.secretEnvironmentVariables.compactMap { entry in
             let value = environment[entry.variable] ?? ""
             if value.isEmpty { return ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set") }
             if entry.keyPath == Self.pseudonymKeyPath { return pseudonymKeyIssue(configuration, environment: environment) }
             return nil
+        } + signingKeyIssues(configuration, environment: environment)
+    }
+
+    /// The shortest request signing secret or replay key accepted, in bytes (UTF-8): 256 bits, as
+    /// HMAC-SHA256 wants (e.g. `openssl rand -hex 32`).
+    public static let minimumSigningKeyBytes = 32
+
+    /// Problems with the keys that decide who may be answered (`environment` holding them): a
+    /// program's request signing secret or the replay key shorter than `minimumSigningKeyBytes`,
+    /// or the replay key equal to a program's signing secret (that program's producers could then
+    /// sign replays, which the worker lets past the duplicate horizon, and forge `dlq.mac`). Names
+    /// variables, never values; keys not set are left to the check for missing secrets.
+    public static func signingKeyIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
+        var keys: [(keyPath: String, variable: String)] = configuration.programs.sorted { $0.key < $1.key }.compactMap { name, program in
+            program.requestSigningSecretEnvironmentVariable.map { ("programs.\(name).request_signing.secret_env", $0) }
         }
+        if let replay = configuration.replaySigningSecretEnvironmentVariable { keys.append(("dlq.replay_signing_secret_env", replay)) }
+        var issues: [ConfigurationIssue] = []
+        for (keyPath, variable) in keys {
+            guard let value = environment[variable], !value.isEmpty, value.utf8.count < minimumSigningKeyBytes else { continue }
+            issues.append(.init(.error, keyPath, "names environment variable \(variable), whose value is shorter than \(minimumSigningKeyBytes) bytes; "
+                                    + "use at least \(minimumSigningKeyBytes) random bytes (e.g. 'openssl rand -hex 32')"))
+        }
+        if let replayVariable = configuration.replaySigningSecretEnvironmentVariable, let replay = environment[replayVariable], !replay.isEmpty {
+            for (keyPath, variable) in keys where keyPath.hasPrefix("programs.") && environment[variable] == replay {
+                issues.append(.init(.error, "dlq.replay_signing_secret_env",
+                                    "names environment variable \(replayVariable), whose value is also \(keyPath) (\(variable)); the replay key "
+                                        + "must differ from every program's signing secret, or that program's producers could sign replays"))
+            }
+        }
+        return issues
     }
 
     /// The key path of the pseudonym key's variable.
@@ -104,15 +135,8 @@ extension WorkerConfiguration {
         var results = root.object("results")
         configuration.requireEncryption = results.bool("require_encryption", default: true)
         configuration.mirrorReplies = results.bool("mirror_replies", default: false)
-        if let topics = results.raw("reply_topics") {
-            let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
-            if topics.arrayValue == nil || entries.count != topics.arrayValue?.count
-                || !entries.allSatisfy(ReplyRouting.isValidEntry) {
-                results.issues.append(.init(.error, "results.reply_topics",
-                                            "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
-            } else {
-                configuration.replyTopics = entries
-            }
+        if let value = results.raw("reply_topics"), let entries = replyTopics(value, keyPath: "results.reply_topics", issues: &results.issues) {
+            configuration.replyTopics = entries
         }
         root.absorb(results)
 
@@ -314,8 +338,22 @@ extension WorkerConfiguration {
             program.requestSigningMaxSkewMs = signing.integer("max_skew_ms", default: program.requestSigningMaxSkewMs, in: 1_000...3_600_000)
         }
         reader.absorb(signing)
+        if let value = reader.raw("reply_topics") {
+            program.replyTopics = replyTopics(value, keyPath: reader.keyPath("reply_topics"), issues: &reader.issues)
+        }
         guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }
         return program
+    }
+
+    /// The list of reply topics `topics` is (`results.reply_topics`, `programs.<name>.reply_topics`
+    /// at `keyPath`): topic names, or prefixes ending in `*`; nil, and an issue, when it is not one.
+    private static func replyTopics(_ topics: JSONValue, keyPath: String, issues: inout [ConfigurationIssue]) -> [String]? {
+        let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
+        guard topics.arrayValue != nil, entries.count == topics.arrayValue?.count, entries.allSatisfy(ReplyRouting.isValidEntry) else {
+            issues.append(.init(.error, keyPath, "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
+            return nil
+        }
+        return entries
     }
 
     /// The host of an `http://` URL: between the scheme and the first `/`, `?` or `#`, without

@@ -2,16 +2,20 @@ import Contract
 import Issuers
 import Recovery
 
-/// The first stage of a request's life, as a decision: decode → authenticity → reply route →
-/// program → signature requirement → duplicate filter and markers → validation → call building →
-/// admission, in that order, produce one `IntakeDecision`. It publishes nothing and touches no
+/// The first stage of a request's life, as a decision: decode → authenticity → `x-replay-of` →
+/// reply route (the program's allowed topics) → program → signature requirement → duplicate
+/// filter and markers → validation → call building → admission, in that order, produce one
+/// `IntakeDecision`. It publishes nothing and touches no
 /// broker: `RequestFlow` carries the decision out. What it consults is in memory (the duplicate
 /// filter, the marker index and duplicate horizon filled by catch-up, the nonce guard), and time
 /// is passed in, so `IntakeTests` run it like `WorkScheduler`'s.
 ///
 /// Two steps have effects, both on in-memory state and both part of the decision: the duplicate
 /// filter's claim (`DuplicateFilter.begin`) and validation's nonce check (`NonceGuard`), which
-/// records the nonce. Authenticity comes before both: an unauthentic message claims nothing.
+/// records the nonce. Authenticity comes before both: an unauthentic message claims nothing. Both
+/// are keyed by the request's identity (program, request id), so a message can claim only its own
+/// program's request; what is rejected before the claim is answered on the default results
+/// topic, never along a reply route (`earlyRejectionRoute`).
 struct Intake: Sendable {
     let configuration: WorkerConfiguration
     /// Issuer endpoint per program name.
@@ -29,28 +33,26 @@ struct Intake: Sendable {
     let prepare: @Sendable (ProvisioningRequest, IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall
 
     /// What to do with the record `value` received as `received`; the returned origin carries
-    /// the checked reply route. `whenOlderAttemptEnds` runs when a decision was
-    /// `awaitOlderAttempt` and the attempt holding the id ends (to decide again).
+    /// the checked reply route (the program's `reply_topics`). `whenOlderAttemptEnds` runs when a
+    /// decision was `awaitOlderAttempt` and the attempt holding the identity ends (to decide again).
     func decide(_ value: [UInt8], received: RecordOrigin, nowMs: Int64,
                 whenOlderAttemptEnds: @escaping @Sendable () -> Void) -> (RecordOrigin, IntakeDecision) {
         var origin = received
-        (origin.reply, origin.replyRefusal) = replyRouting.check(origin.replyHeaders)
-        return (origin, decide(value, origin: origin, nowMs: nowMs, whenOlderAttemptEnds: whenOlderAttemptEnds))
+        let decision = decide(value, origin: &origin, nowMs: nowMs, whenOlderAttemptEnds: whenOlderAttemptEnds)
+        return (origin, decision)
     }
 
-    private func decide(_ value: [UInt8], origin: RecordOrigin, nowMs: Int64,
+    private func decide(_ value: [UInt8], origin: inout RecordOrigin, nowMs: Int64,
                         whenOlderAttemptEnds: @escaping @Sendable () -> Void) -> IntakeDecision {
-        // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
-        if let problem = origin.replayOfProblem, value.count <= requestLimits.maxBytes {
-            return .deadLetter(code: .invalidReplayOf, reason: problem, requestID: nil, summary: nil)
-        }
         let decoding = RequestDecoder.decode(value, limits: requestLimits)
         // What a message that does not decode says of itself, read once (its dead letter's summary).
         let summary: DeadLetterSummary? = if case .deadLetter = decoding {
             DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: configuration.deadlines)
         } else { nil }
         // Authenticity before anything that can publish a result or touch the duplicate filter,
-        // markers or nonce guard: a message that fails it is never answered (CONTRACT section 11).
+        // markers or nonce guard, and before any header is judged (a malformed `x-replay-of` on a
+        // forgery is a forgery: `unauthenticated`, not `invalid_replay_of`): a message that fails it
+        // is never answered (CONTRACT section 11).
         let claimed: (requestID: String?, program: String?) = switch decoding {
         case .decoded(let request): (request.requestID, request.program)
         case .rejected(let rejection): (rejection.requestID, rejection.program)
@@ -62,15 +64,32 @@ struct Intake: Sendable {
         if case .unauthentic(let reason) = verdict {
             return .refuseUnauthentic(reason: reason, requestID: claimed.requestID, program: claimed.program, summary: summary)
         }
+        // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
+        if let problem = origin.replayOfProblem, value.count <= requestLimits.maxBytes {
+            return .deadLetter(code: .invalidReplayOf, reason: problem, summary: nil)
+        }
+        (origin.reply, origin.replyRefusal) = replyRouting.check(origin.replyHeaders, program: claimed.program)
         switch decoding {
         case .deadLetter(let cause):
-            return .deadLetter(code: DeadLetterCode(cause.code), reason: cause.message, requestID: summary?.requestID, summary: summary)
+            return .deadLetter(code: DeadLetterCode(cause.code), reason: cause.message, summary: summary)
         case .rejected(let rejection):
+            origin.reply = Self.earlyRejectionRoute(origin.reply, verdict: verdict)
             return .rejectMalformed(rejection)
         case .decoded(let request):
             let replayBy: String? = if case .authentic(let replayBy) = verdict { replayBy } else { nil }
-            return admit(request, value: value, origin: origin, replayBy: replayBy, nowMs: nowMs, whenOlderAttemptEnds: whenOlderAttemptEnds)
+            let decision = admit(request, value: value, origin: origin, replayBy: replayBy, nowMs: nowMs, whenOlderAttemptEnds: whenOlderAttemptEnds)
+            if case .rejectEarly = decision { origin.reply = Self.earlyRejectionRoute(origin.reply, verdict: verdict) }
+            return decision
         }
+    }
+
+    /// Where an early rejection (`rejectMalformed`, `rejectEarly`: nothing claimed) is answered
+    /// (CONTRACT section 12): never along a reply route, which the message may have copied from
+    /// another request (the headers travel in clear), but on the default results topic; with the
+    /// message's correlation id only when its signature verified (the id is then its producer's own).
+    static func earlyRejectionRoute(_ route: ReplyRoute?, verdict: RequestAuthenticator.Verdict) -> ReplyRoute? {
+        guard case .authentic = verdict, let correlation = route?.correlationID else { return nil }
+        return ReplyRoute(topic: nil, correlationID: correlation)
     }
 
     private func admit(_ request: ProvisioningRequest, value: [UInt8], origin: RecordOrigin, replayBy: String?, nowMs: Int64,
@@ -93,9 +112,10 @@ struct Intake: Sendable {
         }
         // Held by another delivery (an older generation of this partition that may still give
         // up): decide again when that attempt ends.
-        let duplicate = duplicates.begin(request.requestID, owner: .init(origin), nowMs: nowMs, whenSettled: whenOlderAttemptEnds)
+        let identity = RequestIdentity(request)
+        let duplicate = duplicates.begin(identity, owner: .init(origin), nowMs: nowMs, whenSettled: whenOlderAttemptEnds)
         if duplicate == .awaitingOlderAttempt { return .awaitOlderAttempt }
-        let marker = markerIndex.state(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition)
+        let marker = markerIndex.state(identity, replayOf: origin.replayOf, in: origin.partition)
         let window = configuration.deadlines.window(for: request, recordTimestampMs: origin.timestampMs, receivedAtMs: origin.receivedAtMs)
         var job = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint,
                                   window: window, cardRef: subject.cardRef, deviceRef: subject.deviceRef)
@@ -105,13 +125,16 @@ struct Intake: Sendable {
         // `started` makes a redelivery after a crash reconcile instead of calling again.
         // Answered within the duplicate horizon (this worker, an earlier owner, or before a
         // restart: catch-up read the `completed` markers back from the horizon). An operator's
-        // replay is judged by its own markers only, as above.
-        let answeredBefore = duplicate == .fresh && marker != .completed && origin.replayOf == nil
-            && horizon.contains(request.requestID, in: origin.partition, nowMs: nowMs)
+        // replay is judged by its own markers only, as above — when the replay key verified it
+        // (`replayBy`): an `x-replay-of` anyone can add to a copy of an unsigned program's
+        // answered request does not take it past the horizon to the issuer again (issue 29 item 10).
+        let authorisedReplay = origin.replayOf != nil && replayBy != nil
+        let answeredBefore = duplicate == .fresh && marker != .completed && !authorisedReplay
+            && horizon.contains(identity, in: origin.partition, nowMs: nowMs)
         // A decided final is published again unless the previous owner's commit said its record
         // was done (its result acknowledged): then it is a duplicate like any answered one.
         if duplicate == .fresh, marker == .completed, !markerIndex.wasDone(origin.offset, in: origin.partition),
-           let encoded = markerIndex.decision(requestID: request.requestID, replayOf: origin.replayOf, in: origin.partition),
+           let encoded = markerIndex.decision(identity, replayOf: origin.replayOf, in: origin.partition),
            let decided = try? ProvisioningResult.decode(encoded) {
             return .republish(job, result: decided, encoded: encoded)
         }

@@ -7,7 +7,7 @@ import Recovery
 enum IntakeDecision: Sendable {
     /// Not a request (does not decode), or a replay whose `x-replay-of` header does not parse:
     /// a dead letter, nothing claimed.
-    case deadLetter(code: DeadLetterCode, reason: String, requestID: String?, summary: DeadLetterSummary?)
+    case deadLetter(code: DeadLetterCode, reason: String, summary: DeadLetterSummary?)
     /// Failed its signature check: never answered, nothing it names is touched; an audit event,
     /// a metric and a dead letter that cannot be replayed.
     case refuseUnauthentic(reason: String, requestID: String?, program: String?, summary: DeadLetterSummary?)

@@ -25,6 +25,10 @@ struct ProvisioningJob: Sendable {
         var epoch: Int64
     }
 
+    /// The request's identity (program, request id): what it claims in the duplicate filter and
+    /// its markers are keyed by.
+    var identity: RequestIdentity { RequestIdentity(request) }
+
     /// Two jobs with one ordering key never call their issuer at once: the card for provisioning,
     /// the transaction for payments.
     var orderingKey: String {

@@ -29,7 +29,7 @@ extension RequestFlow {
     /// Gives a job up before its call: the slot freed, the claim released, the offset abandoned
     /// (the partition's next owner redoes the request).
     private func giveUp(_ job: ProvisioningJob, ticketID: UInt64) {
-        settler.settle(.abandoned, origin: job.origin, requestID: job.request.requestID, claimed: true, slot: ticketID)
+        settler.settle(.abandoned, origin: job.origin, identity: job.identity, claimed: true, slot: ticketID)
     }
 
     private func startCall(_ job: ProvisioningJob, ticketID: UInt64) {
@@ -39,7 +39,7 @@ extension RequestFlow {
               let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
             return giveUp(job, ticketID: ticketID)
         }
-        let marker = CallMarker(requestID: job.request.requestID, state: .started, requestOffset: origin.offset,
+        let marker = CallMarker(job.identity, state: .started, requestOffset: origin.offset,
                                 atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
                                 fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration)
         markers.write(marker, for: origin, attempts: 3) { [self] write in

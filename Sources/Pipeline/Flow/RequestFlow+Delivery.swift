@@ -31,7 +31,7 @@ extension RequestFlow {
             guard claimed, let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
                 return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed)
             }
-            let decision = CallMarker(requestID: result.requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
+            let decision = CallMarker(job.identity, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                       worker: context.configuration.workerID, outcome: .answeredWithoutCall, replayOf: origin.replayOf,
                                       fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration, result: encoded)
             context.decider.decideWithoutCall(decision, partition: origin.partition.partition, epoch: epoch.offset, deadlineMs: deadlineMs,
@@ -39,7 +39,7 @@ extension RequestFlow {
                 switch verdict {
                 case .withdrawn:
                     logger(for: origin).warning("a newer owner fenced this partition: this answer is withdrawn, the new owner answers the request")
-                    settler.settle(.abandoned, origin: origin, requestID: result.requestID, claimed: claimed)
+                    settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
                 case .undecided:
                     publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed)
                 case .own, .earlier, .unreadable:
@@ -48,14 +48,14 @@ extension RequestFlow {
             }
             return
         }
-        let decision = CallMarker(requestID: result.requestID, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
+        let decision = CallMarker(job.identity, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                   worker: context.configuration.workerID, outcome: .answered, replayOf: origin.replayOf, result: encoded)
         context.decider.decideAsCaller(decision, partition: origin.partition.partition, startedAt: started.offset, epoch: started.epoch,
                                        deadlineMs: deadlineMs, write: write) { [self] verdict in
             switch verdict {
             case .withdrawn, .unreadable:
                 logger(for: origin).warning("the decision could not be checked against the markers before the worker stopped: not published here; the next owner publishes the first decision")
-                settler.settle(.abandoned, origin: origin, requestID: result.requestID, claimed: claimed)
+                settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
             case .own:
                 publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true,
                         startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
@@ -98,13 +98,13 @@ extension RequestFlow {
                                           [("error", .string(outcome.lastError?.description ?? "unknown"))])
                 deadLetter(value, origin: origin, code: .publishFailed,
                            reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
-                           issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, requestID: result.requestID, claimed: claimed,
+                           issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, identity: result.identity, claimed: claimed,
                            startedMarker: startedMarker && !decided)
                 return
             }
             published(result, origin: origin, job: provisioningJob, reconcileScheduled: reconcile != nil)
             settler.settle(decided ? .decided(afterCall: startedMarker) : .answered(recovered: recovered, afterCall: startedMarker), origin: origin,
-                           requestID: result.requestID, claimed: claimed)
+                           identity: result.identity, claimed: claimed)
         }
     }
 
@@ -120,16 +120,16 @@ extension RequestFlow {
             logger(for: origin).warning("the result was delivered but its mirror copy on the default results topic was not",
                                         [("error", .string(error?.description ?? "unknown"))])
             published(result, origin: origin, job: provisioningJob, reconcileScheduled: job != nil)
-            return settler.settle(exit, origin: origin, requestID: result.requestID, claimed: claimed)
+            return settler.settle(exit, origin: origin, identity: result.identity, claimed: claimed)
         }
         logger(for: origin).warning("the result was delivered but its reconciliation job was not: the job is sent again",
                                     [("error", .string(error?.description ?? "unknown"))])
         context.publisher.publish([job], attempts: .max) { [self] outcome in
             guard outcome.allDelivered else {
-                return settler.settle(.abandoned, origin: origin, requestID: result.requestID, claimed: claimed)
+                return settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
             }
             published(result, origin: origin, job: provisioningJob, reconcileScheduled: true)
-            settler.settle(exit, origin: origin, requestID: result.requestID, claimed: claimed)
+            settler.settle(exit, origin: origin, identity: result.identity, claimed: claimed)
         }
     }
 
@@ -163,8 +163,10 @@ extension RequestFlow {
     /// Dead-letters a message (or parks it when it was already a replay) and settles it once the
     /// dead letter is acknowledged (retried until it is; abandoned when the producer failed for good).
     /// `summary`: what the value says of itself, when the caller already read it (read here otherwise).
+    /// `identity`: the request it settles (nil when the message was not admitted: its audit event
+    /// names the request id the value carries).
     func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary? = nil,
-                    issuerMayHaveBeenCalled: Bool, requestID: String?, claimed: Bool, startedMarker: Bool = false) {
+                    issuerMayHaveBeenCalled: Bool, identity: RequestIdentity?, claimed: Bool, startedMarker: Bool = false) {
         let summary = summary ?? DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
         let now = context.clock()
         let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)
@@ -180,16 +182,16 @@ extension RequestFlow {
             guard outcome.allDelivered else {
                 logger(for: origin).error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
                                           [("error", .string(outcome.lastError?.description ?? "unknown"))])
-                return settler.settle(.abandoned, origin: origin, requestID: requestID, claimed: claimed)
+                return settler.settle(.abandoned, origin: origin, identity: identity, claimed: claimed)
             }
             context.metrics.countDeadLetter(code: code.rawValue, parked: letter.isParked)
             logger(for: origin).warning(letter.isParked ? "replayed message failed again: parked" : "message dead-lettered",
                                         [("code", .string(code.rawValue)), ("replayable", .bool(letter.provenance.isReplayable))])
-            context.audit.publish([context.audit.event(.deadLettered, origin: origin, requestID: requestID ?? summary.requestID,
+            context.audit.publish([context.audit.event(.deadLettered, origin: origin, requestID: identity?.requestID ?? summary.requestID,
                                                        program: summary.program, issuer: nil, wallet: summary.wallet,
                                                        reason: code.auditReason)],
                                   traceparent: origin.traceparent)
-            settler.settle(.deadLettered(afterStartedMarker: startedMarker), origin: origin, requestID: requestID, claimed: claimed)
+            settler.settle(.deadLettered(afterStartedMarker: startedMarker), origin: origin, identity: identity, claimed: claimed)
         }
     }
 }

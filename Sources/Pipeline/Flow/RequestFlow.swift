@@ -116,7 +116,7 @@ final class RequestFlow: Sendable {
     /// are redelivered to the next owner.
     func giveBack(_ partitions: [TopicPartition]) {
         for job in scheduler.removeWaiting(partitions: Set(partitions)) {
-            settler.settle(.abandoned, origin: job.origin, requestID: job.request.requestID, claimed: true)
+            settler.settle(.abandoned, origin: job.origin, identity: job.identity, claimed: true)
         }
     }
 
@@ -133,7 +133,7 @@ final class RequestFlow: Sendable {
 
     private func intake(_ value: [UInt8], origin received: RecordOrigin) {
         guard context.ledger.isOwned(received.partition, generation: received.generation) else {
-            settler.settle(.abandoned, origin: received, requestID: nil, claimed: false)
+            settler.settle(.abandoned, origin: received, identity: nil, claimed: false)
             return
         }
         context.probe?.intake(worker: context.configuration.workerID, partition: received.partition, offset: received.offset,
@@ -147,9 +147,9 @@ final class RequestFlow: Sendable {
     /// Carries out what intake decided.
     private func carryOut(_ decision: IntakeDecision, value: [UInt8], origin: RecordOrigin) {
         switch decision {
-        case .deadLetter(let code, let reason, let requestID, let summary):
+        case .deadLetter(let code, let reason, let summary):
             deadLetter(value, origin: origin, code: code, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
-                       requestID: requestID, claimed: false)
+                       identity: nil, claimed: false)
         case .refuseUnauthentic(let reason, let requestID, let program, let summary):
             refuseUnauthentic(value, origin: origin, reason: reason, requestID: requestID, program: program, summary: summary)
         case .rejectMalformed(let rejection):
@@ -185,7 +185,7 @@ final class RequestFlow: Sendable {
                                                        reason: inFlight ? AuditReason("duplicate of a request in flight")
                                                            : AuditReason("duplicate of a request already answered"))],
                                   traceparent: origin.traceparent)
-            settler.settle(.duplicate, origin: origin, requestID: job.request.requestID, claimed: claimed)
+            settler.settle(.duplicate, origin: origin, identity: job.identity, claimed: claimed)
         case .republish(let job, let decided, let encoded):
             logger(for: origin).notice("redelivered request already decided by a previous attempt: its decided result is published again")
             publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true, startedMarker: true)
@@ -222,6 +222,6 @@ final class RequestFlow: Sendable {
                                                    reason: AuditReason("the message failed its signature check: not answered"))],
                               traceparent: origin.traceparent)
         deadLetter(value, origin: origin, code: .unauthenticated, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
-                   requestID: requestID, claimed: false)
+                   identity: nil, claimed: false)
     }
 }

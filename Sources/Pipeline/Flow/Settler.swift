@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 import Observability
 import Recovery
@@ -32,27 +33,27 @@ struct Settler: Sendable {
     /// until Kafka acknowledges it (or the producer fails for good), else the configured attempts.
     let writeMarker: @Sendable (CallMarker, RecordOrigin, _ untilAcknowledged: Bool, @escaping @Sendable (MarkerWrite) -> Void) -> Void
 
-    /// Settles the record at `origin` after `exit`. `requestID`: the request id it answers for,
-    /// when known; `claimed`: whether this record claimed that id in the duplicate filter (a
-    /// malformed or unauthentic message naming another request's id must never free that one).
-    /// `slot`: a scheduler slot still held (a call given up before it was made).
-    func settle(_ exit: RecordExit, origin: RecordOrigin, requestID: String?, claimed: Bool, slot: UInt64? = nil) {
+    /// Settles the record at `origin` after `exit`. `identity`: the request (program, request id)
+    /// it answers for, when known; `claimed`: whether this record claimed that identity in the
+    /// duplicate filter (a malformed or unauthentic message naming another request must never
+    /// free that one). `slot`: a scheduler slot still held (a call given up before it was made).
+    func settle(_ exit: RecordExit, origin: RecordOrigin, identity: RequestIdentity?, claimed: Bool, slot: UInt64? = nil) {
         let settlement = Settlement(exit, claimed: claimed)
         if let slot { releaseSlot(slot) }
-        guard let outcome = settlement.completedMarker, let requestID else {
-            if settlement.recordsInHorizon, let requestID {
-                horizon.record(requestID, in: origin.partition, answeredAtMs: clock(), nowMs: clock())
+        guard let outcome = settlement.completedMarker, let identity else {
+            if settlement.recordsInHorizon, let identity {
+                horizon.record(identity, in: origin.partition, answeredAtMs: clock(), nowMs: clock())
             }
-            finish(settlement, origin: origin, requestID: requestID)
+            finish(settlement, origin: origin, identity: identity)
             return
         }
-        let marker = CallMarker(requestID: requestID, state: .completed, requestOffset: origin.offset, atMs: clock(),
+        let marker = CallMarker(identity, state: .completed, requestOffset: origin.offset, atMs: clock(),
                                 worker: workerID, outcome: outcome, replayOf: origin.replayOf)
         guard settlement.awaitsMarker else {
             // After a decision: the marker only says "published"; lost, the decision is published again.
-            if settlement.recordsInHorizon { horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock()) }
+            if settlement.recordsInHorizon { horizon.record(identity, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock()) }
             writeMarker(marker, origin, false) { _ in }
-            finish(settlement, origin: origin, requestID: requestID)
+            finish(settlement, origin: origin, identity: identity)
             return
         }
         // The `completed` marker is what a next owner relies on to ignore the request instead of
@@ -63,20 +64,20 @@ struct Settler: Sendable {
             guard write.delivered else {
                 logger.error("completed marker not written: the request's offset is not completed and is redone by the next owner",
                              [("error", .string(write.error?.description ?? "unknown"))])
-                return finish(Settlement(.abandoned, claimed: settlement.claim != .untouched), origin: origin, requestID: requestID)
+                return finish(Settlement(.abandoned, claimed: settlement.claim != .untouched), origin: origin, identity: identity)
             }
             if settlement.recordsInHorizon {
-                horizon.record(requestID, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())
+                horizon.record(identity, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())
             }
-            finish(settlement, origin: origin, requestID: requestID)
+            finish(settlement, origin: origin, identity: identity)
         }
     }
 
-    private func finish(_ settlement: Settlement, origin: RecordOrigin, requestID: String?) {
-        if let requestID {
+    private func finish(_ settlement: Settlement, origin: RecordOrigin, identity: RequestIdentity?) {
+        if let identity {
             switch settlement.claim {
-            case .finish: duplicates.finish(requestID, owner: .init(origin), nowMs: clock())
-            case .release: duplicates.release(requestID, owner: .init(origin))
+            case .finish: duplicates.finish(identity, owner: .init(origin), nowMs: clock())
+            case .release: duplicates.release(identity, owner: .init(origin))
             case .untouched: break
             }
         }

@@ -1,5 +1,9 @@
-/// Request ids answered within the duplicate horizon in one requests partition, as their
-/// `completed` markers say: a bounded set of 96-bit fingerprints in arrival order.
+import Contract
+
+/// Requests answered within the duplicate horizon in one requests partition, as their
+/// `completed` markers say: a bounded set of 96-bit fingerprints of request identities (program,
+/// request id; a marker of an earlier version, without a program, gives its request id's legacy
+/// fingerprint) in arrival order.
 ///
 /// A plain value type (time passed in). Entries live in a ring (oldest first) that grows by
 /// doubling up to `maxEntries`; an open-addressing table (linear probing, at most 2/3 full) finds
@@ -9,21 +13,30 @@
 /// Fingerprints use the process's randomly seeded `Hasher` (two salted hashes): a collision that
 /// would make a new request look answered has odds of about `count / 2^96` per lookup.
 public struct AnsweredIndex: Sendable {
-    /// A request id's fingerprint.
+    /// A request identity's fingerprint.
     public struct Fingerprint: Sendable, Hashable {
         var high: UInt64
         var low: UInt32
 
-        /// The fingerprint of `requestID` in this process.
-        public init(_ requestID: String) {
+        /// The fingerprint of `requestID` under `program` in this process; `program` nil: the
+        /// legacy fingerprint of a request id answered by an earlier version, which recorded no
+        /// program (it never equals an identity's: the hash input says which it is).
+        public init(program: String?, requestID: String) {
             var first = Hasher()
             first.combine(0x5EED_0001 as UInt32)
+            first.combine(program)
             first.combine(requestID)
             var second = Hasher()
             second.combine(0x5EED_0002 as UInt32)
+            second.combine(program)
             second.combine(requestID)
             high = UInt64(truncatingIfNeeded: first.finalize())
             low = UInt32(truncatingIfNeeded: second.finalize())
+        }
+
+        /// The fingerprint of request `identity`.
+        public init(_ identity: RequestIdentity) {
+            self.init(program: identity.program, requestID: identity.requestID)
         }
     }
 

@@ -1,7 +1,8 @@
+import Contract
 import Kafka
 import Synchronization
 
-/// Request ids answered within the duplicate horizon, per owned requests partition: what makes a
+/// Requests (identities) answered within the duplicate horizon, per owned requests partition: what makes a
 /// copy of an answered request a duplicate on any worker that owns its partition, after restarts
 /// and rebalances. Filled by marker catch-up from the horizon (`MarkerCatchUp.HorizonRead`) when
 /// the partition is assigned, then by this worker's own `completed` markers; dropped with the
@@ -37,20 +38,25 @@ final class DuplicateHorizon: Sendable {
         }
     }
 
-    /// This worker answered `requestID` in `partition` at `answeredAtMs` (its `completed` marker
-    /// was written); ignored for a partition not (or no longer) indexed here.
-    func record(_ requestID: String, in partition: TopicPartition, answeredAtMs: Int64, nowMs: Int64) {
-        let fingerprint = AnsweredIndex.Fingerprint(requestID)
+    /// This worker answered request `identity` in `partition` at `answeredAtMs` (its `completed`
+    /// marker was written); ignored for a partition not (or no longer) indexed here.
+    func record(_ identity: RequestIdentity, in partition: TopicPartition, answeredAtMs: Int64, nowMs: Int64) {
+        let fingerprint = AnsweredIndex.Fingerprint(identity)
         state.withLock { state in
             guard state.partitions[partition] != nil else { return }
             state.partitions[partition]!.insert(fingerprint, expiresAtMs: answeredAtMs + horizonMs, nowMs: nowMs)
         }
     }
 
-    /// Whether `requestID` was answered in `partition` within the horizon.
-    func contains(_ requestID: String, in partition: TopicPartition, nowMs: Int64) -> Bool {
-        let fingerprint = AnsweredIndex.Fingerprint(requestID)
-        return state.withLock { $0.partitions[partition]?.contains(fingerprint, nowMs: nowMs) ?? false }
+    /// Whether request `identity` was answered in `partition` within the horizon: by its identity,
+    /// or by its request id alone when an earlier version (which recorded no program) answered it.
+    func contains(_ identity: RequestIdentity, in partition: TopicPartition, nowMs: Int64) -> Bool {
+        let fingerprint = AnsweredIndex.Fingerprint(identity)
+        let legacy = AnsweredIndex.Fingerprint(program: nil, requestID: identity.requestID)
+        return state.withLock { state in
+            guard let index = state.partitions[partition] else { return false }
+            return index.contains(fingerprint, nowMs: nowMs) || index.contains(legacy, nowMs: nowMs)
+        }
     }
 
     /// Forgets partitions no longer owned.

@@ -14,13 +14,13 @@ public enum DuplicateHorizonMeasurement {
         let started = Timestamps.nowMs()
         let now = started
         for number in 0..<entries {
-            index.insert(AnsweredIndex.Fingerprint("req-\(number)-0123456789abcdef"), expiresAtMs: now + 86_400_000, nowMs: now)
+            index.insert(AnsweredIndex.Fingerprint(program: "bench-program", requestID: "req-\(number)-0123456789abcdef"), expiresAtMs: now + 86_400_000, nowMs: now)
         }
         let fillMs = Timestamps.nowMs() - started
         let lookups = 1_000_000
         let lookupStart = Timestamps.nowMs()
         var found = 0
-        for number in 0..<lookups where index.contains(AnsweredIndex.Fingerprint("req-\(number * 7 % entries)-0123456789abcdef"), nowMs: now) {
+        for number in 0..<lookups where index.contains(AnsweredIndex.Fingerprint(program: "bench-program", requestID: "req-\(number * 7 % entries)-0123456789abcdef"), nowMs: now) {
             found += 1
         }
         let lookupMs = max(1, Timestamps.nowMs() - lookupStart)

@@ -178,7 +178,7 @@ final class FinalDecider: Sendable {
     /// Reads the first decision for `key` from `from` on: `own` when it is the one at `own`.
     /// `retrying`: a read that does not reach the own decision is tried again every 200 ms until it
     /// does (the markers partition may be unreadable for a while), `unreadable` only once the reader closed.
-    private func firstDecision(_ key: String, partition: Int32, from: Int64, own: Int64, retrying: Bool = true,
+    private func firstDecision(_ key: CallMarker.Key, partition: Int32, from: Int64, own: Int64, retrying: Bool = true,
                                completion: @escaping @Sendable (Verdict) -> Void) {
         let reader: MarkerCatchUp
         do {

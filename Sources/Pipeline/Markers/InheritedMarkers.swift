@@ -4,15 +4,18 @@ import Recovery
 /// duplicate and reconcile decisions) and, per request offset, the earliest marker offset seen for
 /// that request (for the commit metadata: a new owner must not commit a marker position that
 /// skips a previous owner's marker of a request it has not committed yet).
+///
+/// Keys are request identities (`CallMarker.Key`); a marker of an earlier version has a key
+/// without a program, which `state(of:)` applies to the request id under every program.
 struct InheritedMarkers: Sendable, Equatable {
     /// Marker key (`CallMarker.key`) → latest state (`completed` wins).
-    var states: [String: CallMarker.State] = [:]
+    var states: [CallMarker.Key: CallMarker.State] = [:]
     /// Marker key → the first decision read for it (`CallMarker.isDecision`): the request's final
     /// result, published again as it is when the request is redelivered, unless `published`.
-    var decisions: [String: [UInt8]] = [:]
+    var decisions: [CallMarker.Key: [UInt8]] = [:]
     /// Marker keys whose decision is followed by a plain `completed` marker: the decided result
     /// was acknowledged, so a redelivery is a duplicate like any answered request.
-    var published: Set<String> = []
+    var published: Set<CallMarker.Key> = []
     /// Request offset → offset of the earliest marker (started or completed) read for it.
     var markerOffsets: [Int64: Int64] = [:]
     /// Requests named (by their Kafka key) by a marker whose value could not be read: whatever
@@ -78,9 +81,19 @@ struct InheritedMarkers: Sendable, Equatable {
         if states[marker.key] != .completed { states[marker.key] = marker.state }
         if marker.isDecision, decisions[marker.key] == nil {
             decisions[marker.key] = marker.result
-        } else if marker.state == .completed, marker.result == nil, marker.outcome != .recovered, decisions[marker.key] != nil {
-            published.insert(marker.key)
+        } else if marker.state == .completed, marker.result == nil, marker.outcome != .recovered {
+            // An earlier version's plain `completed` (no program) follows a decision it attributed
+            // by the decision's result: it says "published" for that decision's key.
+            for key in decisions.keys where marker.key.speaks(for: key) { published.insert(key) }
         }
         markerOffsets[marker.requestOffset] = min(markerOffsets[marker.requestOffset] ?? offset, offset)
+    }
+
+    /// The state the markers give the request tracked by `key`: its own markers' and those of an
+    /// earlier version for its request id (`CallMarker.Key.speaks(for:)`), `completed` winning.
+    func state(of key: CallMarker.Key) -> CallMarker.State? {
+        let own = states[key]
+        guard own != .completed, key.program != nil, let legacy = states[key.legacy] else { return own }
+        return legacy == .completed ? .completed : own ?? legacy
     }
 }

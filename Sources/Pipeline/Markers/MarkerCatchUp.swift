@@ -121,7 +121,7 @@ final class MarkerCatchUp: Sendable {
         let reached = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
             if offset >= handOverFrom { found.add(marker, at: offset) }
             if let horizon, marker.state == .completed, marker.outcome != .deadLettered, marker.outcome != .answeredWithoutCall {
-                answered?.insert(AnsweredIndex.Fingerprint(marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
+                answered?.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
             }
         }, fence: { offset, fence in
             // Every fence read counts (also before the hand-over position): more fences only mark
@@ -162,10 +162,11 @@ final class MarkerCatchUp: Sendable {
         /// Whether a plain `completed` marker follows that decision: it was published.
         var decisionPublished = false
 
-        /// Takes in one marker read at `offset` (in offset order): only `completed` markers of
-        /// `key` count, and a new owner's `recovered` is not a previous owner's answer.
-        mutating func add(_ marker: CallMarker, at offset: Int64, key: String) {
-            guard marker.key == key, marker.state == .completed, marker.outcome != .recovered else { return }
+        /// Takes in one marker read at `offset` (in offset order): only `completed` markers that
+        /// speak for `key` count (`CallMarker.Key.speaks(for:)`), a new owner's `recovered` is not a
+        /// previous owner's answer, and a fenced-out writer's decision without a call counts for nothing.
+        mutating func add(_ marker: CallMarker, at offset: Int64, key: CallMarker.Key) {
+            guard marker.key.speaks(for: key), marker.state == .completed, marker.outcome != .recovered else { return }
             if InheritedMarkers.countsOnlyIfNotFencedOut(marker), InheritedMarkers.isFencedOut(marker, at: offset, fences: fences) { return }
             completion = marker.outcome == .deadLettered ? .deadLettered : .answered
             if decision == nil, marker.isDecision, let result = marker.result {
@@ -179,7 +180,7 @@ final class MarkerCatchUp: Sendable {
     /// Looks for the `completed` markers and the first decision of marker key `key`
     /// (`CallMarker.key`) in markers partition `partition`, from `position` to the end (one read,
     /// no retries). Markers of a new owner's recovery (`recovered`) are not a previous owner's answer.
-    func lookUp(key: String, partition: Int32, from position: Int64, completion: @escaping @Sendable (LookUp) -> Void) {
+    func lookUp(key: CallMarker.Key, partition: Int32, from position: Int64, completion: @escaping @Sendable (LookUp) -> Void) {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
             var found = LookUp()

@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 import Recovery
 import Synchronization
@@ -55,27 +56,29 @@ final class MarkerIndex: Sendable {
         }
     }
 
-    /// The marker state recorded for a marker key (`CallMarker.key`), if any.
-    func state(of key: String, in partition: TopicPartition) -> CallMarker.State? {
-        entries.withLock { $0[partition]?.found.states[key] }
+    /// The marker state recorded for a marker key (`CallMarker.key`), if any (markers of an
+    /// earlier version for its request id included: `InheritedMarkers.state(of:)`).
+    func state(of key: CallMarker.Key, in partition: TopicPartition) -> CallMarker.State? {
+        entries.withLock { $0[partition]?.found.state(of: key) }
     }
 
-    /// What the markers say about request `requestID` (or its replay of `replayOf`): its own
-    /// marker's state; `started` when it has no `completed` marker but a marker that could not be
-    /// read names the request (that marker may have been its `started`: reconcile, never call).
-    func state(requestID: String, replayOf: String?, in partition: TopicPartition) -> CallMarker.State? {
+    /// What the markers say about request `identity` (or its replay of `replayOf`): its own
+    /// markers' state (with an earlier version's for its request id); `started` when it has no
+    /// `completed` marker but a marker that could not be read names its request id (that marker
+    /// may have been its `started`, under any program: reconcile, never call).
+    func state(_ identity: RequestIdentity, replayOf: String?, in partition: TopicPartition) -> CallMarker.State? {
         entries.withLock { entries in
             guard let found = entries[partition]?.found else { return nil }
-            let state = found.states[CallMarker.key(requestID: requestID, replayOf: replayOf)]
-            if state != .completed, found.mayHaveStarted.contains(requestID) { return .started }
+            let state = found.state(of: CallMarker.key(identity, replayOf: replayOf))
+            if state != .completed, found.mayHaveStarted.contains(identity.requestID) { return .started }
             return state
         }
     }
 
-    /// The decided final result of request `requestID` (or of its replay of `replayOf`), when
+    /// The decided final result of request `identity` (or of its replay of `replayOf`), when
     /// catch-up read its decision (`CallMarker.isDecision`) and no marker after it said it was published.
-    func decision(requestID: String, replayOf: String?, in partition: TopicPartition) -> [UInt8]? {
-        let key = CallMarker.key(requestID: requestID, replayOf: replayOf)
+    func decision(_ identity: RequestIdentity, replayOf: String?, in partition: TopicPartition) -> [UInt8]? {
+        let key = CallMarker.key(identity, replayOf: replayOf)
         return entries.withLock { entries in
             guard let found = entries[partition]?.found, !found.published.contains(key) else { return nil }
             return found.decisions[key]

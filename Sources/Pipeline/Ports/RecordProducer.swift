@@ -11,6 +11,8 @@ package protocol RecordProducer: AnyObject, Sendable {
     var outstandingCount: Int { get }
     /// The number of partitions of `topic`, from cluster metadata.
     func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int
+    /// Every topic the cluster lists, with its partition count (nil for one listed with an error).
+    func partitionCounts(timeoutMs: Int32) throws(KafkaError) -> [String: Int?]
     /// Waits up to `timeoutMs` for every outstanding message; whether none is left.
     func flush(timeoutMs: Int32) -> Bool
     /// Flushes for up to `timeoutMs`, then releases the producer.

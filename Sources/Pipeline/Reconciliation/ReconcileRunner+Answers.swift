@@ -85,7 +85,7 @@ extension ReconcileRunner {
             retryLater(held, reason: "the markers could not be read")
             return
         }
-        reader.lookUp(key: CallMarker.key(requestID: held.job.requestID, replayOf: handOver.replayOf),
+        reader.lookUp(key: CallMarker.key(held.job.identity, replayOf: handOver.replayOf),
                       partition: handOver.markersPartition, from: handOver.markersFrom) { [self] found in
             context.executor.pool.async { self.previousOwner(held, found: found) }
         }
@@ -226,7 +226,7 @@ extension ReconcileRunner {
     private func decide(_ held: Held, _ result: ProvisioningResult, then: @escaping @Sendable (FinalDecider.Verdict?) -> Void) {
         let job = held.job
         guard let markers = job.markers, !context.mutations.finalsUndecided else { return then(nil) }
-        let decision = CallMarker(requestID: job.requestID, state: .completed, requestOffset: markers.requestOffset ?? 0,
+        let decision = CallMarker(job.identity, state: .completed, requestOffset: markers.requestOffset ?? 0,
                                   atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
                                   replayOf: markers.replayOf, result: result.encodedJSON())
         context.decider.decideAsReconciler(decision, partition: markers.markersPartition, from: markers.markersFrom) { [self] verdict in
@@ -296,7 +296,7 @@ extension ReconcileRunner {
     /// An encoded result (one the job made, or a decision read back) along the request's reply route.
     func resultMessages(_ held: Held, encoded: [UInt8]) -> [KafkaOutgoingMessage] {
         context.replyRouting.messages(requestID: held.job.requestID, value: encoded,
-                                      route: context.replyRouting.recheck(held.job.reply), headers: resultHeaders(held))
+                                      route: context.replyRouting.recheck(held.job.reply, program: held.job.program), headers: resultHeaders(held))
     }
 
     func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {

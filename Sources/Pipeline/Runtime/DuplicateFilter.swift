@@ -1,10 +1,13 @@
+import Contract
 import Kafka
 import Synchronization
 
-/// Remembers request ids in flight on this worker and those finished within a horizon, so a
-/// duplicate delivery is not sent to the issuer again (audit `duplicate_ignored`).
+/// Remembers requests in flight on this worker and those finished within a horizon, so a
+/// duplicate delivery is not sent to the issuer again (audit `duplicate_ignored`). Keyed by
+/// `RequestIdentity` (program, request id): a message naming another program never claims,
+/// finishes or waits for this program's request with the same `request_id` (CONTRACT section 12).
 ///
-/// An id in flight is held by one delivery: its partition and that partition's ledger generation
+/// An identity in flight is held by one delivery: its partition and that partition's ledger generation
 /// (`Owner`). A copy delivered under another owner — typically the same partition redelivered to
 /// this process after a revoke and re-assignment, while the older generation's attempt has not
 /// yet given up — is not a duplicate to drop: that attempt may still give up ("the new owner
@@ -26,10 +29,10 @@ final class DuplicateFilter: Sendable {
     }
 
     private struct State {
-        var inFlight: [String: Owner] = [:]
-        var waiters: [String: [@Sendable () -> Void]] = [:]
-        var completed: [String: Int64] = [:]
-        var order = FIFOQueue<(id: String, expiresAtMs: Int64)>()
+        var inFlight: [RequestIdentity: Owner] = [:]
+        var waiters: [RequestIdentity: [@Sendable () -> Void]] = [:]
+        var completed: [RequestIdentity: Int64] = [:]
+        var order = FIFOQueue<(id: RequestIdentity, expiresAtMs: Int64)>()
         var evictedBeforeHorizon = 0
     }
 
@@ -42,38 +45,38 @@ final class DuplicateFilter: Sendable {
         self.maxEntries = maxEntries
     }
 
-    /// Claims `requestID` for `owner` unless it is in flight or recently completed; when another
+    /// Claims `identity` for `owner` unless it is in flight or recently completed; when another
     /// owner holds it, `whenSettled` runs (once, outside the lock) as that owner finishes or gives up.
-    func begin(_ requestID: String, owner: Owner, nowMs: Int64, whenSettled: @escaping @Sendable () -> Void = {}) -> Verdict {
+    func begin(_ identity: RequestIdentity, owner: Owner, nowMs: Int64, whenSettled: @escaping @Sendable () -> Void = {}) -> Verdict {
         state.withLock { state in
             evict(&state, nowMs: nowMs)
-            if let holder = state.inFlight[requestID] {
+            if let holder = state.inFlight[identity] {
                 if holder == owner { return .inFlight }
-                state.waiters[requestID, default: []].append(whenSettled)
+                state.waiters[identity, default: []].append(whenSettled)
                 return .awaitingOlderAttempt
             }
-            if let expiry = state.completed[requestID], expiry > nowMs { return .completed }
-            state.inFlight[requestID] = owner
+            if let expiry = state.completed[identity], expiry > nowMs { return .completed }
+            state.inFlight[identity] = owner
             return .fresh
         }
     }
 
     /// The request reached its final handling here: later copies are duplicates.
-    func finish(_ requestID: String, owner: Owner, nowMs: Int64) {
+    func finish(_ identity: RequestIdentity, owner: Owner, nowMs: Int64) {
         let waiters = state.withLock { state -> [@Sendable () -> Void] in
             let expiry = nowMs + horizonMs
-            state.completed[requestID] = expiry
-            state.order.append((requestID, expiry))
+            state.completed[identity] = expiry
+            state.order.append((identity, expiry))
             evict(&state, nowMs: nowMs)
-            return Self.end(&state, requestID, owner: owner)
+            return Self.end(&state, identity, owner: owner)
         }
         waiters.forEach { $0() }
     }
 
     /// `owner` gave the request up without an answer (revoked, not written): a later copy is new
-    /// work. A release by an owner that no longer holds the id changes nothing.
-    func release(_ requestID: String, owner: Owner) {
-        let waiters = state.withLock { Self.end(&$0, requestID, owner: owner) }
+    /// work. A release by an owner that no longer holds the identity changes nothing.
+    func release(_ identity: RequestIdentity, owner: Owner) {
+        let waiters = state.withLock { Self.end(&$0, identity, owner: owner) }
         waiters.forEach { $0() }
     }
 
@@ -84,10 +87,10 @@ final class DuplicateFilter: Sendable {
     /// (metrics: a flood of fresh ids pushes real ones out, and their duplicates would pass).
     var evictedBeforeHorizon: Int { state.withLock { $0.evictedBeforeHorizon } }
 
-    private static func end(_ state: inout State, _ requestID: String, owner: Owner) -> [@Sendable () -> Void] {
-        guard state.inFlight[requestID] == owner else { return [] }
-        state.inFlight[requestID] = nil
-        return state.waiters.removeValue(forKey: requestID) ?? []
+    private static func end(_ state: inout State, _ identity: RequestIdentity, owner: Owner) -> [@Sendable () -> Void] {
+        guard state.inFlight[identity] == owner else { return [] }
+        state.inFlight[identity] = nil
+        return state.waiters.removeValue(forKey: identity) ?? []
     }
 
     private func evict(_ state: inout State, nowMs: Int64) {

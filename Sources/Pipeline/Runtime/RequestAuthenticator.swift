@@ -7,7 +7,8 @@ import Recovery
 /// `accept_v1` says so); an operator's replay (`x-replay-of`) of such a program must be signed with
 /// the replay key instead. A message that names no configured program is attributable only when
 /// no program signs, or when one program's secret (or the replay key) verifies it: otherwise anyone
-/// could publish an answer for a request id they do not own.
+/// could publish an answer for a request id they do not own. A replay of an unsigned program is
+/// `authentic` (an authorised replay, naming its operator) only when the replay key verifies it.
 ///
 /// Runs before anything that can publish a result or touch the duplicate filter, markers or the
 /// nonce guard. Pure: time is passed in.
@@ -47,26 +48,27 @@ struct RequestAuthenticator: Sendable {
     func requiresSignature(_ program: String) -> Bool { programs[program] != nil }
 
     /// Judges a message naming `program` (nil when it names none) that `configured` says whether
-    /// this worker serves.
+    /// this worker serves. A covered header with a null value signs as null, not as absent
+    /// (`RequestSignature.Header`): a captured signed message re-sent with one set to null does
+    /// not verify (issue 29 item 2).
     func verdict(program: String?, isConfigured: Bool, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], nowMs: Int64) -> Verdict {
-        // Nothing here signs: every message is answerable, and no header needs reading.
-        guard isEnforcing else { return .notRequired }
-        let header: (String) -> [UInt8]? = { name in headers.last { $0.key == name }?.value }
-        let isReplay = header(DeadLetterHeader.replayOf) != nil
-        // A covered header present without a value signs like an absent one but routes as a
-        // malformed one: a captured signed message re-sent with a null `kafka_correlationId`
-        // would verify and earn a second answer. A signed message never has one (issue 29 item 2).
-        let nullCovered = RequestSignature.coveredHeaders.first { name in headers.contains { $0.key == name && $0.value == nil } }
-        if let program, isConfigured {
-            guard let signing = programs[program] else { return .notRequired }
-            if let nullCovered { return .unauthentic("program \(program): header \(nullCovered) is present without a value") }
+        let header: (String) -> RequestSignature.Header = { name in RequestSignature.Header(headers.last { $0.key == name }.map(\.value)) }
+        let isReplay = header(DeadLetterHeader.replayOf) != .absent
+        if let program, isConfigured, let signing = programs[program] {
             if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
             switch RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value, nowMs: nowMs, header: header) {
             case .valid: return .authentic(replayBy: nil)
             case .invalid(let reason): return .unauthentic("program \(program): \(reason)")
             }
         }
-        if let nullCovered { return .unauthentic("header \(nullCovered) is present without a value") }
+        // An unsigned program (or nothing here signs): answerable. Its replay is authorised (and its
+        // operator named) only when the replay key verifies it; otherwise it gets no replay's
+        // privileges (`Intake`: the duplicate horizon still applies).
+        if (program != nil && isConfigured) || !isEnforcing {
+            guard isReplay, replaySecret != nil, case .authentic(let replayBy) = replayVerdict(key: key, value: value, nowMs: nowMs, header: header)
+            else { return .notRequired }
+            return .authentic(replayBy: replayBy)
+        }
         // Names no program this worker serves: answerable only if a key held here verifies it.
         if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
         for signing in programs.values {
@@ -78,13 +80,13 @@ struct RequestAuthenticator: Sendable {
         return .unauthentic("the message names no configured program and is not signed by a key this worker holds")
     }
 
-    private func replayVerdict(key: [UInt8]?, value: [UInt8], nowMs: Int64, header: (String) -> [UInt8]?) -> Verdict {
+    private func replayVerdict(key: [UInt8]?, value: [UInt8], nowMs: Int64, header: (String) -> RequestSignature.Header) -> Verdict {
         guard let replaySecret else {
             return .unauthentic("a replay of a signed program must be signed with the replay key, and this worker has none (dlq.replay_signing_secret_env)")
         }
         switch RequestSignature.verdict(secret: replaySecret, policy: replayPolicy, key: key, value: value, nowMs: nowMs, header: header) {
         case .valid:
-            let name = header(DeadLetterHeader.replayOperator).map { String(decoding: $0, as: UTF8.self) }
+            let name = header(DeadLetterHeader.replayOperator).value.map { String(decoding: $0, as: UTF8.self) }
             return .authentic(replayBy: name.map(AuditEvent.safeIdentifier) ?? "unknown")
         case .invalid(let reason):
             return .unauthentic("replay: \(reason) (replays are accepted only when signed with the replay key)")

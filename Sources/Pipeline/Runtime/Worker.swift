@@ -50,6 +50,8 @@ public final class Worker: Sendable {
         self.runtime = runtime
         let clock = runtime.clock
         if let problem = WorkerConfiguration.pseudonymKeyIssue(configuration, environment: environment) { throw ConfigurationError([problem]) }
+        let keyIssues = WorkerConfiguration.signingKeyIssues(configuration, environment: environment)
+        if !keyIssues.isEmpty { throw ConfigurationError(keyIssues) }
         let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable] ?? ""
         var endpoints: [String: IssuerEndpoint] = [:]
         var signing: [String: RequestAuthenticator.Signing] = [:]
@@ -117,8 +119,9 @@ public final class Worker: Sendable {
             fencing: fencing, decider: decider,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
-            replyRouting: ReplyRouting(configuration: configuration), clock: clock, executor: executor,
-            mutations: runtime.mutations, probe: runtime.probe)
+            replyRouting: ReplyRouting(configuration: configuration, topicCheck: ReplyTopicCheck(clock: clock) { [producer] in
+                try? producer.partitionCounts(timeoutMs: 2_000)
+            }), clock: clock, executor: executor, mutations: runtime.mutations, probe: runtime.probe)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)

@@ -14,14 +14,25 @@ import Kafka
 /// answer; whoever publishes a final for it publishes that one (docs/ARCHITECTURE.md, "A final is
 /// decided once").
 ///
+/// A marker speaks for one request identity (`program`, `request_id`; CONTRACT section 12): its
+/// `key` (`Key`) is that identity and, for a replay, the dead letter replayed. Markers written by
+/// versions before the program was recorded have none (`program` nil): they speak for the
+/// `request_id` under every program (`Key.speaks(for:)`), the safe side during a rolling
+/// upgrade — a call that may have started under any program is reconciled, never made again —
+/// except a decision, which names its program in the result it carries and is attributed to it.
+///
 /// The record is keyed by `request_id`, so a marker whose value cannot be read still names its
-/// request: catch-up treats that request as "the call may have started" (see `MarkerCatchUp`).
+/// request: catch-up treats that request id, under every program, as "the call may have started"
+/// (see `MarkerCatchUp`).
 public struct CallMarker: Sendable, Hashable {
     /// Where the call stands.
     public enum State: String, Sendable { case started, completed }
 
     /// The request the call was for.
     public var requestID: String
+    /// The program of that request; nil for markers written before the field existed (read as
+    /// speaking for the request id under every program).
+    public var program: String?
     /// Where the call stands.
     public var state: State
     /// The offset of the request in its partition.
@@ -54,10 +65,19 @@ public struct CallMarker: Sendable, Hashable {
     /// The header that carries a decision's result.
     public static let decisionHeader = "x-decision"
 
-    /// Creates a marker.
-    public init(requestID: String, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
+    /// Creates a marker for the request `identity`.
+    public init(_ identity: RequestIdentity, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
                 replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, generation: Int32? = nil, result: [UInt8]? = nil) {
+        self.init(requestID: identity.requestID, program: identity.program, state: state, requestOffset: requestOffset, atMs: atMs,
+                  worker: worker, outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: generation, result: result)
+    }
+
+    /// Creates a marker; `program` nil only for a marker as an earlier version wrote it.
+    public init(requestID: String, program: String?, state: State, requestOffset: Int64, atMs: Int64, worker: String,
+                outcome: Outcome? = nil, replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, generation: Int32? = nil,
+                result: [UInt8]? = nil) {
         self.requestID = requestID
+        self.program = program
         self.state = state
         self.requestOffset = requestOffset
         self.atMs = atMs
@@ -75,13 +95,41 @@ public struct CallMarker: Sendable, Hashable {
     /// this owner claimed, decided so that a zombie's answer cannot contradict the new owner's).
     public var isDecision: Bool { state == .completed && (outcome == .answered || outcome == .answeredWithoutCall) && result != nil }
 
+    /// What markers are tracked by: the request's identity, and the dead letter for a replay.
+    public var key: Key { Key(program: program, requestID: requestID, replayOf: replayOf) }
 
-    /// What markers are tracked by: the request id, and the dead letter for a replay.
-    public var key: String { Self.key(requestID: requestID, replayOf: replayOf) }
+    /// The tracking key of request `identity` (or of its replay of dead letter `replayOf`).
+    public static func key(_ identity: RequestIdentity, replayOf: String?) -> Key {
+        Key(program: identity.program, requestID: identity.requestID, replayOf: replayOf)
+    }
 
-    /// The tracking key of a request (or of its replay of dead letter `replayOf`).
-    public static func key(requestID: String, replayOf: String?) -> String {
-        replayOf.map { requestID + "\u{1F}" + $0 } ?? requestID
+    /// What a marker is tracked by: a request identity (program, request id) and, for an
+    /// operator's replay, the dead letter it replays (a replay's markers are its own).
+    public struct Key: Sendable, Hashable {
+        /// The program; nil in a marker of an earlier version, which names none.
+        public var program: String?
+        /// The request id.
+        public var requestID: String
+        /// The dead letter replayed (`x-replay-of`), for a replay's markers.
+        public var replayOf: String?
+
+        /// Creates a key.
+        public init(program: String?, requestID: String, replayOf: String?) {
+            self.program = program
+            self.requestID = requestID
+            self.replayOf = replayOf
+        }
+
+        /// The key an earlier version wrote for the same request: without the program.
+        public var legacy: Key { Key(program: nil, requestID: requestID, replayOf: replayOf) }
+
+        /// Whether a marker with this key speaks for the request tracked by `key`: the same key,
+        /// or this key is a marker of an earlier version (no program) for the same request id and
+        /// replay, which speaks for that request id under every program (the rolling-upgrade rule:
+        /// a call that may have started is reconciled, never made again).
+        public func speaks(for key: Key) -> Bool {
+            self == key || (program == nil && self == key.legacy)
+        }
     }
 
     /// How a `completed` request was finished.
@@ -104,6 +152,7 @@ public struct CallMarker: Sendable, Hashable {
         var writer = JSONWriter(capacity: 128)
         writer.beginObject()
         writer.key("request_id"); writer.string(requestID)
+        if let program { writer.key("program"); writer.string(program) }
         writer.key("state"); writer.string(state.rawValue)
         writer.key("request_offset"); writer.integer(requestOffset)
         writer.key("at"); writer.integer(atMs)
@@ -119,7 +168,7 @@ public struct CallMarker: Sendable, Hashable {
     }
 
     /// Reads a marker record; nil for anything else, including a marker with a field out of
-    /// bounds (a `request_id` the request decoder would refuse, a negative offset, a time outside
+    /// bounds (a `request_id` or `program` the request decoder would refuse, a negative offset, a time outside
     /// 1970-3000, an over-long worker name, a `replay_of` that is not
     /// `topic:partition:offset`, a `fence` that is not an offset, an over-long `instance`). The
     /// value alone: `decode(_:headers:)` reads a decision's result too.
@@ -132,6 +181,8 @@ public struct CallMarker: Sendable, Hashable {
         else { return nil }
         let worker = document["worker"]?.stringValue ?? ""
         guard RecordBounds.isText(worker, maxBytes: 256) else { return nil }
+        let program = document["program"]?.stringValue
+        if document["program"] != nil, !(program.map { RecordBounds.isToken($0) } ?? false) { return nil }
         // An outcome this version does not know reads as none (`answered`), as before.
         let outcome = document["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:))
         let replayOf = document["replay_of"]?.stringValue
@@ -142,18 +193,25 @@ public struct CallMarker: Sendable, Hashable {
         if document["instance"] != nil, !(instance.map { RecordBounds.isText($0, maxBytes: 64) } ?? false) { return nil }
         let generation = document["generation"]?.int64Value
         if document["generation"] != nil, !(generation.map { $0 >= 0 && $0 <= Int64(Int32.max) } ?? false) { return nil }
-        return CallMarker(requestID: requestID, state: state, requestOffset: offset, atMs: at, worker: worker,
+        return CallMarker(requestID: requestID, program: program, state: state, requestOffset: offset, atMs: at, worker: worker,
                           outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: generation.map { Int32($0) })
     }
 
     /// Reads a marker record with its headers: a `completed` marker's decision (`decisionHeader`,
     /// at most `RecordBounds.maxResultBytes`; a larger or empty one makes the record unreadable).
+    /// A decision of an earlier version (no `program` member) is attributed to the program its
+    /// result names; one whose result names none, or another request id, is unreadable.
     public static func decode(_ bytes: [UInt8], headers: [KafkaHeader]) -> CallMarker? {
         guard var marker = decode(bytes) else { return nil }
         guard let header = headers.last(where: { $0.key == decisionHeader }) else { return marker }
         guard marker.state == .completed, let result = header.value, !result.isEmpty,
               result.count <= RecordBounds.maxResultBytes else { return nil }
         marker.result = result
+        if marker.program == nil {
+            guard let decided = try? ProvisioningResult.decode(result), decided.requestID == marker.requestID,
+                  let program = decided.program, RecordBounds.isToken(program) else { return nil }
+            marker.program = program
+        }
         return marker
     }
 

@@ -45,6 +45,9 @@ public struct ReconcileJob: Sendable, Hashable {
     /// with its correlation id; nil for the default results topic.
     public var reply: ReplyRoute?
 
+    /// The request's identity (program, request id): the key of its markers.
+    public var identity: RequestIdentity { RequestIdentity(program: program, requestID: requestID) }
+
     /// Where a request's markers are: for a hand-over, where to look for the previous owner's
     /// answer; for every job, where its reconciled final is decided (`markers`).
     public var markers: MarkersPosition? { handOver ?? decidedIn }

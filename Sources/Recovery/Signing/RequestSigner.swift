@@ -18,7 +18,7 @@ public struct RequestSigner: Sendable {
     public func signed(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], nowMs: Int64) -> [KafkaHeader] {
         var headers = headers.filter { $0.key != RequestSignature.header && $0.key != RequestSignature.timestampHeader }
         let signature = RequestSignature.signV2(secret: secret, key: key, timestampMs: nowMs, value: value) { name in
-            headers.last { $0.key == name }?.value
+            RequestSignature.Header(headers.last { $0.key == name }.map(\.value))
         }
         headers.append(KafkaHeader(key: RequestSignature.timestampHeader, string: String(nowMs)))
         headers.append(KafkaHeader(key: RequestSignature.header, string: signature))

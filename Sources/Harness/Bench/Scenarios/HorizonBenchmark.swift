@@ -43,14 +43,14 @@ public enum HorizonBenchmark {
         // The CPU part of a catch-up, without the broker: decode each marker and index it.
         progress("decoding and indexing 1,000,000 markers in memory")
         let encoded = (0..<1_000_000).map { number in
-            CallMarker(requestID: "req-\(number)-0123abcd", state: .completed, requestOffset: Int64(number), atMs: 1_796_000_000_000,
+            CallMarker(requestID: "req-\(number)-0123abcd", program: "bench-program", state: .completed, requestOffset: Int64(number), atMs: 1_796_000_000_000,
                        worker: "bench-worker-1", outcome: .answered).message(topic: "t", partition: 0).value ?? []
         }
         let decodeStart = Date()
         var decodedIndex = AnsweredIndex(maxEntries: encoded.count)
         for bytes in encoded {
             guard let marker = CallMarker.decode(bytes) else { continue }
-            decodedIndex.insert(AnsweredIndex.Fingerprint(marker.requestID), expiresAtMs: marker.atMs + 86_400_000, nowMs: marker.atMs)
+            decodedIndex.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID), expiresAtMs: marker.atMs + 86_400_000, nowMs: marker.atMs)
         }
         let decodePerSecond = Double(decodedIndex.count) / max(0.001, Date().timeIntervalSince(decodeStart))
 
@@ -60,7 +60,7 @@ public enum HorizonBenchmark {
         let producer = try KafkaProducer(configuration: ["bootstrap.servers": cluster.bootstrapServers, "linger.ms": "100", "batch.num.messages": "10000", "batch.size": "4000000"])
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for number in 0..<options.markers {
-            let marker = CallMarker(requestID: "req-\(number)-\(UUID().uuidString.prefix(8))", state: .completed, requestOffset: Int64(number),
+            let marker = CallMarker(requestID: "req-\(number)-\(UUID().uuidString.prefix(8))", program: "bench-program", state: .completed, requestOffset: Int64(number),
                                     atMs: now - Int64(options.markers - number), worker: "bench-worker-1", outcome: .answered)
             try send(marker.message(topic: "bench.markers", partition: 0), with: producer)
         }

@@ -1,0 +1,70 @@
+import Contract
+import Synchronization
+import Testing
+@testable import Pipeline
+
+/// `ReplyTopicCheck` with metadata and time passed in (issue 29 item 7): a route to a topic the
+/// cluster lacks, or past a topic's last partition, is refused; metadata is asked at most once a
+/// second for unknown names and once a minute otherwise; unreadable metadata refuses nothing.
+@Suite("Reply topic check", .timeLimit(.minutes(1)))
+struct ReplyTopicCheckTests {
+    final class Cluster: Sendable {
+        let counts = Mutex<[String: Int?]?>([String: Int?](dictionaryLiteral: ("replies", 4), ("forbidden", nil)))
+        let lookups = Mutex(0)
+        let now = Mutex<Int64>(1_000_000)
+
+        func check() -> ReplyTopicCheck {
+            ReplyTopicCheck(clock: { self.now.withLock { $0 } }) {
+                self.lookups.withLock { $0 += 1 }
+                return self.counts.withLock { $0 }
+            }
+        }
+    }
+
+    @Test("a missing topic or a partition past the end is refused; a listed topic with an error is left to the publish")
+    func refusals() {
+        let cluster = Cluster()
+        let check = cluster.check()
+        #expect(check.problem(topic: "replies", partition: 3) == nil)
+        #expect(check.problem(topic: "replies", partition: nil) == nil)
+        #expect(check.problem(topic: "replies", partition: 4)?.contains("not a partition of the reply topic (it has 4)") == true)
+        #expect(check.problem(topic: "replies", partition: Int32.max) != nil)
+        #expect(check.problem(topic: "forbidden", partition: 9) == nil, "listed with an error: the publish reports it")
+        cluster.now.withLock { $0 += 1_000 }
+        #expect(check.problem(topic: "nowhere", partition: 0)?.contains("does not exist in the cluster") == true)
+    }
+
+    @Test("unknown names cost at most one metadata request a second; known ones one a minute; a new topic is found on the next refresh")
+    func lookupsAreBounded() {
+        let cluster = Cluster()
+        let check = cluster.check()
+        for index in 0..<1_000 { _ = check.problem(topic: "made-up-\(index)", partition: 0) }
+        #expect(cluster.lookups.withLock { $0 } == 1)
+        for _ in 0..<1_000 { _ = check.problem(topic: "replies", partition: 0) }
+        #expect(cluster.lookups.withLock { $0 } == 1)
+        cluster.counts.withLock { $0?["new.replies"] = 2 }
+        #expect(check.problem(topic: "new.replies", partition: 1) != nil, "within the second: not looked up again")
+        cluster.now.withLock { $0 += 1_000 }
+        #expect(check.problem(topic: "new.replies", partition: 1) == nil)
+        #expect(cluster.lookups.withLock { $0 } == 2)
+        cluster.now.withLock { $0 += 60_000 }
+        _ = check.problem(topic: "replies", partition: 0)
+        #expect(cluster.lookups.withLock { $0 } == 3, "known topics are refreshed after the TTL")
+    }
+
+    @Test("when metadata cannot be read, no topic is refused as missing")
+    func unreadableMetadataRefusesNothing() {
+        let cluster = Cluster()
+        cluster.counts.withLock { $0 = nil }
+        let check = cluster.check()
+        #expect(check.problem(topic: "anything", partition: 7) == nil)
+        // Read once, then unreadable: what was read still judges partitions, an unknown name passes.
+        cluster.counts.withLock { $0 = ["replies": 4] }
+        cluster.now.withLock { $0 += 60_000 }
+        #expect(check.problem(topic: "replies", partition: 9) != nil)
+        cluster.counts.withLock { $0 = nil }
+        cluster.now.withLock { $0 += 1_000 }
+        #expect(check.problem(topic: "created.since", partition: 0) == nil)
+        #expect(check.problem(topic: "replies", partition: 9) != nil)
+    }
+}
