@@ -18,15 +18,21 @@ extension ReliabilityTests {
     /// may have two different finals (status, code, next action, payload present: `FinalAnswers`).
     @Test("kill -9 of a worker mid-call: every request answered, no handshake sent to the issuer twice")
     func killedWorkerMidCall() async throws {
+        try await Self.killedWorkerMidCall(on: .mockCluster)
+    }
+
+    /// The kill -9 scenario on `broker` (on the mock cluster the markers partitions' leaders move
+    /// to another broker before each kill too); its summary line is `crash` (`crash_noida`, ...).
+    static func killedWorkerMidCall(on broker: RigBroker) async throws {
         let partitions = 6
         let total = ReliabilityScale.pick(72, long: 600)
         let perSecond = ReliabilityScale.pick(8.0, long: 12.0)
         let kills = ReliabilityScale.pick(1, long: 3)
         // Distinct card ids: each recurs about every three seconds of load.
         let cards = ReliabilityScale.pick(24, long: 101)
-        let rig = try ProcessGroupRig(name: "reliability-crash", partitions: partitions)
+        let rig = try await ProcessGroupRig(name: "reliability-crash", partitions: partitions, broker: broker)
         defer { rig.stop() }
-        let (stack, collector, factory) = (rig.stack, rig.collector, rig.factory)
+        let (simulator, collector, factory) = (rig.simulator, rig.collector, rig.factory)
 
         var workers = try (1...3).map { try rig.worker("crash-w\($0)") }
         defer { workers.forEach { $0.process.kill() } }
@@ -53,7 +59,7 @@ extension ReliabilityTests {
                 // Kill while the load runs: kill k of n after (k + 1)/(n + 2) of it was sent.
                 guard planned.count >= total * (killed.count + 1) / (kills + 2) else { return false }
                 let owned = victim.ownedPartitions
-                let called = Set(stack.simulator.calls.map(\.handshake))
+                let called = Set(simulator.calls.map(\.handshake))
                 let snapshot = collector.snapshot
                 inFlight = planned.filter { item in
                     owned.contains(item.partition) && called.contains(item.request.handshake ?? "")
@@ -65,9 +71,11 @@ extension ReliabilityTests {
             // Move every markers partition to another broker first: the survivors' marker readers
             // then hold stale leaders and their first catch-up read fails (NOT_LEADER_FOR_PARTITION);
             // a new owner must retry it rather than resume without the markers.
-            for partition in 0..<Int32(partitions) {
-                let broker = stack.cluster.brokerIDs[(Int(partition) + killed.count + 1) % stack.cluster.brokerIDs.count]
-                if stack.cluster.setPartitionLeader(topic: stack.topics.markers, partition: partition, brokerID: broker) == nil { leaderMoves += 1 }
+            if let cluster = rig.mockCluster {
+                for partition in 0..<Int32(partitions) {
+                    let leader = cluster.brokerIDs[(Int(partition) + killed.count + 1) % cluster.brokerIDs.count]
+                    if cluster.setPartitionLeader(topic: rig.topics.markers, partition: partition, brokerID: leader) == nil { leaderMoves += 1 }
+                }
             }
             victim.process.kill()
             killed.append((victim.name, inFlight, Timestamps.nowMs()))
@@ -96,7 +104,7 @@ extension ReliabilityTests {
         #expect(answered, "\(missing.count) of \(ids.count) requests got no final result: \(missing.prefix(5))")
 
         // No handshake reached the issuer twice.
-        let calls = stack.simulator.calls
+        let calls = simulator.calls
         let repeated = calls.filter { $0.count > 1 }
         #expect(repeated.isEmpty, "handshakes sent to the issuer more than once: \(repeated.map { "\($0.cardID) ×\($0.count)" })")
         let handshakes = Set(planned.compactMap(\.request.handshake))
@@ -134,8 +142,9 @@ extension ReliabilityTests {
         #expect(conflicts.isEmpty, "requests with two different finals: \(conflicts.prefix(5).map { "\($0): \(FinalAnswers.describe(snapshot.results[$0]?.map(\.result) ?? []))" })")
         let lastFinalMs = ids.compactMap { id in snapshot.results[id]?.first { $0.result.isFinal }?.consumedAtMs }.max() ?? 0
 
-        ReliabilityReport.emit("crash", [
-            "workers": ReliabilityReport.int(3), "brokers": ReliabilityReport.int(stack.cluster.brokerIDs.count),
+        ReliabilityReport.emit(broker == .mockCluster ? "crash" : "crash_\(broker.rawValue)", [
+            "broker": .string(broker.rawValue),
+            "workers": ReliabilityReport.int(3), "brokers": ReliabilityReport.int(rig.mockCluster?.brokerIDs.count ?? 1),
             "partitions": ReliabilityReport.int(partitions), "marker_leader_moves_before_kill": ReliabilityReport.int(leaderMoves),
             "requests": ReliabilityReport.int(ids.count), "rate_per_s": .number(JSONNumber(literal: String(perSecond))!),
             "issuer_call_ms": ReliabilityReport.int(1500), "kills": ReliabilityReport.int(killed.count),
