@@ -103,7 +103,10 @@ public final class Worker: Sendable {
             fencing: fencing, decider: decider,
             authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
-            replyRouting: ReplyRouting(configuration: configuration), clock: clock)
+            replyRouting: ReplyRouting(configuration: configuration),
+            consumerFault: ConsumerFault(watch: ConsumerErrorWatch(consumerProperties: configuration.consumerProperties, groupID: configuration.groupID),
+                                         logger: logger.child("consumer")),
+            clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)
@@ -111,8 +114,10 @@ public final class Worker: Sendable {
         reconciler = try ReconcileRunner(context: context)
         if let listen = configuration.httpListen, let address = HostPort(listen) {
             let requests = self.requests
+            let consumerFault = context.consumerFault
             observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
                 if let error = fault.error { return "the producer failed for good (\(error.code.rawValue)); the worker is stopping to be restarted" }
+                if let reason = consumerFault.reason { return reason }
                 return requests.isReady ? nil : "not yet assigned partitions, or the brokers are unreachable"
             }
         } else {
@@ -124,6 +129,10 @@ public final class Worker: Sendable {
         fault.whenFailed { error in
             logger.error("fatal producer error: fetching stopped, nothing more is committed; restart the worker",
                             [("error", .string(error.description))])
+            for (service, drainMs) in services { service.requestStop(drainMs: drainMs) }
+        }
+        // A consumer error that retrying does not heal, still there after its bound: stop, exit non-zero.
+        context.consumerFault.whenFatal { _ in
             for (service, drainMs) in services { service.requestStop(drainMs: drainMs) }
         }
     }
@@ -182,15 +191,18 @@ public final class Worker: Sendable {
     }
 
     /// Whether the worker is ready for work (what `/readyz` reports).
-    public var isReady: Bool { requests.isReady && !fault.hasFailed }
+    public var isReady: Bool { requests.isReady && !fault.hasFailed && context.consumerFault.reason == nil }
 
-    /// Why the worker failed for good (a fatal producer error), or nil: once set it has stopped
-    /// fetching, and the process should shut it down and exit non-zero.
-    public var fatalError: String? { fault.error?.description }
+    /// Why the worker failed for good (a fatal producer error, or a consumer error that retrying
+    /// did not heal within its bound), or nil: once set it has stopped fetching, and the process
+    /// should shut it down and exit non-zero.
+    public var fatalError: String? { fault.error?.description ?? context.consumerFault.fatalReason }
 
-    /// Runs `handler` once when the worker fails for good (at once if it already has).
+    /// Runs `handler` once when the worker fails for good (at once if it already has; a producer and
+    /// a consumer failure each run it, so it may run twice).
     public func whenFailed(_ handler: @escaping @Sendable () -> Void) {
         fault.whenFailed { _ in handler() }
+        context.consumerFault.whenFatal { _ in handler() }
     }
 
     /// Requests partitions currently assigned to this worker.
