@@ -23,6 +23,10 @@ extension ReliabilityTests {
 
     /// The kill -9 scenario on `broker` (on the mock cluster the markers partitions' leaders move
     /// to another broker before each kill too); its summary line is `crash` (`crash_noida`, ...).
+    /// noida-db never expires a killed member's session, so its partitions are never re-assigned
+    /// (README, "Known limits"): there every request on the killed worker's partitions after the
+    /// kill may stay unanswered, and everything else must hold as on the mock (every other request
+    /// answered, no handshake twice, no two different finals).
     static func killedWorkerMidCall(on broker: RigBroker) async throws {
         let partitions = 6
         let total = ReliabilityScale.pick(72, long: 600)
@@ -49,6 +53,8 @@ extension ReliabilityTests {
         // Kill a worker while it has issuer calls in flight: requests on its partitions that reached
         // the simulator and have no result yet.
         var killed: [(worker: String, inFlight: Int, atMs: Int64)] = []
+        // Requests partitions the killed workers owned when killed.
+        var orphaned: Set<Int32> = []
         var leaderMoves = 0
         for _ in 0..<kills {
             let victims = workers.filter(\.isRunning)
@@ -77,6 +83,7 @@ extension ReliabilityTests {
                     if cluster.setPartitionLeader(topic: rig.topics.markers, partition: partition, brokerID: leader) == nil { leaderMoves += 1 }
                 }
             }
+            orphaned.formUnion(victim.ownedPartitions)
             victim.process.kill()
             killed.append((victim.name, inFlight, Timestamps.nowMs()))
             _ = try await victim.process.waitForExit(timeout: .seconds(10))
@@ -92,7 +99,11 @@ extension ReliabilityTests {
         #expect(planned.count == total && load.failed.isEmpty, "the load generator could not send every request")
 
         let ids = planned.map(\.request.requestID)
-        let answered = collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
+        // On a broker that never re-assigns a killed member's partitions, only the others' requests can be answered.
+        let mayStayUnanswered = broker == .noida ? Set(planned.filter { orphaned.contains($0.partition) }.map(\.request.requestID)) : []
+        let answered = collector.wait(timeoutMs: 120_000) { snapshot in
+            ids.allSatisfy { snapshot.final($0) != nil || mayStayUnanswered.contains($0) }
+        }
         let snapshot = collector.snapshot
         let missing = ids.filter { snapshot.final($0) == nil }
         if !answered {
@@ -101,7 +112,8 @@ extension ReliabilityTests {
                 try? (lines.joined(separator: "\n")).write(toFile: "/tmp/rel-notes/\(worker.name).log", atomically: true, encoding: .utf8)
             }
         }
-        #expect(answered, "\(missing.count) of \(ids.count) requests got no final result: \(missing.prefix(5))")
+        let lost = missing.filter { !mayStayUnanswered.contains($0) }
+        #expect(answered && lost.isEmpty, "\(lost.count) of \(ids.count) requests got no final result: \(lost.prefix(5))")
 
         // No handshake reached the issuer twice.
         let calls = simulator.calls
@@ -114,7 +126,9 @@ extension ReliabilityTests {
         let recovered = ids.filter { id in
             snapshot.results[id]?.contains { !$0.result.isFinal && $0.result.message.contains("a previous worker started this issuer call") } == true
         }
-        #expect(!recovered.isEmpty, "no request was recovered from a started marker: the kill did not hit a call in flight")
+        if broker != .noida {
+            #expect(!recovered.isEmpty, "no request was recovered from a started marker: the kill did not hit a call in flight")
+        }
         var statuses: [String: Int] = [:]
         for id in ids { if let final = snapshot.final(id) { statuses[final.status.rawValue, default: 0] += 1 } }
         let invalid = ids.filter { snapshot.final($0)?.code == .invalidRequest }
@@ -149,7 +163,8 @@ extension ReliabilityTests {
             "requests": ReliabilityReport.int(ids.count), "rate_per_s": .number(JSONNumber(literal: String(perSecond))!),
             "issuer_call_ms": ReliabilityReport.int(1500), "kills": ReliabilityReport.int(killed.count),
             "in_flight_at_kill": .array(killed.map { ReliabilityReport.int($0.inFlight) }),
-            "final_results": ReliabilityReport.int(ids.count - missing.count), "lost": ReliabilityReport.int(missing.count),
+            "final_results": ReliabilityReport.int(ids.count - missing.count), "lost": ReliabilityReport.int(lost.count),
+            "unanswered_on_partitions_never_reassigned": ReliabilityReport.int(missing.count - lost.count),
             "recovered_from_marker": ReliabilityReport.int(recovered.count), "recovered_final_statuses": ReliabilityReport.counts(
                 Dictionary(recoveredFinals.map { ($0, 1) }, uniquingKeysWith: +)),
             "final_statuses": ReliabilityReport.counts(statuses), "handshakes_called": ReliabilityReport.int(calledOnce),
