@@ -61,18 +61,20 @@ struct ConsumerErrorWatchTests {
         #expect(topicReason.contains("TOPIC_AUTHORIZATION_FAILED: Subscribed topic not authorized") && topicReason.contains("READ and DESCRIBE"))
     }
 
-    @Test("an unknown topic is a warning until it has lasted the bound; a gap longer than the bound starts over")
+    @Test("an unknown topic is a warning until it has lasted the bound, reported at metadata-refresh pace; a longer gap starts over")
     func unknownTopicAfterABound() {
-        var watch = ConsumerErrorWatch(sessionTimeoutMs: 45_000, groupID: "g", unknownTopicBoundMs: 30_000, exitAfterMs: 30_000)
+        var watch = ConsumerErrorWatch(sessionTimeoutMs: 45_000, groupID: "g", unknownTopicBoundMs: 30_000, unknownTopicGapMs: 600_000,
+                                       exitAfterMs: 30_000)
         #expect(watch.observe(Self.error(.unknownTopicOrPartition), nowMs: 0) == .retry)
         #expect(watch.observe(Self.error(.unknownTopic), nowMs: 20_000) == .retry)
-        // Gone quiet for longer than the bound: the topic was there meanwhile; a new episode.
-        #expect(watch.observe(Self.error(.unknownTopic), nowMs: 55_000) == .retry)
-        #expect(watch.observe(Self.error(.unknownTopic), nowMs: 80_000) == .retry)
-        let verdict = watch.observe(Self.error(.unknownTopic, "Subscribed topic not available: provisioning.reconcile"), nowMs: 85_000)
+        // Quiet for longer than the gap: the topic was there meanwhile; a new episode.
+        #expect(watch.observe(Self.error(.unknownTopic), nowMs: 700_000) == .retry)
+        // Reported again at the next metadata refresh, 5 minutes on: still missing, past the bound.
+        let verdict = watch.observe(Self.error(.unknownTopic, "Subscribed topic not available: provisioning.reconcile"), nowMs: 1_000_000)
         guard case .unhealthy(let reason) = verdict else { Issue.record("got \(verdict)"); return }
-        #expect(reason.hasPrefix("a topic this worker reads has been unknown to the broker for 30 s"))
+        #expect(reason.hasPrefix("a topic this worker reads has been unknown to the broker for 300 s"))
         #expect(reason.contains("provisioner topics apply"))
-        #expect(watch.observe(Self.error(.unknownTopic), nowMs: 115_000) == .fatal(reason: reason))
+        #expect(watch.observe(Self.error(.unknownTopic), nowMs: 1_029_999) == .reported)
+        #expect(watch.observe(Self.error(.unknownTopic), nowMs: 1_030_000) == .fatal(reason: reason))
     }
 }

@@ -25,6 +25,10 @@ struct ConsumerErrorWatch: Sendable {
     let groupID: String
     /// How long a topic may stay unknown (created late, a leader moving) before that is a failure.
     let unknownTopicBoundMs: Int64
+    /// The longest quiet gap that still continues an unknown-topic episode: librdkafka reports a
+    /// missing subscribed topic again at each metadata refresh (`topic.metadata.refresh.interval.ms`,
+    /// 5 minutes by default), so a longer gap means the topic existed meanwhile.
+    let unknownTopicGapMs: Int64
     /// How long after a failure is reported the worker keeps running (readiness failed) before it exits.
     let exitAfterMs: Int64
 
@@ -35,10 +39,12 @@ struct ConsumerErrorWatch: Sendable {
     private var unknownTopic: (sinceMs: Int64, lastMs: Int64)?
 
     /// A watch for a member of `groupID` with `sessionTimeoutMs`.
-    init(sessionTimeoutMs: Int, groupID: String, unknownTopicBoundMs: Int64 = 30_000, exitAfterMs: Int64 = 30_000) {
+    init(sessionTimeoutMs: Int, groupID: String, unknownTopicBoundMs: Int64 = 30_000, unknownTopicGapMs: Int64 = 10 * 60_000,
+         exitAfterMs: Int64 = 30_000) {
         self.sessionTimeoutMs = sessionTimeoutMs
         self.groupID = groupID
         self.unknownTopicBoundMs = unknownTopicBoundMs
+        self.unknownTopicGapMs = unknownTopicGapMs
         self.exitAfterMs = exitAfterMs
     }
 
@@ -75,8 +81,8 @@ struct ConsumerErrorWatch: Sendable {
                 principal READ and DESCRIBE on the requests, reconcile and markers topics (Deploy/README.md)
                 """
         case .unknownTopic, .unknownTopicOrPartition:
-            // A new episode when the last one is older than the bound (the topic came back meanwhile).
-            if let episode = unknownTopic, nowMs - episode.lastMs <= unknownTopicBoundMs {
+            // A new episode when the last report is older than the gap (the topic existed meanwhile).
+            if let episode = unknownTopic, nowMs - episode.lastMs <= unknownTopicGapMs {
                 unknownTopic = (episode.sinceMs, nowMs)
             } else {
                 unknownTopic = (nowMs, nowMs)
