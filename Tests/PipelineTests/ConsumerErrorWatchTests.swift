@@ -77,4 +77,17 @@ struct ConsumerErrorWatchTests {
         #expect(watch.observe(Self.error(.unknownTopic), nowMs: 1_029_999) == .reported)
         #expect(watch.observe(Self.error(.unknownTopic), nowMs: 1_030_000) == .fatal(reason: reason))
     }
+
+    @Test("a reported failure expires into fatal by time alone (once), for errors reported only at each metadata refresh")
+    func expiresByTime() {
+        var watch = ConsumerErrorWatch(sessionTimeoutMs: 45_000, groupID: "g", exitAfterMs: 30_000)
+        #expect(watch.expire(nowMs: 100_000) == nil, "nothing reported, nothing expires")
+        guard case .unhealthy(let reason) = watch.observe(Self.error(.topicAuthorizationFailed), nowMs: 1_000) else {
+            Issue.record("not reported"); return
+        }
+        #expect(watch.expire(nowMs: 30_999) == nil)
+        #expect(watch.expire(nowMs: 31_000) == .fatal(reason: reason))
+        #expect(watch.expire(nowMs: 90_000) == nil, "fatal is given once")
+        #expect(watch.observe(Self.error(.topicAuthorizationFailed), nowMs: 95_000) == .reported)
+    }
 }

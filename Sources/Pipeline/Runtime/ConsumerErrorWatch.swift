@@ -55,14 +55,21 @@ struct ConsumerErrorWatch: Sendable {
 
     /// Judges `error`, seen at `nowMs`.
     mutating func observe(_ error: KafkaError, nowMs: Int64) -> Verdict {
-        if let failure {
-            guard !isFatal, nowMs - failure.atMs >= exitAfterMs else { return reason(for: error, nowMs: nowMs) == nil ? .retry : .reported }
-            isFatal = true
-            return .fatal(reason: failure.reason)
+        if failure != nil {
+            if let fatal = expire(nowMs: nowMs) { return fatal }
+            return reason(for: error, nowMs: nowMs) == nil ? .retry : .reported
         }
         guard let reason = reason(for: error, nowMs: nowMs) else { return .retry }
         failure = (reason, nowMs)
         return .unhealthy(reason: reason)
+    }
+
+    /// `fatal` once the reported failure is `exitAfterMs` old (once; nil before, after, or with no
+    /// failure): asked by a timer too, since some errors are reported only at each metadata refresh.
+    mutating func expire(nowMs: Int64) -> Verdict? {
+        guard let failure, !isFatal, nowMs - failure.atMs >= exitAfterMs else { return nil }
+        isFatal = true
+        return .fatal(reason: failure.reason)
     }
 
     /// Why `error` will not heal by retrying, with the fix; nil when it may.

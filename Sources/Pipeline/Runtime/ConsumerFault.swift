@@ -1,3 +1,4 @@
+import Dispatch
 import Kafka
 import Observability
 import Synchronization
@@ -5,8 +6,9 @@ import Synchronization
 /// Whether the worker's consumer groups failed in a way retrying will not heal (the
 /// `ConsumerErrorWatch` verdicts of both consumer loops, requests and reconciliation): the first
 /// such error fails `/readyz` with its reason and is logged once, as an error saying what to
-/// change; if errors keep coming `ConsumerErrorWatch.exitAfterMs` later, the handlers run once, as
-/// for a fatal producer error (`ProducerFault`): the worker stops and the process exits non-zero.
+/// change; `ConsumerErrorWatch.exitAfterMs` later (a timer, or the next error past it) the handlers
+/// run once, as for a fatal producer error (`ProducerFault`): the worker stops and the process
+/// exits non-zero.
 final class ConsumerFault: Sendable {
     private struct State {
         var watch: ConsumerErrorWatch
@@ -16,11 +18,14 @@ final class ConsumerFault: Sendable {
 
     private let state: Mutex<State>
     private let logger: Logger
+    private let clock: @Sendable () -> Int64
 
-    /// A fault record judging errors with `watch`, logging through `logger`.
-    init(watch: ConsumerErrorWatch, logger: Logger) {
+    /// A fault record judging errors with `watch` at `clock`'s time (wall-clock milliseconds),
+    /// logging through `logger`.
+    init(watch: ConsumerErrorWatch, logger: Logger, clock: @escaping @Sendable () -> Int64) {
         state = Mutex(State(watch: watch))
         self.logger = logger
+        self.clock = clock
     }
 
     /// Why the consumer cannot work (what `/readyz` says), once a failure was reported.
@@ -32,25 +37,44 @@ final class ConsumerFault: Sendable {
     /// Judges a poll error seen at `nowMs`; true when it is a retriable one the caller logs as a
     /// warning, as before. A failure that will not heal is logged here, once.
     func report(_ error: KafkaError, nowMs: Int64) -> Bool {
-        let (verdict, handlers) = state.withLock { state -> (ConsumerErrorWatch.Verdict, [@Sendable (String) -> Void]) in
-            let verdict = state.watch.observe(error, nowMs: nowMs)
-            guard case .fatal(let reason) = verdict else { return (verdict, []) }
-            state.fatal = reason
-            return (verdict, state.handlers)
-        }
+        let verdict = state.withLock { $0.watch.observe(error, nowMs: nowMs) }
         switch verdict {
         case .retry:
             return true
         case .reported:
             return false
         case .unhealthy(let reason):
-            logger.error("\(reason); /readyz fails, and the worker exits non-zero if this goes on",
-                         [("error", .string(error.description)), ("exit_after_ms", .integer(state.withLock { $0.watch.exitAfterMs }))])
+            let exitAfterMs = state.withLock { $0.watch.exitAfterMs }
+            logger.error("\(reason); /readyz fails, and the worker exits non-zero in \(exitAfterMs / 1000) s",
+                         [("error", .string(error.description))])
+            expire(afterMs: exitAfterMs)
             return false
         case .fatal(let reason):
-            for handler in handlers { handler(reason) }
+            fail(reason)
             return false
         }
+    }
+
+    /// Makes the failure fatal once it is old enough: checked after `afterMs`, again until it is.
+    private func expire(afterMs: Int64) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(max(100, afterMs)))) { [self] in
+            let (verdict, remaining) = state.withLock { state -> (ConsumerErrorWatch.Verdict?, Int64?) in
+                let verdict = state.watch.expire(nowMs: clock())
+                guard verdict == nil, !state.watch.isFatal, let failure = state.watch.failure else { return (verdict, nil) }
+                return (nil, failure.atMs + state.watch.exitAfterMs - clock())
+            }
+            if case .fatal(let reason) = verdict { fail(reason) }
+            if let remaining { expire(afterMs: remaining) }
+        }
+    }
+
+    /// Records the fatal reason and runs the handlers (once: the watch gives `fatal` once).
+    private func fail(_ reason: String) {
+        let handlers = state.withLock { state -> [@Sendable (String) -> Void] in
+            state.fatal = reason
+            return state.handlers
+        }
+        for handler in handlers { handler(reason) }
     }
 
     /// Runs `handler` with the reason when the failure becomes fatal (at once if it is already).

@@ -105,7 +105,7 @@ public final class Worker: Sendable {
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration),
             consumerFault: ConsumerFault(watch: ConsumerErrorWatch(consumerProperties: configuration.consumerProperties, groupID: configuration.groupID),
-                                         logger: logger.child("consumer")),
+                                         logger: logger.child("consumer"), clock: clock),
             clock: clock)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         workerMetrics.exportHorizon(context.horizon)
