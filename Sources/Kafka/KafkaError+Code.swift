@@ -113,6 +113,9 @@ extension KafkaError {
         public static let unknownMemberID = Code(RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID)
         /// The group is rebalancing.
         public static let rebalanceInProgress = Code(RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS)
+        /// The member's `session.timeout.ms` is outside the broker's `group.min.session.timeout.ms`
+        /// to `group.max.session.timeout.ms` range (JoinGroup refused).
+        public static let invalidSessionTimeout = Code(RD_KAFKA_RESP_ERR_INVALID_SESSION_TIMEOUT)
         /// Not authorized to access the topic.
         public static let topicAuthorizationFailed = Code(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)
         /// Not authorized to access the group.

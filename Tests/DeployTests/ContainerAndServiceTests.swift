@@ -78,7 +78,8 @@ struct ContainerAndServiceTests {
         let lines = try Self.instructions()
         let runtimeStart = try #require(lines.firstIndex { $0.hasPrefix("FROM ${RUNTIME_IMAGE}") })
         let runtime = Array(lines[runtimeStart...])
-        #expect(Self.packagesInstalled(in: runtime) == ["librdkafka1", "libssl3", "libcurl4", "libmicrohttpd12", "ca-certificates"])
+        #expect(Self.packagesInstalled(in: runtime) == ["libssl3", "libcurl4", "libmicrohttpd12", "ca-certificates"],
+                "librdkafka comes from the build stage (the wheel's 2.16), not Debian's librdkafka1 2.0.2")
         #expect(runtime.contains { $0.hasPrefix("COPY --from=build ") && $0.hasSuffix(" /usr/local/bin/provisioner") })
         let user = try #require(runtime.last { $0.hasPrefix("USER ") })
         let uid = try #require(Int(user.dropFirst(5).split(separator: ":")[0]), "USER must be numeric for runAsNonRoot")
@@ -90,6 +91,41 @@ struct ContainerAndServiceTests {
         #expect(runtime.contains("EXPOSE \(WorkerConfigs.defaultObservabilityPort)"))
         let ignore = try Repository.text("Deploy/Dockerfile.dockerignore").split(separator: "\n").map(String.init)
         #expect(ignore.contains("*") && ["!Package.swift", "!Sources", "!Tests"].allSatisfy(ignore.contains))
+    }
+
+    @Test("the image carries librdkafka 2.10 or later for production: the wheel CI tests on, checked at build time, found through LD_LIBRARY_PATH, licenses beside it")
+    func productionLibrdkafka() throws {
+        let lines = try Self.instructions()
+        let runtimeStart = try #require(lines.firstIndex { $0.hasPrefix("FROM ${RUNTIME_IMAGE}") })
+        let (build, runtime) = (Array(lines[..<runtimeStart]), Array(lines[runtimeStart...]))
+        let pin = try #require(lines.first { $0.hasPrefix("ARG LIBRDKAFKA_WHEEL=") }, "the librdkafka source is not pinned")
+        let version = String(pin.dropFirst("ARG LIBRDKAFKA_WHEEL=confluent-kafka==".count))
+        #expect(pin.hasPrefix("ARG LIBRDKAFKA_WHEEL=confluent-kafka=="), "\(pin)")
+        let parts = version.split(separator: ".").compactMap { Int($0) }
+        #expect(parts.count == 3 && (parts[0], parts[1]) >= (2, 10), "librdkafka \(version) is below 2.10 (confluentinc/librdkafka#4059)")
+        // The same wheel the rdkafka216 phase runs the multi-worker suites on (scripts/setup's .venv).
+        let venvLib = Repository.path(".venv/lib")
+        let pythons = (try? FileManager.default.contentsOfDirectory(atPath: venvLib)) ?? []
+        let installed = pythons.flatMap { python in
+            ((try? FileManager.default.contentsOfDirectory(atPath: "\(venvLib)/\(python)/site-packages")) ?? [])
+                .filter { $0.hasPrefix("confluent_kafka-") && $0.hasSuffix(".dist-info") }
+        }
+        #expect(installed == ["confluent_kafka-\(version).dist-info"], "the image pins \(version); the tests run on \(installed)")
+        // Downloaded and unpacked in the build stage, never installed; the build fails unless the binary loads it.
+        #expect(build.contains { $0.hasPrefix("RUN python3 -m pip download --no-deps --only-binary=:all:") && $0.contains("\"${LIBRDKAFKA_WHEEL}\"")
+            && $0.contains("confluent_kafka.libs/librdkafka-*.so.1 /out/lib/librdkafka.so.1") && $0.contains("/out/licenses") })
+        let minor = "^librdkafka \(parts.prefix(2).map(String.init).joined(separator: "\\."))\\."
+        #expect(build.contains { $0.hasPrefix("RUN swift build") && $0.contains("LD_LIBRARY_PATH=/out/lib /out/provisioner version") && $0.contains(minor) },
+                "the build does not check that the binary loads librdkafka \(version)")
+        // At run time: the file, the search path, the licenses; nothing from Debian's librdkafka1.
+        #expect(runtime.contains("COPY --from=build /out/lib/librdkafka.so.1 /usr/local/lib/provisioner/librdkafka.so.1"))
+        #expect(runtime.contains("ENV LD_LIBRARY_PATH=/usr/local/lib/provisioner"))
+        #expect(runtime.contains { $0.hasPrefix("COPY --from=build /out/licenses ") })
+        #expect(!Self.packagesInstalled(in: runtime).contains { $0.hasPrefix("librdkafka") })
+        // Deploy/README.md says where it comes from.
+        let readme = try Repository.text("Deploy/README.md")
+        let release = "librdkafka \(parts.prefix(2).map(String.init).joined(separator: "."))."
+        #expect(readme.contains("confluent-kafka==\(version)") && readme.contains(release), "Deploy/README.md does not name the image's librdkafka")
     }
 
     /// `Key=Value` settings of the unit's `[Service]` section (a key may repeat).

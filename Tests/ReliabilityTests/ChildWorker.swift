@@ -4,18 +4,19 @@ import Harness
 import TestSupport
 
 /// `provisioner worker --config FILE --exit-with-parent` as a child process of the test, pointed at
-/// an in-process `EmbeddedStack`. Its JSON log lines (stderr, level `info` or lower) tell which
+/// a rig's Kafka and simulator (`StackEndpoints`). Its JSON log lines (stderr, level `info` or lower) tell which
 /// requests partitions it owns.
 final class ChildWorker: Sendable {
     let name: String
     let process: ChildProcess
 
-    /// Starts a worker of `groupID` with the stack's environment plus `environment`.
-    init(stack: EmbeddedStack, groupID: String, name: String, directory: URL,
+    /// Starts a worker of `groupID` pointed at `endpoints` (the demo configuration with their
+    /// addresses), with their environment plus `environment`.
+    init(endpoints: StackEndpoints, groupID: String, name: String, directory: URL,
          logLevel: String = "info", environment extra: [String: String] = [:]) throws {
         let configPath = directory.appendingPathComponent("\(name).json").path
-        try stack.configurationFileText(groupID: groupID).write(toFile: configPath, atomically: true, encoding: .utf8)
-        var environment = stack.environment
+        try endpoints.configurationFileText(groupID: groupID).write(toFile: configPath, atomically: true, encoding: .utf8)
+        var environment = endpoints.environment
         environment["PROVISIONER_WORKER_ID"] = name
         environment["PROVISIONER_LOG__LEVEL"] = logLevel
         environment.merge(extra) { _, new in new }

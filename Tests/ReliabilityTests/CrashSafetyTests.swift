@@ -18,15 +18,25 @@ extension ReliabilityTests {
     /// may have two different finals (status, code, next action, payload present: `FinalAnswers`).
     @Test("kill -9 of a worker mid-call: every request answered, no handshake sent to the issuer twice")
     func killedWorkerMidCall() async throws {
+        try await Self.killedWorkerMidCall(on: .mockCluster)
+    }
+
+    /// The kill -9 scenario on `broker` (on the mock cluster the markers partitions' leaders move
+    /// to another broker before each kill too); its summary line is `crash` (`crash_noida`, ...).
+    /// noida-db never expires a killed member's session, so its partitions are never re-assigned
+    /// (README, "Known limits"): there every request on the killed worker's partitions after the
+    /// kill may stay unanswered, and everything else must hold as on the mock (every other request
+    /// answered, no handshake twice, no two different finals).
+    static func killedWorkerMidCall(on broker: RigBroker) async throws {
         let partitions = 6
         let total = ReliabilityScale.pick(72, long: 600)
         let perSecond = ReliabilityScale.pick(8.0, long: 12.0)
         let kills = ReliabilityScale.pick(1, long: 3)
         // Distinct card ids: each recurs about every three seconds of load.
         let cards = ReliabilityScale.pick(24, long: 101)
-        let rig = try ProcessGroupRig(name: "reliability-crash", partitions: partitions)
+        let rig = try await ProcessGroupRig(name: "reliability-crash", partitions: partitions, broker: broker)
         defer { rig.stop() }
-        let (stack, collector, factory) = (rig.stack, rig.collector, rig.factory)
+        let (simulator, collector, factory) = (rig.simulator, rig.collector, rig.factory)
 
         var workers = try (1...3).map { try rig.worker("crash-w\($0)") }
         defer { workers.forEach { $0.process.kill() } }
@@ -43,6 +53,8 @@ extension ReliabilityTests {
         // Kill a worker while it has issuer calls in flight: requests on its partitions that reached
         // the simulator and have no result yet.
         var killed: [(worker: String, inFlight: Int, atMs: Int64)] = []
+        // Requests partitions the killed workers owned when killed.
+        var orphaned: Set<Int32> = []
         var leaderMoves = 0
         for _ in 0..<kills {
             let victims = workers.filter(\.isRunning)
@@ -53,7 +65,7 @@ extension ReliabilityTests {
                 // Kill while the load runs: kill k of n after (k + 1)/(n + 2) of it was sent.
                 guard planned.count >= total * (killed.count + 1) / (kills + 2) else { return false }
                 let owned = victim.ownedPartitions
-                let called = Set(stack.simulator.calls.map(\.handshake))
+                let called = Set(simulator.calls.map(\.handshake))
                 let snapshot = collector.snapshot
                 inFlight = planned.filter { item in
                     owned.contains(item.partition) && called.contains(item.request.handshake ?? "")
@@ -65,10 +77,13 @@ extension ReliabilityTests {
             // Move every markers partition to another broker first: the survivors' marker readers
             // then hold stale leaders and their first catch-up read fails (NOT_LEADER_FOR_PARTITION);
             // a new owner must retry it rather than resume without the markers.
-            for partition in 0..<Int32(partitions) {
-                let broker = stack.cluster.brokerIDs[(Int(partition) + killed.count + 1) % stack.cluster.brokerIDs.count]
-                if stack.cluster.setPartitionLeader(topic: stack.topics.markers, partition: partition, brokerID: broker) == nil { leaderMoves += 1 }
+            if let cluster = rig.mockCluster {
+                for partition in 0..<Int32(partitions) {
+                    let leader = cluster.brokerIDs[(Int(partition) + killed.count + 1) % cluster.brokerIDs.count]
+                    if cluster.setPartitionLeader(topic: rig.topics.markers, partition: partition, brokerID: leader) == nil { leaderMoves += 1 }
+                }
             }
+            orphaned.formUnion(victim.ownedPartitions)
             victim.process.kill()
             killed.append((victim.name, inFlight, Timestamps.nowMs()))
             _ = try await victim.process.waitForExit(timeout: .seconds(10))
@@ -84,7 +99,11 @@ extension ReliabilityTests {
         #expect(planned.count == total && load.failed.isEmpty, "the load generator could not send every request")
 
         let ids = planned.map(\.request.requestID)
-        let answered = collector.wait(timeoutMs: 120_000) { snapshot in ids.allSatisfy { snapshot.final($0) != nil } }
+        // On a broker that never re-assigns a killed member's partitions, only the others' requests can be answered.
+        let mayStayUnanswered = broker == .noida ? Set(planned.filter { orphaned.contains($0.partition) }.map(\.request.requestID)) : []
+        let answered = collector.wait(timeoutMs: 120_000) { snapshot in
+            ids.allSatisfy { snapshot.final($0) != nil || mayStayUnanswered.contains($0) }
+        }
         let snapshot = collector.snapshot
         let missing = ids.filter { snapshot.final($0) == nil }
         if !answered {
@@ -93,10 +112,11 @@ extension ReliabilityTests {
                 try? (lines.joined(separator: "\n")).write(toFile: "/tmp/rel-notes/\(worker.name).log", atomically: true, encoding: .utf8)
             }
         }
-        #expect(answered, "\(missing.count) of \(ids.count) requests got no final result: \(missing.prefix(5))")
+        let lost = missing.filter { !mayStayUnanswered.contains($0) }
+        #expect(answered && lost.isEmpty, "\(lost.count) of \(ids.count) requests got no final result: \(lost.prefix(5))")
 
         // No handshake reached the issuer twice.
-        let calls = stack.simulator.calls
+        let calls = simulator.calls
         let repeated = calls.filter { $0.count > 1 }
         #expect(repeated.isEmpty, "handshakes sent to the issuer more than once: \(repeated.map { "\($0.cardID) ×\($0.count)" })")
         let handshakes = Set(planned.compactMap(\.request.handshake))
@@ -106,7 +126,9 @@ extension ReliabilityTests {
         let recovered = ids.filter { id in
             snapshot.results[id]?.contains { !$0.result.isFinal && $0.result.message.contains("a previous worker started this issuer call") } == true
         }
-        #expect(!recovered.isEmpty, "no request was recovered from a started marker: the kill did not hit a call in flight")
+        if broker != .noida {
+            #expect(!recovered.isEmpty, "no request was recovered from a started marker: the kill did not hit a call in flight")
+        }
         var statuses: [String: Int] = [:]
         for id in ids { if let final = snapshot.final(id) { statuses[final.status.rawValue, default: 0] += 1 } }
         let invalid = ids.filter { snapshot.final($0)?.code == .invalidRequest }
@@ -134,13 +156,15 @@ extension ReliabilityTests {
         #expect(conflicts.isEmpty, "requests with two different finals: \(conflicts.prefix(5).map { "\($0): \(FinalAnswers.describe(snapshot.results[$0]?.map(\.result) ?? []))" })")
         let lastFinalMs = ids.compactMap { id in snapshot.results[id]?.first { $0.result.isFinal }?.consumedAtMs }.max() ?? 0
 
-        ReliabilityReport.emit("crash", [
-            "workers": ReliabilityReport.int(3), "brokers": ReliabilityReport.int(stack.cluster.brokerIDs.count),
+        ReliabilityReport.emit(broker == .mockCluster ? "crash" : "crash_\(broker.rawValue)", [
+            "broker": .string(broker.rawValue),
+            "workers": ReliabilityReport.int(3), "brokers": ReliabilityReport.int(rig.mockCluster?.brokerIDs.count ?? 1),
             "partitions": ReliabilityReport.int(partitions), "marker_leader_moves_before_kill": ReliabilityReport.int(leaderMoves),
             "requests": ReliabilityReport.int(ids.count), "rate_per_s": .number(JSONNumber(literal: String(perSecond))!),
             "issuer_call_ms": ReliabilityReport.int(1500), "kills": ReliabilityReport.int(killed.count),
             "in_flight_at_kill": .array(killed.map { ReliabilityReport.int($0.inFlight) }),
-            "final_results": ReliabilityReport.int(ids.count - missing.count), "lost": ReliabilityReport.int(missing.count),
+            "final_results": ReliabilityReport.int(ids.count - missing.count), "lost": ReliabilityReport.int(lost.count),
+            "unanswered_on_partitions_never_reassigned": ReliabilityReport.int(missing.count - lost.count),
             "recovered_from_marker": ReliabilityReport.int(recovered.count), "recovered_final_statuses": ReliabilityReport.counts(
                 Dictionary(recoveredFinals.map { ($0, 1) }, uniquingKeysWith: +)),
             "final_statuses": ReliabilityReport.counts(statuses), "handshakes_called": ReliabilityReport.int(calledOnce),

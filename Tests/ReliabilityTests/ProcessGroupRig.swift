@@ -1,53 +1,104 @@
 import Foundation
 import Harness
 import Kafka
+import Pipeline
+import Simulator
 import TestSupport
 
-/// What the multi-process scenarios (kill -9, scale while calling) stand on: an embedded stack of
-/// three brokers with the simulator, a consumer group name, a folder for the workers'
-/// configuration files, a result collector, a producer and a request factory. `stop` undoes it.
+/// Which Kafka a rig's workers, producer and collector use.
+enum RigBroker: String, Sendable {
+    /// librdkafka's mock cluster in the test process, three brokers (`EmbeddedStack`).
+    case mockCluster = "mock_cluster"
+    /// noida-db as a separate process, one node (`NoidaBroker`); the workers' `session.timeout.ms`
+    /// is raised to its minimum, 6,000.
+    case noida
+}
+
+/// What the multi-process scenarios (kill -9, scale while calling) stand on: a Kafka cluster with
+/// the pipeline topics (librdkafka's mock cluster or a separate broker process: `RigBroker`), the
+/// issuer simulator, a consumer group name, a folder for the workers' configuration files, a
+/// result collector, a producer and a request factory. `stop` undoes it.
 final class ProcessGroupRig: Sendable {
     let partitions: Int
-    let stack: EmbeddedStack
+    let broker: RigBroker
+    let endpoints: StackEndpoints
+    let simulator: IssuerSimulator
+    /// The mock cluster, for leader moves and injected faults (nil on a broker process).
+    let mockCluster: KafkaMockCluster?
     let group: String
     let directory: URL
     let collector: ResultCollector
     let producer: KafkaProducer
     let factory: RequestFactory
+    private let stack: EmbeddedStack?
+    private let brokerProcess: NoidaBroker?
 
-    /// A rig named `name` (the group and the folder are made unique from it) on `brokers` brokers.
-    init(name: String, partitions: Int, brokers: Int = 3) throws {
+    /// A rig named `name` (the group and the folder are made unique from it) on `broker` (the
+    /// mock cluster with `brokers` brokers, or a noida-db process).
+    init(name: String, partitions: Int, brokers: Int = 3, broker: RigBroker = .mockCluster) async throws {
         self.partitions = partitions
-        stack = try EmbeddedStack(brokers: brokers, partitions: partitions)
+        self.broker = broker
+        switch broker {
+        case .mockCluster:
+            let stack = try EmbeddedStack(brokers: brokers, partitions: partitions)
+            self.stack = stack
+            brokerProcess = nil
+            mockCluster = stack.cluster
+            simulator = stack.simulator
+            endpoints = stack.endpoints
+        case .noida:
+            let process = try await NoidaBroker.start()
+            do {
+                try process.createTopics(TopicNames().all, partitions: partitions)
+                let simulator = try IssuerSimulator()
+                stack = nil
+                brokerProcess = process
+                mockCluster = nil
+                self.simulator = simulator
+                endpoints = StackEndpoints(bootstrapServers: process.bootstrapServers, simulatorURL: "http://127.0.0.1:\(simulator.port)",
+                                           workerConsumerOverrides: ["session.timeout.ms": String(NoidaBroker.minimumSessionTimeoutMs)])
+            } catch {
+                process.kill()
+                throw error
+            }
+        }
         group = UniqueName.make(name)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: partitions)
-        producer = try KafkaProducer(configuration: stack.producerProperties)
+        collector = try ResultCollector(properties: endpoints.consumerProperties, topics: endpoints.topics, partitions: partitions)
+        producer = try KafkaProducer(configuration: endpoints.producerProperties)
         factory = try RequestFactory(devices: 4)
     }
 
-    /// Starts a `provisioner worker` process of the rig's group, with `environment` added to the stack's.
+    /// The pipeline topic names.
+    var topics: TopicNames { endpoints.topics }
+
+    /// Starts a `provisioner worker` process of the rig's group.
     func worker(_ name: String, environment: [String: String] = [:]) throws -> ChildWorker {
-        try ChildWorker(stack: stack, groupID: group, name: name, directory: directory, environment: environment)
+        try ChildWorker(endpoints: endpoints, groupID: group, name: name, directory: directory, environment: environment)
     }
 
     /// One answered request per partition, so every worker is past its first catch-up.
     func warmUp() throws {
-        try EmbeddedStack.warmUp(partitions: partitions, topic: stack.topics.requests, factory: factory, producer: producer,
+        try EmbeddedStack.warmUp(partitions: partitions, topic: topics.requests, factory: factory, producer: producer,
                                  collector: collector, timeoutMs: 60_000)
     }
 
     /// A load of `total` requests at `perSecond` onto the requests topic.
     func load(perSecond: Double, total: Int, make: @escaping @Sendable (Int) throws -> GeneratedRequest) -> LoadGenerator {
-        LoadGenerator(producer: producer, topic: stack.topics.requests, partitions: partitions, perSecond: perSecond, total: total, make: make)
+        LoadGenerator(producer: producer, topic: topics.requests, partitions: partitions, perSecond: perSecond, total: total, make: make)
     }
 
-    /// Stops the producer, the collector and the stack; removes the folder.
+    /// Stops the producer, the collector, the simulator and the cluster; removes the folder.
     func stop() {
         producer.close(timeoutMs: 5_000)
         collector.stop()
-        stack.stop()
+        if let stack {
+            stack.stop()
+        } else {
+            simulator.stop()
+        }
+        brokerProcess?.kill()
         try? FileManager.default.removeItem(at: directory)
     }
 }

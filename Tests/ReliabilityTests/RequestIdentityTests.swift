@@ -20,13 +20,12 @@ extension ReliabilityTests {
         static let replyTopic = "imprint.replies"
         let rig: ProcessGroupRig
         let secret = "identity-signing-" + Crypto.hex(Crypto.randomBytes(16))
-        var stack: EmbeddedStack { rig.stack }
         var collector: ResultCollector { rig.collector }
         var factory: RequestFactory { rig.factory }
 
-        init(name: String) throws {
-            rig = try ProcessGroupRig(name: name, partitions: 1, brokers: 1)
-            try rig.stack.cluster.createTopic(Self.replyTopic, partitions: 2, replicationFactor: 1)
+        init(name: String) async throws {
+            rig = try await ProcessGroupRig(name: name, partitions: 1, brokers: 1)
+            try #require(rig.mockCluster).createTopic(Self.replyTopic, partitions: 2, replicationFactor: 1)
         }
 
         /// Starts a worker process of the rig's group and waits until it owns the partition.
@@ -50,7 +49,7 @@ extension ReliabilityTests {
 
         /// Produces `value` under `key` with `headers` and waits for the broker's acknowledgement.
         func send(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader]) async throws {
-            _ = try await rig.producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: key, value: value, headers: headers))
+            _ = try await rig.producer.send(KafkaOutgoingMessage(topic: rig.topics.requests, key: key, value: value, headers: headers))
         }
 
         /// Sends `request` signed with the program's secret, along `route`.
@@ -62,7 +61,7 @@ extension ReliabilityTests {
 
         /// The reply topic's records now.
         func replies() async throws -> [KafkaMessage] {
-            try await KafkaTestReader(bootstrapServers: stack.bootstrapServers).readExisting(topic: Self.replyTopic)
+            try await KafkaTestReader(bootstrapServers: rig.endpoints.bootstrapServers).readExisting(topic: Self.replyTopic)
         }
 
         func stop() { rig.stop() }
@@ -96,7 +95,7 @@ extension ReliabilityTests {
     /// but the genuine ones; a genuine request not answered exactly once after its own issuer call.
     @Test("keyless producer under an unsigned program: cannot answer, suppress, spend the nonce of, or route a signed request (issue 29 item 1)")
     func keylessProducerCannotTouchASignedRequest() async throws {
-        let rig = try IdentityRig(name: "reliability-identity")
+        let rig = try await IdentityRig(name: "reliability-identity")
         defer { rig.stop() }
         let first = try await rig.worker("identity-w1")
         defer { first.process.kill() }
@@ -122,7 +121,7 @@ extension ReliabilityTests {
         #expect(forgeriesAnswered, "the copies were not answered")
 
         try await rig.sendSigned(g1, route: IdentityRig.route(c1))
-        let firstGenuine = try? await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers)
+        let firstGenuine = try? await KafkaTestReader(bootstrapServers: rig.rig.endpoints.bootstrapServers)
             .read(topic: IdentityRig.replyTopic, timeout: .seconds(30)) { messages in
                 messages.contains { Self.answers(try? ProvisioningResult.decode($0.value), g1) }
             }
@@ -135,7 +134,7 @@ extension ReliabilityTests {
         let second = try await rig.worker("identity-w2")
         defer { second.process.kill() }
         try await rig.sendSigned(g2, route: IdentityRig.route(c2))
-        let secondGenuine = try? await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers)
+        let secondGenuine = try? await KafkaTestReader(bootstrapServers: rig.rig.endpoints.bootstrapServers)
             .read(topic: IdentityRig.replyTopic, timeout: .seconds(30)) { messages in
                 messages.contains { Self.answers(try? ProvisioningResult.decode($0.value), g2) }
             }
@@ -161,7 +160,7 @@ extension ReliabilityTests {
                     "\(result.program ?? "?") \(result.status) \(result.code?.rawValue ?? "-")")
             #expect(mine.first?.partition == 1 && mine.first?.header(ReplyRoute.correlationHeader) == correlation)
             // Called once, with its own handshake (its nonce was not spent by a copy).
-            let calls = rig.stack.simulator.calls.filter { $0.cardID == JSONValue.parsed(genuine.value)["card"]?["id"]?.stringValue }
+            let calls = rig.rig.simulator.calls.filter { $0.cardID == JSONValue.parsed(genuine.value)["card"]?["id"]?.stringValue }
             #expect(calls.map(\.count) == [1] && calls.first?.handshake == genuine.handshake, "\(genuine.requestID): calls \(calls)")
         }
         let snapshot = rig.collector.snapshot
@@ -177,7 +176,7 @@ extension ReliabilityTests {
                 "forged answers: \(forged.map { "\($0.result.requestID) \($0.result.status) \($0.result.code?.rawValue ?? "-")" })")
         #expect(forged.allSatisfy { $0.headers.allSatisfy { $0.key != ReplyRoute.correlationHeader } }, "a forged answer carries a correlation id")
         // What reached the issuer for the forger's card: the two whole copies (R1's, R2's), nothing else.
-        let forgerCalls = rig.stack.simulator.calls.filter { $0.cardID == "pm_forger-missing" }.reduce(0) { $0 + $1.count }
+        let forgerCalls = rig.rig.simulator.calls.filter { $0.cardID == "pm_forger-missing" }.reduce(0) { $0 + $1.count }
         #expect(forgerCalls == 2, "issuer calls for the copies: \(forgerCalls)")
     }
 
@@ -191,7 +190,7 @@ extension ReliabilityTests {
     /// `rejected` on the default results topic), a second issuer call.
     @Test("a captured signed request re-sent with a null covered header gets no answer; the genuine call in flight is answered once (issue 29 item 2)")
     func nullHeadersOnACapturedSignedRequest() async throws {
-        let rig = try IdentityRig(name: "reliability-null-headers")
+        let rig = try await IdentityRig(name: "reliability-null-headers")
         defer { rig.stop() }
         let worker = try await rig.worker("null-headers-w1")
         defer { worker.process.kill() }
@@ -203,14 +202,14 @@ extension ReliabilityTests {
         try await rig.send(key: genuine.key, value: genuine.value, headers: signed)
         // The copies go out while the genuine call is in flight (the card answers after 2 s).
         let cardID = "pm_null_target-slow-2000"
-        #expect(await Waiting.until(timeoutMs: 20_000) { rig.stack.simulator.calls.contains { $0.cardID == cardID } }, "the genuine call never started")
+        #expect(await Waiting.until(timeoutMs: 20_000) { rig.rig.simulator.calls.contains { $0.cardID == cardID } }, "the genuine call never started")
         func nulled(_ name: String) -> [KafkaHeader] { signed.filter { $0.key != name } + [KafkaHeader(key: name, value: nil)] }
         let nullCopies = [signed + [KafkaHeader(key: ReplyRoute.correlationHeader, value: nil)], nulled(ReplyRoute.topicHeader),
                           nulled(ReplyRoute.partitionHeader), signed + [KafkaHeader(key: DeadLetterHeader.replayOf, value: nil)]]
         for headers in nullCopies { try await rig.send(key: genuine.key, value: genuine.value, headers: headers) }
         try await rig.send(key: genuine.key, value: genuine.value, headers: signed)
 
-        let answer = try? await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers)
+        let answer = try? await KafkaTestReader(bootstrapServers: rig.rig.endpoints.bootstrapServers)
             .read(topic: IdentityRig.replyTopic, timeout: .seconds(30)) { messages in
                 messages.contains { Self.answers(try? ProvisioningResult.decode($0.value), genuine) }
             }
@@ -236,6 +235,6 @@ extension ReliabilityTests {
         #expect(letters.map { $0.provenance?.code } == Array(repeating: .unauthenticated, count: nullCopies.count),
                 "\(letters.map { $0.provenance?.code.rawValue ?? "-" })")
         #expect(snapshot.audit.contains { $0.requestID == genuine.requestID && $0.stage == .duplicateIgnored }, "the unchanged copy was not a duplicate")
-        #expect(rig.stack.simulator.calls.filter { $0.cardID == cardID }.map(\.count) == [1], "the issuer was called more than once")
+        #expect(rig.rig.simulator.calls.filter { $0.cardID == cardID }.map(\.count) == [1], "the issuer was called more than once")
     }
 }

@@ -18,14 +18,20 @@ extension ReliabilityTests {
     /// `FinalAnswers`), and no handshake may reach the issuer twice.
     @Test("scale 1 → 3 → 2 with slow calls in flight: every request final, no handshake twice, no two different finals")
     func scaleWhileCalling() async throws {
+        try await Self.scaleWhileCalling(on: .mockCluster)
+    }
+
+    /// The scale scenario on `broker`; its summary line is `scale_while_calling`
+    /// (`scale_while_calling_noida`, ...).
+    static func scaleWhileCalling(on broker: RigBroker) async throws {
         let partitions = 6
         let total = ReliabilityScale.pick(150, long: 900)
         let perSecond = ReliabilityScale.pick(10.0, long: 30.0)
         let callMs = ReliabilityScale.pick(3_000, long: 7_000)
         let cards = ReliabilityScale.pick(40, long: 101)
-        let rig = try ProcessGroupRig(name: "reliability-scale", partitions: partitions)
+        let rig = try await ProcessGroupRig(name: "reliability-scale", partitions: partitions, broker: broker)
         defer { rig.stop() }
-        let (stack, collector, factory) = (rig.stack, rig.collector, rig.factory)
+        let (simulator, collector, factory) = (rig.simulator, rig.collector, rig.factory)
 
         var workers = [try rig.worker("scale-w1")]
         defer { workers.forEach { $0.process.kill() } }
@@ -39,7 +45,7 @@ extension ReliabilityTests {
         // A scale event once a quarter of the load is sent (two join), another at half (one leaves).
         var events: [String] = []
         func callsInFlight() -> Int {
-            let called = Set(stack.simulator.calls.map(\.handshake))
+            let called = Set(simulator.calls.map(\.handshake))
             let snapshot = collector.snapshot
             return load.sent.filter { called.contains($0.request.handshake ?? "") && snapshot.final($0.request.requestID) == nil }.count
         }
@@ -67,7 +73,7 @@ extension ReliabilityTests {
         let missing = ids.filter { snapshot.final($0) == nil }
         #expect(answered, "\(missing.count) of \(ids.count) requests got no final result: \(missing.prefix(5))")
 
-        let repeated = stack.simulator.calls.filter { $0.count > 1 }
+        let repeated = simulator.calls.filter { $0.count > 1 }
         #expect(repeated.isEmpty, "handshakes sent to the issuer more than once: \(repeated.map { "\($0.cardID) ×\($0.count)" })")
         let conflicts = ids.filter { FinalAnswers.conflict(snapshot.results[$0]?.map(\.result) ?? []) }
         for id in conflicts.prefix(5) {
@@ -105,7 +111,8 @@ extension ReliabilityTests {
         let logs = workers.flatMap(\.logEntries)
         let revoked = logs.filter { $0["msg"]?.stringValue?.hasPrefix("partitions revoked") == true }.count
         let beforeCatchUp = logs.filter { $0["msg"]?.stringValue?.hasPrefix("a record arrived before its partition's marker catch-up") == true }.count
-        ReliabilityReport.emit("scale_while_calling", [
+        ReliabilityReport.emit(broker == .mockCluster ? "scale_while_calling" : "scale_while_calling_\(broker.rawValue)", [
+            "broker": .string(broker.rawValue),
             "workers_max": ReliabilityReport.int(3), "partitions": ReliabilityReport.int(partitions),
             "requests": ReliabilityReport.int(ids.count), "rate_per_s": .number(JSONNumber(literal: String(perSecond))!),
             "issuer_call_ms": ReliabilityReport.int(callMs), "distinct_cards": ReliabilityReport.int(cards),

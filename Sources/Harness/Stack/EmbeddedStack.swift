@@ -17,54 +17,38 @@ public final class EmbeddedStack: Sendable {
     public let cluster: KafkaMockCluster
     /// The issuer simulator.
     public let simulator: IssuerSimulator
-    /// `host:port,...` of the cluster.
-    public let bootstrapServers: String
-    /// Pipeline topic names.
-    public let topics = TopicNames()
+    /// Where the cluster and the simulator listen, and what workers and clients need to reach them.
+    public let endpoints: StackEndpoints
     /// Partitions of every pipeline topic.
     public let partitions: Int
-    /// A random key for `card_ref` / `device_ref` pseudonyms.
-    public let auditKey: String
     private let workers = Mutex<[Worker]>([])
 
     /// Starts the cluster (`brokers`, `partitions` per topic) and the simulator (with `profile`).
     public init(brokers: Int = 1, partitions: Int = 6, profile: SimulatorProfile = SimulatorProfile()) throws {
         cluster = try KafkaMockCluster(brokers: brokers)
-        for topic in topics.all {
+        for topic in TopicNames().all {
             try cluster.createTopic(topic, partitions: partitions, replicationFactor: min(brokers, 3))
         }
         self.partitions = partitions
-        bootstrapServers = cluster.bootstrapServers
         simulator = try IssuerSimulator(profile: profile)
-        auditKey = Crypto.hex(Crypto.randomBytes(32))
+        endpoints = StackEndpoints(bootstrapServers: cluster.bootstrapServers, simulatorURL: "http://127.0.0.1:\(simulator.port)")
     }
 
+    /// `host:port,...` of the cluster.
+    public var bootstrapServers: String { endpoints.bootstrapServers }
+    /// Pipeline topic names.
+    public var topics: TopicNames { endpoints.topics }
+    /// A random key for `card_ref` / `device_ref` pseudonyms.
+    public var auditKey: String { endpoints.auditKey }
     /// The simulator's base URL.
-    public var simulatorURL: String { "http://127.0.0.1:\(simulator.port)" }
+    public var simulatorURL: String { endpoints.simulatorURL }
 
-    /// librdkafka properties for test and demo consumers: a low fetch wait (the mock answers a
-    /// fetch only after `fetch.wait.max.ms`).
-    public var consumerProperties: [String: String] {
-        ["bootstrap.servers": bootstrapServers, "fetch.wait.max.ms": "10"]
-    }
-
-    /// librdkafka properties for test and demo producers: no linger.
-    public var producerProperties: [String: String] {
-        ["bootstrap.servers": bootstrapServers, "linger.ms": "0"]
-    }
-
-    /// The environment a worker of this stack sees: the demo credentials, the audit key and the
-    /// overrides pointing the demo configuration at this broker and simulator.
-    public var environment: [String: String] {
-        var environment = DemoConfiguration.secrets
-        environment["PROVISIONER_AUDIT_KEY"] = auditKey
-        environment["PROVISIONER_KAFKA__BOOTSTRAP_SERVERS"] = bootstrapServers
-        for program in DemoConfiguration.programs {
-            let issuer = program.replacingOccurrences(of: "demo-", with: "")
-            environment["PROVISIONER_PROGRAMS__\(program.uppercased().replacingOccurrences(of: "-", with: "_"))__BASE_URL"] = "\(simulatorURL)/\(issuer)"
-        }
-        return environment
-    }
+    /// librdkafka properties for test and demo consumers (`StackEndpoints.consumerProperties`).
+    public var consumerProperties: [String: String] { endpoints.consumerProperties }
+    /// librdkafka properties for test and demo producers (`StackEndpoints.producerProperties`).
+    public var producerProperties: [String: String] { endpoints.producerProperties }
+    /// The environment a worker of this stack sees (`StackEndpoints.environment`).
+    public var environment: [String: String] { endpoints.environment }
 
     /// The demo configuration pointed at this stack; `adjust` may change anything.
     public func configuration(groupID: String = "provisioner-demo", workerID: String = "worker-1",
@@ -78,14 +62,9 @@ public final class EmbeddedStack: Sendable {
         return configuration
     }
 
-    /// The demo configuration as a file-ready JSON document with this stack's addresses (for
-    /// workers started as separate processes), plus the environment they need.
-    public func configurationFileText(groupID: String) -> String {
-        var text = DemoConfiguration.json.replacingOccurrences(of: "127.0.0.1:9092", with: bootstrapServers)
-        text = text.replacingOccurrences(of: "http://127.0.0.1:8081", with: simulatorURL)
-        text = text.replacingOccurrences(of: "\"provisioner-demo\"", with: "\"\(groupID)\"")
-        return text.replacingOccurrences(of: "127.0.0.1:9464", with: "127.0.0.1:0")
-    }
+    /// The demo configuration as a file-ready JSON document with this stack's addresses
+    /// (`StackEndpoints.configurationFileText(groupID:)`).
+    public func configurationFileText(groupID: String) -> String { endpoints.configurationFileText(groupID: groupID) }
 
     /// Starts a worker with `configuration` (see `configuration(groupID:workerID:adjust:)`);
     /// `extraEnvironment` adds to the stack's environment (a replay key, say); `clock` lets a test

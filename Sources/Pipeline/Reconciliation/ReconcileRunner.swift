@@ -125,7 +125,10 @@ final class ReconcileRunner: Sendable {
         resumeReleased()
         var rewind: [TopicPartition: Int64] = [:]
         for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
-            guard case .success(let message) = result else { continue }
+            guard case .success(let message) = result else {
+                if case .failure(let error) = result { _ = context.consumerFault.report(error, nowMs: context.clock()) }
+                continue
+            }
             if !hold(message) {
                 let partition = TopicPartition(topic: message.topic, partition: message.partition)
                 rewind[partition] = min(rewind[partition] ?? .max, message.offset)

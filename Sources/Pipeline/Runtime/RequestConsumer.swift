@@ -194,7 +194,9 @@ final class RequestConsumer: Sendable {
                 flow.accept(message, generation: generation)
             case .failure(let error):
                 if error.code == .allBrokersDown || error.isFatal { sawError = error.description }
-                context.logger.warning("consumer error", [("error", .string(error.description))])
+                if context.consumerFault.report(error, nowMs: context.clock()) {
+                    context.logger.warning("consumer error", [("error", .string(error.description))])
+                }
             }
         }
         state.withLock { state in

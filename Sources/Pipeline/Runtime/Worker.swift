@@ -121,7 +121,10 @@ public final class Worker: Sendable {
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration, topicCheck: ReplyTopicCheck(clock: clock) { [producer] in
                 try? producer.partitionCounts(timeoutMs: 2_000)
-            }), clock: clock, executor: executor, mutations: runtime.mutations, probe: runtime.probe)
+            }),
+            consumerFault: ConsumerFault(watch: ConsumerErrorWatch(consumerProperties: configuration.consumerProperties, groupID: configuration.groupID),
+                                         logger: logger.child("consumer"), clock: clock),
+            clock: clock, executor: executor, mutations: runtime.mutations, probe: runtime.probe)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
         workerMetrics.exportHorizon(context.horizon)
         flow = RequestFlow(context: context)
@@ -129,24 +132,32 @@ public final class Worker: Sendable {
         reconciler = try ReconcileRunner(context: context, runtime: runtime)
         if let listen = configuration.httpListen, let address = HostPort(listen) {
             let requests = self.requests
+            let consumerFault = context.consumerFault
             observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
                 if let error = fault.error { return "the producer failed for good (\(error.code.rawValue)); the worker is stopping to be restarted" }
+                if let reason = consumerFault.reason { return reason }
                 return requests.isReady ? nil : "not yet assigned partitions, or the brokers are unreachable"
             }
         } else {
             observability = nil
         }
         registerGauges()
-        // Nothing can be acknowledged any more: stop taking work; what is held is redelivered.
-        // Weak: the fault (held by the publisher the services use) must not keep them alive.
+        // Nothing can be acknowledged any more (a fatal producer error), or a consumer error that
+        // retrying does not heal is still there after its bound: stop taking work (what is held is
+        // redelivered) and exit non-zero. Weak: the faults (held by the parts the services use)
+        // must not keep them alive.
         let requests = self.requests
         let reconciler = self.reconciler
         let drains = services.map(\.drainMs)
-        fault.whenFailed { [weak requests, weak reconciler] error in
-            logger.error("fatal producer error: fetching stopped, nothing more is committed; restart the worker",
-                            [("error", .string(error.description))])
+        let stopServices: @Sendable () -> Void = { [weak requests, weak reconciler] in
             for (service, drainMs) in zip([reconciler as (any WorkerService)?, requests], drains) { service?.requestStop(drainMs: drainMs) }
         }
+        fault.whenFailed { error in
+            logger.error("fatal producer error: fetching stopped, nothing more is committed; restart the worker",
+                            [("error", .string(error.description))])
+            stopServices()
+        }
+        context.consumerFault.whenFatal { _ in stopServices() }
     }
 
     /// The consumer loops in start order, each with the drain bound it gets when stopping:
@@ -210,15 +221,18 @@ public final class Worker: Sendable {
     }
 
     /// Whether the worker is ready for work (what `/readyz` reports).
-    public var isReady: Bool { requests.isReady && !fault.hasFailed }
+    public var isReady: Bool { requests.isReady && !fault.hasFailed && context.consumerFault.reason == nil }
 
-    /// Why the worker failed for good (a fatal producer error), or nil: once set it has stopped
-    /// fetching, and the process should shut it down and exit non-zero.
-    public var fatalError: String? { fault.error?.description }
+    /// Why the worker failed for good (a fatal producer error, or a consumer error that retrying
+    /// did not heal within its bound), or nil: once set it has stopped fetching, and the process
+    /// should shut it down and exit non-zero.
+    public var fatalError: String? { fault.error?.description ?? context.consumerFault.fatalReason }
 
-    /// Runs `handler` once when the worker fails for good (at once if it already has).
+    /// Runs `handler` once when the worker fails for good (at once if it already has; a producer and
+    /// a consumer failure each run it, so it may run twice).
     public func whenFailed(_ handler: @escaping @Sendable () -> Void) {
         fault.whenFailed { _ in handler() }
+        context.consumerFault.whenFatal { _ in handler() }
     }
 
     /// Requests partitions currently assigned to this worker.

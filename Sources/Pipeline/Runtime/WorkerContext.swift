@@ -31,6 +31,8 @@ struct WorkerContext: Sendable {
     let requestLimits: RequestLimits
     /// Where results go (reply routing).
     let replyRouting: ReplyRouting
+    /// Poll errors of both consumer groups that retrying will not heal (`ConsumerErrorWatch`).
+    let consumerFault: ConsumerFault
     /// Wall-clock milliseconds.
     let clock: @Sendable () -> Int64
     /// Threads, queues and timers (`WorkerRuntime.executor`).

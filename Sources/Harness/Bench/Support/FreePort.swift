@@ -2,9 +2,11 @@
 import Glibc
 #endif
 
-/// Picks a free loopback TCP port (bound once to port 0, then released).
-enum FreePort {
-    static func pick() throws -> UInt16 {
+/// Picks a free loopback TCP port (bound once to port 0, then released): for a child process that
+/// needs its port given (the benchmarks' simulator, a broker process in tests).
+public enum FreePort {
+    /// A loopback port nobody listened on at the moment of the call.
+    public static func pick() throws -> UInt16 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw BenchmarkError("socket() failed") }
         defer { close(socket) }
