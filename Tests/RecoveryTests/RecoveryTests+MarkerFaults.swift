@@ -40,7 +40,7 @@ extension RecoveryTests {
         try rig.endOffsets(rig.topics.markers)[0] ?? -1
     }
 
-    @Test("a started marker that cannot be written: the issuer is not called, the request is answered failed (upstream_error) once, its offset completes")
+    @Test("a started marker that cannot be written: the issuer is not called, the request is answered failed (upstream_error) once, decided without a call, its offset completes")
     func startedMarkerWriteFails() async throws {
         let (rig, markersBroker) = try Self.markerFaultRig()
         defer { rig.stop() }
@@ -51,8 +51,8 @@ extension RecoveryTests {
         try #require(try await rig.waitForRequestsCommitted() == [])
         let before = try Self.markersEnd(rig)
 
-        // The started marker is written with 3 attempts: fail exactly those, so the completed
-        // marker that follows the answer is written.
+        // The started marker is written with 3 attempts: fail exactly those, so the decision of
+        // the answer without a call (before it) and the published marker (after it) are written.
         try #require(rig.stack.cluster.pushRequestErrors(brokerID: markersBroker, apiKey: .produce,
                                                          errors: Array(repeating: .messageSizeTooLarge, count: 3)) == nil)
         let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: Self.card())
@@ -72,11 +72,11 @@ extension RecoveryTests {
         #expect(rig.logs.renderedLines.contains { $0.contains("could not write the call marker") }, "\(rig.recentLogs())")
         #expect(try await rig.waitForRequestsCommitted() == [], "the answered request's offset completes")
         let after = try Self.markersEnd(rig)
-        #expect(after == before + 1, "only the completed marker was written, no started marker: \(before) → \(after)\n\(rig.recentLogs(15))")
+        #expect(after == before + 2, "the decision and the published marker, no started marker: \(before) → \(after)\n\(rig.recentLogs(15))")
         #expect(snapshot.deadLetters(id, topic: rig.topics.deadLetters).isEmpty)
     }
 
-    @Test("neither the decision nor the completed marker can be written: the result is published once, warnings are logged, the offset still completes")
+    @Test("the decision cannot be written and the completed marker fails twice: the result is published once, the completed marker is retried until written, then the offset completes (F7)")
     func completedMarkerWriteFails() async throws {
         let (rig, markersBroker) = try Self.markerFaultRig()
         defer { rig.stop() }
@@ -88,8 +88,9 @@ extension RecoveryTests {
         let before = try Self.markersEnd(rig)
 
         // A slow issuer keeps the call open; once its started marker was acknowledged (the
-        // issuer_call_started event follows that), fail every attempt of the next two marker
-        // writes: the decision (written before the result) and the completed marker after it.
+        // issuer_call_started event follows that), fail the next four marker writes: both
+        // attempts of the decision (written before the result), then the completed marker's first
+        // two, which is retried until written (F7).
         let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: Self.card("-slow-2500"))
         let id = request.requestID
         try await rig.send(request)
@@ -99,15 +100,15 @@ extension RecoveryTests {
 
         let snapshot = try await rig.wait(for: "the answer to \(id)") { $0.final(id) != nil && $0.stages(id).contains(.resultPublished) }
         #expect(try await rig.waitForRequestsCommitted(timeoutMs: 20_000) == [],
-                "a completed marker that failed after its attempts does not hold the offset back")
+                "the completed marker is written on a later attempt and the offset completes")
         let results = rig.collector.snapshot.all(id)
         try #require(results.count == 1, "published once: \(results.map(\.status))")
         #expect(results[0].status == .provisioned, "\(results[0].status): \(results[0].message)")
         #expect(Self.calls(rig, handshake: request.handshake) == 1)
         #expect(rig.logs.renderedLines.contains { $0.contains("decision marker not written") }, "\(rig.recentLogs())")
-        #expect(rig.logs.renderedLines.contains { $0.contains("completed marker not written") }, "\(rig.recentLogs())")
+        #expect(rig.logs.renderedLines.contains { $0.contains("publish retry") }, "\(rig.recentLogs())")
         let after = try Self.markersEnd(rig)
-        #expect(after == before + 1, "only the started marker was written: \(before) → \(after)")
+        #expect(after == before + 2, "the started marker and the completed marker, no decision: \(before) → \(after)")
         #expect(snapshot.deadLetters(id, topic: rig.topics.deadLetters).isEmpty)
     }
 }

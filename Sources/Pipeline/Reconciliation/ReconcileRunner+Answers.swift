@@ -222,10 +222,13 @@ extension ReconcileRunner {
 
     /// Writes `result` as the request's decision in its markers partition and reads the partition
     /// from the job's position to it: `then` gets the verdict (on the pool), or nil at once when
-    /// the job does not know where the markers are (a job of an earlier version).
+    /// the job does not know where the markers are (a job of an earlier version) or is an
+    /// operator's replay.
     private func decide(_ held: Held, _ result: ProvisioningResult, then: @escaping @Sendable (FinalDecider.Verdict?) -> Void) {
         let job = held.job
-        guard let markers = job.markers, !context.mutations.finalsUndecided else { return then(nil) }
+        // An operator's replay of an exhausted job (a dead letter replayed) is a new answer by
+        // design (`check_wallet` before, the truth now): it is not decided against the original's.
+        guard let markers = job.markers, Self.replayOf(held) == nil, !context.mutations.finalsUndecided else { return then(nil) }
         let decision = CallMarker(job.identity, state: .completed, requestOffset: markers.requestOffset ?? 0,
                                   atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
                                   replayOf: markers.replayOf, result: result.encodedJSON())
