@@ -24,4 +24,17 @@ struct ConsumerLoopTests {
         #expect(ConsumerLoop.turn(stopping, nowMs: 1_000, outstanding: 4) == .finish(unfinished: 4))
         #expect(ConsumerLoop.turn(stopping, nowMs: 5_000, outstanding: 1) == .finish(unfinished: 1))
     }
+
+    @Test("one asynchronous commit in flight: the next waits for its answer, or is sent again after 5 s without one")
+    func oneCommitInFlight() {
+        func due(_ now: Int64, inFlight: Int64?, force: Bool = false) -> Bool {
+            CommitRoutine.isDue(force: force, nowMs: now, lastCommitMs: 1_000, inFlightSinceMs: inFlight, intervalMs: 100, resendAfterMs: 5_000)
+        }
+        #expect(!due(1_050, inFlight: nil), "within the interval")
+        #expect(due(1_100, inFlight: nil), "the interval passed and none is in flight")
+        #expect(!due(1_100, inFlight: 1_000), "the previous commit is still unanswered")
+        #expect(!due(5_999, inFlight: 1_000))
+        #expect(due(6_000, inFlight: 1_000), "unanswered for 5 s: sent again")
+        #expect(due(1_001, inFlight: 1_000, force: true), "a forced (synchronous) commit always goes")
+    }
 }

@@ -65,8 +65,10 @@ final class ConsumerLoop: Sendable {
         self.ledger = ledger
         self.logger = logger
         executor = runtime.executor
-        commits = CommitRoutine(intervalMs: commitIntervalMs)
+        let commits = CommitRoutine(intervalMs: commitIntervalMs)
+        self.commits = commits
         consumer = try runtime.makeGroupConsumer(properties, relay) { outcome in
+            commits.answered()
             switch outcome {
             case .success(let offsets): ledger.committed(offsets)
             case .failure(let error): logger.debug("asynchronous commit refused; it will be retried", [("error", .string(error.description))])
