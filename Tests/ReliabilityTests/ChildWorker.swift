@@ -50,4 +50,20 @@ final class ChildWorker: Sendable {
                 && Set(owned.flatMap { $0 }).count == partitions
         }
     }
+
+    /// What each of `workers` owns and its last partition events and warnings, for a failed
+    /// `waitForGroup`'s message.
+    static func describeGroup(_ workers: [ChildWorker]) -> String {
+        workers.map { worker in
+            let events = worker.logEntries.filter { entry in
+                let message = entry["msg"]?.stringValue ?? ""
+                return message.hasPrefix("partitions") || entry["level"]?.stringValue == "warning" || entry["level"]?.stringValue == "error"
+            }.suffix(12)
+            let shown = (events.isEmpty ? worker.logEntries.suffix(15) : events).map { entry in
+                [entry["ts"]?.stringValue, entry["msg"]?.stringValue, entry["partitions"]?.stringValue, entry["error"]?.stringValue]
+                    .compactMap { $0 }.joined(separator: " ")
+            }
+            return "\(worker.name) running=\(worker.isRunning) owns=\(worker.ownedPartitions.sorted()): \(shown.joined(separator: " | "))"
+        }.joined(separator: "\n")
+    }
 }

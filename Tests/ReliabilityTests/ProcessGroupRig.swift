@@ -34,8 +34,10 @@ final class ProcessGroupRig: Sendable {
     private let brokerProcess: NoidaBroker?
 
     /// A rig named `name` (the group and the folder are made unique from it) on `broker` (the
-    /// mock cluster with `brokers` brokers, or a noida-db process).
-    init(name: String, partitions: Int, brokers: Int = 3, broker: RigBroker = .mockCluster) async throws {
+    /// mock cluster with `brokers` brokers, or a noida-db process). `noidaConsumerOverrides` are
+    /// more librdkafka properties for the workers' consumers on noida-db.
+    init(name: String, partitions: Int, brokers: Int = 3, broker: RigBroker = .mockCluster,
+         noidaConsumerOverrides: [String: String] = [:]) async throws {
         self.partitions = partitions
         self.broker = broker
         switch broker {
@@ -56,7 +58,8 @@ final class ProcessGroupRig: Sendable {
                 mockCluster = nil
                 self.simulator = simulator
                 endpoints = StackEndpoints(bootstrapServers: process.bootstrapServers, simulatorURL: "http://127.0.0.1:\(simulator.port)",
-                                           workerConsumerOverrides: ["session.timeout.ms": String(NoidaBroker.minimumSessionTimeoutMs)])
+                                           workerConsumerOverrides: ["session.timeout.ms": String(NoidaBroker.minimumSessionTimeoutMs)]
+                                               .merging(noidaConsumerOverrides) { _, new in new })
             } catch {
                 process.kill()
                 throw error
