@@ -29,6 +29,9 @@ final class HMACKeyCache: Sendable {
         entries = Mutex(BoundedCache(capacity: capacity))
     }
 
+    /// How many keys are held.
+    var count: Int { entries.withLock { $0.count } }
+
     /// The initialised template for `key`, made on a miss; nil when OpenSSL refuses.
     func template(for key: [UInt8]) -> Template? {
         if let cached = entries.withLock({ $0[key] }) { return cached }

@@ -75,7 +75,7 @@ extension ProvisioningRequest {
             w.key("kty"); w.string(reply.keyType)
             w.key("crv"); w.string(reply.curve)
             w.key("x"); w.string(reply.x)
-            w.key("y"); w.string(reply.y)
+            if let y = reply.y { w.key("y"); w.string(y) }
             if let keyID = reply.keyID { w.key("kid"); w.string(keyID) }
             w.endObject()
             w.endObject()
