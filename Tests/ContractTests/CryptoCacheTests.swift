@@ -108,6 +108,39 @@ struct CryptoCacheTests {
         #expect(cache.count == 2)
     }
 
+    /// Pooled digest, HMAC and cipher contexts are re-initialised between uses: known answers hold
+    /// call after call, across keys and threads.
+    @Test func pooledContextsAnswerLikeFreshOnes() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    for round in 0..<50 {
+                        // RFC 4231 test cases 1 and 2 (two keys, each with its own pooled copies).
+                        #expect(Crypto.hex(Crypto.hmacSHA256(key: Crypto.bytes(fromHex: "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b") ?? [], data: Array("Hi There".utf8)))
+                                == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+                        #expect(Crypto.hex(Crypto.hmacSHA256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8)))
+                                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+                        #expect(Crypto.hex(Crypto.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+                        // A seal under another key between the known answers (NIST GCM test cases 13 and 14).
+                        let key = Crypto.randomBytes(32), iv = Crypto.randomBytes(12), plaintext = Crypto.randomBytes(round)
+                        let sealed = try Crypto.aes256GCMSeal(key: key, iv: iv, plaintext: plaintext, additionalData: [1, 2, 3])
+                        #expect(try Crypto.aes256GCMOpen(key: key, iv: iv, ciphertext: sealed.ciphertext, tag: sealed.tag,
+                                                         additionalData: [1, 2, 3]) == plaintext)
+                        let zeros = [UInt8](repeating: 0, count: 32), zeroIV = [UInt8](repeating: 0, count: 12)
+                        let empty = try Crypto.aes256GCMSeal(key: zeros, iv: zeroIV, plaintext: [], additionalData: [])
+                        #expect(empty.ciphertext.isEmpty && Crypto.hex(empty.tag) == "530f8afbc74536b9a963b4f1c4cb738b")
+                        let block = try Crypto.aes256GCMSeal(key: zeros, iv: zeroIV, plaintext: [UInt8](repeating: 0, count: 16), additionalData: [])
+                        #expect(Crypto.hex(block.ciphertext) == "cea7403d4d606b6e074ec5d3baf39d18")
+                        #expect(Crypto.hex(block.tag) == "d0d1c8a799996bf0265b98b5d48ab919")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(OpenSSLAlgorithms.shared.digestContexts.idleCount >= 1)
+        #expect(OpenSSLAlgorithms.shared.gcmEncryptionContexts.idleCount >= 1)
+    }
+
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(20)
         while !condition() {

@@ -1,5 +1,3 @@
-import COpenSSL
-
 /// A SHA-256 digest as four words: a compact, hashable dictionary key.
 struct Digest256: Hashable, Sendable {
     let words: (UInt64, UInt64, UInt64, UInt64)
@@ -21,9 +19,7 @@ struct Digest256: Hashable, Sendable {
     /// SHA-256 of raw memory, computed without a heap allocation of its own.
     static func sha256(_ bytes: UnsafeRawBufferPointer) -> Digest256 {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
-            var length: UInt32 = 0
-            let status = EVP_Digest(bytes.baseAddress, bytes.count, output.baseAddress, &length, OpenSSLAlgorithms.shared.sha256, nil)
-            precondition(status == 1 && length == 32, "EVP_Digest(SHA256) failed: \(OpenSSLAlgorithms.drainErrors())")
+            Crypto.sha256(bytes, into: output.baseAddress!)
             return Digest256(UnsafeRawBufferPointer(output))
         }
     }

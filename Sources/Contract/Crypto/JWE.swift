@@ -1,3 +1,5 @@
+import COpenSSL
+
 /// JSON Web Encryption (RFC 7516) in compact serialization with `alg` `ECDH-ES` (direct key
 /// agreement, RFC 7518 section 4.6) and `enc` `A256GCM`, as CONTRACT section 4 specifies for result
 /// payloads, to a P-256 key (RFC 7518) or an X25519 key (RFC 8037 section 3.2).
@@ -21,18 +23,40 @@ public enum JWE {
         let contentKey = ConcatKDF.deriveKey(sharedSecret: sharedSecret, algorithmID: "A256GCM", keyDataLengthBits: 256)
         let header = ephemeral.encodedHeader
         var compact = [UInt8]()
-        compact.reserveCapacity(header.count + (plaintext.count + 28) / 3 * 4 + 16)
+        compact.reserveCapacity(header.count + 2 + 17 + (plaintext.count + 2) / 3 * 4 + 1 + 23)
         compact.append(contentsOf: header)
-        let iv = Crypto.randomBytes(12)
-        // The AAD is the ASCII of the encoded header.
-        let sealed = try Crypto.aes256GCMSeal(key: contentKey, iv: iv, plaintext: plaintext, additionalData: header)
         compact.append(UInt8(ascii: "."))
         compact.append(UInt8(ascii: "."))
-        Base64.append(iv, url: true, to: &compact)
-        compact.append(UInt8(ascii: "."))
-        Base64.append(sealed.ciphertext, url: true, to: &compact)
-        compact.append(UInt8(ascii: "."))
-        Base64.append(sealed.tag, url: true, to: &compact)
+        // iv ‖ tag ‖ ciphertext in one temporary buffer; the compact form is the only array made.
+        // (Array's pointer accessors rethrow untyped errors: the typed one is carried out in `outcome`.)
+        var outcome: Result<Void, CryptoError> = .success(())
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12 + 16 + max(1, plaintext.count)) { scratch in
+            let base = scratch.baseAddress!
+            guard RAND_bytes(base, 12) == 1 else {
+                outcome = .failure(CryptoError(code: .openSSL, message: "RAND_bytes failed: \(OpenSSLAlgorithms.drainErrors())"))
+                return
+            }
+            // The AAD is the ASCII of the encoded header.
+            contentKey.withUnsafeBytes { key in
+                plaintext.withUnsafeBytes { plaintext in
+                    header.withUnsafeBytes { header in
+                        do throws(CryptoError) {
+                            try Crypto.aes256GCMSeal(key: key, iv: UnsafeRawBufferPointer(start: base, count: 12), plaintext: plaintext,
+                                                     additionalData: header, ciphertext: base + 28, tag: base + 12)
+                        } catch {
+                            outcome = .failure(error)
+                        }
+                    }
+                }
+            }
+            guard case .success = outcome else { return }
+            Base64.append(UnsafeBufferPointer(start: base, count: 12), url: true, to: &compact)
+            compact.append(UInt8(ascii: "."))
+            Base64.append(UnsafeBufferPointer(start: base + 28, count: plaintext.count), url: true, to: &compact)
+            compact.append(UInt8(ascii: "."))
+            Base64.append(UnsafeBufferPointer(start: base + 12, count: 16), url: true, to: &compact)
+        }
+        try outcome.get()
         return String(decoding: compact, as: UTF8.self)
     }
 

@@ -1,5 +1,3 @@
-import COpenSSL
-
 /// RFC 7638 JWK thumbprints: SHA-256 over the key's required members, in lexicographic order,
 /// without whitespace. They key the public-key cache (one import per distinct reply key) and are
 /// published as `thumbprint` (the base64url form jwcrypto and other JOSE libraries print).
@@ -10,26 +8,28 @@ import COpenSSL
 enum JWKThumbprint {
     /// `{"crv":"P-256","kty":"EC","x":…,"y":…}`.
     static func p256(x: String, y: String) -> Digest256 {
-        digest([#"{"crv":"P-256","kty":"EC","x":""#, x, #"","y":""#, y, #""}"#])
+        digest(#"{"crv":"P-256","kty":"EC","x":""#, x, #"","y":""#, y, #""}"#)
     }
 
     /// `{"crv":"X25519","kty":"OKP","x":…}`.
     static func x25519(x: String) -> Digest256 {
-        digest([#"{"crv":"X25519","kty":"OKP","x":""#, x, #""}"#])
+        digest(#"{"crv":"X25519","kty":"OKP","x":""#, x, #""}"#, "", "")
     }
 
-    private static func digest(_ pieces: [String]) -> Digest256 {
-        let length = pieces.reduce(0) { $0 + $1.utf8.count }
+    /// SHA-256 of the five pieces written one after another, in a temporary buffer.
+    private static func digest(_ first: String, _ second: String, _ third: String, _ fourth: String, _ fifth: String) -> Digest256 {
+        var pieces = (first, second, third, fourth, fifth)
+        let length = first.utf8.count + second.utf8.count + third.utf8.count + fourth.utf8.count + fifth.utf8.count
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
             var at = 0
-            for piece in pieces {
-                var copy = piece
-                copy.withUTF8 { text in
-                    UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[at..<(at + text.count)])
-                        .copyMemory(from: UnsafeRawBufferPointer(text))
+            func copy(_ piece: inout String) {
+                piece.withUTF8 { text in
+                    guard let base = text.baseAddress else { return }
+                    (buffer.baseAddress! + at).update(from: base, count: text.count)
                     at += text.count
                 }
             }
+            copy(&pieces.0); copy(&pieces.1); copy(&pieces.2); copy(&pieces.3); copy(&pieces.4)
             return Digest256.sha256(UnsafeRawBufferPointer(buffer))
         }
     }
