@@ -2,11 +2,12 @@
 import Foundation
 import Testing
 
-/// The caches and pools that keep the JWE at its floor: reply keys imported once per thumbprint
-/// (bounded, FIFO), HMAC keys set up once (bounded), ephemeral keys made ahead and used once.
+/// The caches and pools that keep the JWE at its floor: reply keys imported once per distinct key
+/// (bounded, FIFO), HMAC keys set up once (bounded), ephemeral keys made ahead and used once, and
+/// pooled OpenSSL contexts that answer like fresh ones.
 @Suite("Crypto caches and pools", .timeLimit(.minutes(5)))
 struct CryptoCacheTests {
-    @Test func replyKeysAreImportedOncePerThumbprintWithinABound() throws {
+    @Test func replyKeysAreImportedOncePerKeyWithinABound() throws {
         let cache = PublicKeyCache(capacity: 3)
         let keys = try (0..<4).map { _ in try ECPrivateKey.generate().publicKey }
         let first = try ECPublicJWK(x: keys[0].x, y: keys[0].y, cache: cache)
@@ -23,7 +24,7 @@ struct CryptoCacheTests {
         _ = try ECPublicJWK(x: keys[0].x, y: keys[0].y, cache: cache)
         #expect(cache.importCount == 5)
         #expect(cache.count == 3)
-        // X25519 keys share the cache, keyed by their own thumbprint.
+        // X25519 keys share the cache.
         let okp = try X25519PrivateKey.generate().publicKey
         _ = try X25519PublicJWK(x: okp.x, cache: cache)
         _ = try X25519PublicJWK(x: okp.x, cache: cache)
@@ -34,14 +35,15 @@ struct CryptoCacheTests {
         #expect(cache.count == 3)
     }
 
-    @Test func anEntryIsUsedOnlyForTheMembersItWasImportedFrom() throws {
+    @Test func theSameXOnTheTwoCurvesNamesTwoKeys() throws {
         let cache = PublicKeyCache(capacity: 4)
-        let thumbprint = JWKThumbprint.x25519(x: "any")
-        let one = try X25519PrivateKey.generate().publicKey, two = try X25519PrivateKey.generate().publicKey
-        let first = try cache.entry(thumbprint: thumbprint, x: one.x, y: nil) { () throws(CryptoError) in (one.key, one.rawKey) }
-        // Same thumbprint, other members: imported, never served the other key.
-        let second = try cache.entry(thumbprint: thumbprint, x: two.x, y: nil) { () throws(CryptoError) in (two.key, two.rawKey) }
-        #expect(first.key === one.key && second.key === two.key)
+        let p256 = try ECPrivateKey.generate().publicKey
+        // A P-256 x coordinate is 32 bytes: read as an X25519 key it is another key, with its own entry.
+        let ec = try ECPublicJWK(x: p256.x, y: p256.y, cache: cache)
+        let okp = try X25519PublicJWK(x: p256.x, cache: cache)
+        #expect(cache.importCount == 2 && cache.count == 2)
+        #expect(!ec.key.isX25519 && okp.key.isX25519)
+        #expect(try X25519PublicJWK(x: p256.x, cache: cache).key === okp.key)
         #expect(cache.importCount == 2)
     }
 

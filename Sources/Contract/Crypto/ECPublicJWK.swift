@@ -3,8 +3,8 @@
 ///
 /// Every initializer checks that the point lies on the curve, and the parsed key is kept, so
 /// encrypting to it costs no second parse; keys built from coordinates (reply keys) are also
-/// remembered process-wide by thumbprint (`PublicKeyCache`), since one backend sends the same key
-/// with many requests.
+/// remembered process-wide (`PublicKeyCache`), since one backend sends the same key with many
+/// requests.
 public struct ECPublicJWK: Sendable, Hashable {
     /// The x coordinate, base64url without padding.
     public let x: String
@@ -15,7 +15,7 @@ public struct ECPublicJWK: Sendable, Hashable {
     let key: EVPKey
 
     /// Creates a key from its coordinates; checks the encoding and that the point lies on P-256.
-    /// A key seen before (same thumbprint and coordinates) is taken from the process-wide cache.
+    /// A key seen before (the same coordinates) is taken from the process-wide cache.
     public init(x: String, y: String) throws(CryptoError) {
         try self.init(x: x, y: y, cache: .shared)
     }
@@ -34,7 +34,7 @@ public struct ECPublicJWK: Sendable, Hashable {
             return (try EVPKey.publicKey(uncompressedPoint: point), point)
         }
         if let cache {
-            let entry = try cache.entry(thumbprint: JWKThumbprint.p256(x: x, y: y), x: x, y: y, importing: importing)
+            let entry = try cache.entry(PublicKeyCache.Members(curve: .p256, x: x, y: y), importing: importing)
             key = entry.key
             uncompressedPoint = entry.raw
         } else {

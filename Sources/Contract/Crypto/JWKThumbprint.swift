@@ -1,10 +1,7 @@
 /// RFC 7638 JWK thumbprints: SHA-256 over the key's required members, in lexicographic order,
-/// without whitespace. They key the public-key cache (one import per distinct reply key) and are
-/// published as `thumbprint` (the base64url form jwcrypto and other JOSE libraries print).
-///
-/// The member values are written as given: valid keys hold only base64url characters, which JSON
-/// needs no escape for. Text that is not base64url gives some digest that no valid key has, and
-/// the cache compares the members of an entry it finds before using it.
+/// without whitespace, published as `thumbprint` (the base64url form jwcrypto and other JOSE
+/// libraries print), e.g. to name a reply key without its coordinates. The member values are
+/// written as given: valid keys hold only base64url characters, which JSON needs no escape for.
 enum JWKThumbprint {
     /// `{"crv":"P-256","kty":"EC","x":…,"y":…}`.
     static func p256(x: String, y: String) -> Digest256 {

@@ -3,7 +3,7 @@
 ///
 /// Every initializer checks the length and that the key is not of small order (a key whose shared
 /// secret with anyone would be all zeros); keys built from `x` (reply keys) are remembered
-/// process-wide by thumbprint (`PublicKeyCache`), like P-256 reply keys.
+/// process-wide (`PublicKeyCache`), like P-256 reply keys.
 public struct X25519PublicJWK: Sendable, Hashable {
     /// The key, base64url without padding.
     public let x: String
@@ -11,8 +11,8 @@ public struct X25519PublicJWK: Sendable, Hashable {
     public let rawKey: [UInt8]
     let key: EVPKey
 
-    /// Creates a key from `x`; checks the encoding and the order. A key seen before (same
-    /// thumbprint and `x`) is taken from the process-wide cache.
+    /// Creates a key from `x`; checks the encoding and the order. A key seen before (the same `x`)
+    /// is taken from the process-wide cache.
     public init(x: String) throws(CryptoError) {
         try self.init(x: x, cache: .shared)
     }
@@ -26,7 +26,7 @@ public struct X25519PublicJWK: Sendable, Hashable {
             return (try EVPKey.x25519PublicKey(raw: raw), raw)
         }
         if let cache {
-            let entry = try cache.entry(thumbprint: JWKThumbprint.x25519(x: x), x: x, y: nil, importing: importing)
+            let entry = try cache.entry(PublicKeyCache.Members(curve: .x25519, x: x, y: nil), importing: importing)
             key = entry.key
             rawKey = entry.raw
         } else {
