@@ -51,6 +51,9 @@ enum BenchCommand: Command {
             options: "[--requests 500] [--burst 50] [--partitions 6] [--idle-seconds 5] [--out DIR] [--tool callgrind|dhat] [--reply-curve p256|x25519]",
             run: runInstructions),
         Scenario(
+            name: "jwe", summary: "the result JWE per reply-key curve (P-256, X25519), in one process: CPU per seal, on the sealing thread, per decryption",
+            options: "[--seals 5000] [--payload-bytes 3500]", run: runJWE),
+        Scenario(
             name: "compare", summary: "the same load through provisioner worker and a peer worker (../shared/peers/goworker), paired runs: rates and CPU µs/request",
             options: "--peer PATH [--runs 3] [--burst 6000] [--rate 1000] [--seconds 10] [--partitions 6] [--in-flight 512] [--reply-curve p256|x25519]",
             run: runCompare),
@@ -150,6 +153,15 @@ enum BenchCommand: Command {
         case "x25519"?: return .x25519
         default: throw UsageError("--reply-curve takes p256 or x25519")
         }
+    }
+
+    /// `jwe`: seals and decryptions per curve.
+    private static func runJWE(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = JWEBenchmark.Options()
+        options.seals = try arguments.integer("seals", default: options.seals, in: 10...1_000_000)
+        options.payloadBytes = try arguments.integer("payload-bytes", default: options.payloadBytes, in: 1...1_000_000)
+        try arguments.rejectUnknown()
+        return try JWEBenchmark.run(options, progress: progress)
     }
 
     /// `compare`: the worker and a peer worker under the same load, paired runs.

@@ -59,6 +59,15 @@ struct X25519JWETests {
             #expect(throws: CryptoError.self) { try X25519PublicJWK(x: x) }
             #expect(throws: CryptoError.self) { try ReplyKey(keyType: "OKP", curve: "X25519", x: x, y: nil).recipient() }
         }
+        // A JWE whose epk is of small order does not decrypt either (the derivation refuses the zero secret).
+        let key = try X25519PrivateKey.generate()
+        let compact = try JWE.encrypt([1, 2, 3], to: .x25519(try key.publicKey))
+        var parts = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let headerBytes = try #require(Crypto.base64URLDecode(parts[0]))
+        var header = try #require(try JSONParser().parse(headerBytes).objectValue)
+        header["epk"] = .object(["kty": .string("OKP"), "crv": .string("X25519"), "x": .string(Crypto.base64URLEncode([UInt8](repeating: 0, count: 32)))])
+        parts[0] = Crypto.base64URLEncode(JSONWriter.encode(.object(header)))
+        #expect(throws: CryptoError.self) { try JWE.decrypt(parts.joined(separator: "."), with: .x25519(key)) }
         #expect(throws: CryptoError.self) { try X25519PublicJWK(x: "AAAA") }
         #expect(throws: CryptoError.self) { try X25519PublicJWK(jwk: .object(["kty": .string("EC"), "crv": .string("X25519"), "x": .string("AAAA")])) }
     }

@@ -15,9 +15,11 @@ extension EVPKey {
     /// Whether the key is an X25519 key.
     var isX25519: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_X25519 }
 
-    /// Imports a public X25519 key (the u-coordinate, 32 bytes little-endian) and checks it is not
-    /// of small order (its shared secret with any key would be all zeros, RFC 7748 section 6.1).
-    static func x25519PublicKey(raw: [UInt8]) throws(CryptoError) -> EVPKey {
+    /// Imports a public X25519 key (the u-coordinate, 32 bytes little-endian); with
+    /// `checkingOrder`, checks it is not of small order (its shared secret with any key would be
+    /// all zeros, RFC 7748 section 6.1) at the cost of one probe derivation. A key used once (a
+    /// JWE's `epk`) can skip the probe: its own derivation fails the same way.
+    static func x25519PublicKey(raw: [UInt8], checkingOrder: Bool = true) throws(CryptoError) -> EVPKey {
         guard raw.count == 32 else {
             throw CryptoError(code: .invalidKey, message: "an X25519 public key is 32 bytes")
         }
@@ -26,6 +28,7 @@ extension EVPKey {
             throw CryptoError(code: .invalidKey, message: "not an X25519 public key; send the 32-byte u-coordinate")
         }
         let owned = EVPKey(taking: key)
+        guard checkingOrder else { return owned }
         do {
             _ = try smallOrderProbe.sharedSecret(with: owned)
         } catch {

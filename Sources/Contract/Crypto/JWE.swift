@@ -98,10 +98,11 @@ public enum JWE {
             throw CryptoError(code: .invalidJWE,
                               message: "the epk is not a \(privateKey.curve.rawValue) key (kty \(privateKey.curve.keyType)), the private key's curve")
         }
-        // Ephemeral keys are imported afresh: caching them would only evict reply keys.
+        // Ephemeral keys are imported afresh (caching them would only evict reply keys); a
+        // small-order X25519 epk makes the derivation below fail, so it needs no probe of its own.
         let ephemeralKey = switch privateKey.curve {
         case .p256: try ECPublicJWK(jwk: epk, cache: nil).key
-        case .x25519: try X25519PublicJWK(jwk: epk, cache: nil).key
+        case .x25519: try X25519PublicJWK(jwk: epk, cache: nil, checkingOrder: false).key
         }
         guard let iv = Crypto.base64URLDecode(String(parts[2])), iv.count == 12,
               let ciphertext = Crypto.base64URLDecode(String(parts[3])),

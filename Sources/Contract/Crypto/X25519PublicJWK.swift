@@ -17,13 +17,15 @@ public struct X25519PublicJWK: Sendable, Hashable {
         try self.init(x: x, cache: .shared)
     }
 
-    /// Like `init(x:)`, through `cache` (nil: imported afresh and not kept).
-    init(x: String, cache: PublicKeyCache?) throws(CryptoError) {
+    /// Like `init(x:)`, through `cache` (nil: imported afresh and not kept); `checkingOrder`
+    /// false skips the small-order probe, for a key whose one use is a derivation (which fails on
+    /// a small-order key anyway).
+    init(x: String, cache: PublicKeyCache?, checkingOrder: Bool = true) throws(CryptoError) {
         let importing = { () throws(CryptoError) -> (key: EVPKey, raw: [UInt8]) in
             guard let raw = Crypto.base64URLDecode(x), raw.count == 32 else {
                 throw CryptoError(code: .invalidKey, message: "x must be unpadded base64url of 32 bytes; send the X25519 public key")
             }
-            return (try EVPKey.x25519PublicKey(raw: raw), raw)
+            return (try EVPKey.x25519PublicKey(raw: raw, checkingOrder: checkingOrder), raw)
         }
         if let cache {
             let entry = try cache.entry(PublicKeyCache.Members(curve: .x25519, x: x, y: nil), importing: importing)
@@ -46,12 +48,12 @@ public struct X25519PublicJWK: Sendable, Hashable {
         try self.init(jwk: jwk, cache: .shared)
     }
 
-    /// Like `init(jwk:)`, through `cache` (nil: not kept).
-    init(jwk: JSONValue, cache: PublicKeyCache?) throws(CryptoError) {
+    /// Like `init(jwk:)`, through `cache` (nil: not kept), probing the order unless `checkingOrder` is false.
+    init(jwk: JSONValue, cache: PublicKeyCache?, checkingOrder: Bool = true) throws(CryptoError) {
         guard jwk["kty"]?.stringValue == "OKP", jwk["crv"]?.stringValue == "X25519", let x = jwk["x"]?.stringValue else {
             throw CryptoError(code: .invalidKey, message: "an X25519 JWK needs kty \"OKP\", crv \"X25519\" and a string x")
         }
-        try self.init(x: x, cache: cache)
+        try self.init(x: x, cache: cache, checkingOrder: checkingOrder)
     }
 
     /// The key as a JWK object.
