@@ -1,3 +1,4 @@
+import Contract
 import Harness
 
 /// `provisioner bench <scenario> [--json]`: runs one benchmark scenario from `scenarios`.
@@ -47,7 +48,15 @@ enum BenchCommand: Command {
             options: "[--healthy-rate 400] [--failing-rate 100] [--seconds 15] [--partitions 6]", run: runIsolation),
         Scenario(
             name: "instructions", summary: "the worker under valgrind callgrind: instructions and allocations per request (noise-free)",
-            options: "[--requests 500] [--burst 50] [--partitions 6] [--idle-seconds 5] [--out DIR] [--tool callgrind|dhat]", run: runInstructions),
+            options: "[--requests 500] [--burst 50] [--partitions 6] [--idle-seconds 5] [--out DIR] [--tool callgrind|dhat] [--reply-curve p256|x25519]",
+            run: runInstructions),
+        Scenario(
+            name: "jwe", summary: "the result JWE per reply-key curve (P-256, X25519), in one process: CPU per seal, on the sealing thread, per decryption",
+            options: "[--seals 5000] [--payload-bytes 3500]", run: runJWE),
+        Scenario(
+            name: "compare", summary: "the same load through provisioner worker and a peer worker (../shared/peers/goworker), paired runs: rates and CPU µs/request",
+            options: "--peer PATH [--runs 3] [--burst 6000] [--rate 1000] [--seconds 10] [--partitions 6] [--in-flight 512] [--reply-curve p256|x25519]",
+            run: runCompare),
         Scenario(
             name: "horizon", summary: "duplicate horizon: index memory at 24 h of a partition's answers, and marker catch-up time",
             options: "[--rate 300] [--hours 24] [--markers 500000]", run: runHorizon),
@@ -132,8 +141,42 @@ enum BenchCommand: Command {
             guard tool == "callgrind" || tool == "dhat" else { throw UsageError("--tool takes callgrind or dhat") }
             options.tool = tool
         }
+        options.replyCurve = try replyCurve(&arguments)
         try arguments.rejectUnknown()
         return try InstructionsBenchmark.run(options, progress: progress)
+    }
+
+    /// `--reply-curve p256|x25519` (default p256): the curve of the load's reply keys.
+    private static func replyCurve(_ arguments: inout CommandArguments) throws -> JWKCurve {
+        switch arguments.option("reply-curve") {
+        case nil, "p256"?: return .p256
+        case "x25519"?: return .x25519
+        default: throw UsageError("--reply-curve takes p256 or x25519")
+        }
+    }
+
+    /// `jwe`: seals and decryptions per curve.
+    private static func runJWE(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = JWEBenchmark.Options()
+        options.seals = try arguments.integer("seals", default: options.seals, in: 10...1_000_000)
+        options.payloadBytes = try arguments.integer("payload-bytes", default: options.payloadBytes, in: 1...1_000_000)
+        try arguments.rejectUnknown()
+        return try JWEBenchmark.run(options, progress: progress)
+    }
+
+    /// `compare`: the worker and a peer worker under the same load, paired runs.
+    private static func runCompare(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = CompareBenchmark.Options()
+        options.peer = try arguments.requiredOption("peer")
+        options.runs = try arguments.integer("runs", default: options.runs, in: 1...20)
+        options.burst = try arguments.integer("burst", default: options.burst, in: 0...100_000)
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...600)
+        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
+        options.inFlight = try arguments.integer("in-flight", default: options.inFlight, in: 1...10_000)
+        options.replyCurve = try replyCurve(&arguments)
+        try arguments.rejectUnknown()
+        return try CompareBenchmark.run(options, progress: progress)
     }
 
     private static func runInFlight(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {

@@ -13,7 +13,8 @@ enum RequestCommand: Command {
     static let help = """
         usage: provisioner request --bootstrap B --reply-topic T --reply-partition N
                                    (--file REQUEST.json | --program P --card-id C --last4 NNNN WALLET-VALUES)
-                                   [--key-file KEY.pem] [--sign-env VAR] [--window-ms MS] [--request-id ID] [--json]
+                                   [--key-file KEY.pem | --reply-curve p256|x25519] [--sign-env VAR] [--window-ms MS]
+                                   [--request-id ID] [--json]
 
         Builds one request with the ProvisionerClient library (started_at = now, reply.jwk = the
         public half of the key), produces it keyed by card id with kafka_replyTopic,
@@ -33,7 +34,8 @@ enum RequestCommand: Command {
            "google_opc_requested"?, "server_session_id"?}}
 
         options:
-          --key-file KEY.pem  the backend's P-256 private key (PEM); default: a new key for this run
+          --key-file KEY.pem  the backend's private key (PKCS#8 PEM, P-256 or X25519); default: a new key for this run
+          --reply-curve C     the curve of that new key: p256 (default) or x25519 (reply.jwk kty OKP)
           --sign-env VAR      sign v2 with the program's secret in environment variable VAR
           --window-ms MS      how long to wait (default: the wallet's window, 20 s Apple, 60 s Google)
           --topic T           requests topic (default provisioning.requests)
@@ -48,17 +50,25 @@ enum RequestCommand: Command {
         let json = arguments.flag("json")
         let request = try Self.request(&arguments)
         let keyFile = arguments.option("key-file")
+        let curveName = arguments.option("reply-curve")
         let signVariable = arguments.option("sign-env")
         let windowMs = try arguments.integer("window-ms", default: 0, in: 0...600_000)
         let requestsTopic = arguments.option("topic") ?? "provisioning.requests"
         try arguments.rejectUnknown()
-        let key: ECPrivateKey
+        let curve: JWKCurve
+        switch curveName {
+        case nil, "p256"?: curve = .p256
+        case "x25519"?: curve = .x25519
+        default: throw UsageError("--reply-curve takes p256 or x25519")
+        }
+        guard keyFile == nil || curveName == nil else { throw UsageError("--reply-curve chooses a new key's curve; a --key-file has its own") }
+        let key: ReplyPrivateKey
         do {
             if let keyFile {
                 guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8) else { throw CommandFailure("cannot read \(keyFile)") }
-                key = try ECPrivateKey(pem: pem)
+                key = try ReplyPrivateKey(pem: pem)
             } else {
-                key = try ECPrivateKey.generate()
+                key = try ReplyPrivateKey.generate(curve)
             }
         } catch let error as CryptoError {
             throw CommandFailure("the reply key is not usable: \(error.message)")

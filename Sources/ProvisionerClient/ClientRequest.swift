@@ -64,8 +64,13 @@ public struct ClientRequest: Sendable {
     /// `started_at` in epoch milliseconds.
     var startedAtMs: Int64 { Int64((handshakeAt.timeIntervalSince1970 * 1000).rounded()) }
 
-    /// The request as the contract's JSON, with `reply.jwk` = `replyKey`.
+    /// The request as the contract's JSON, with `reply.jwk` = `replyKey` (P-256).
     public func encodedJSON(replyKey: ECPublicJWK) -> [UInt8] {
+        encodedJSON(replyKey: .p256(replyKey))
+    }
+
+    /// The request as the contract's JSON, with `reply.jwk` = `replyKey` (either curve).
+    public func encodedJSON(replyKey: JWERecipient) -> [UInt8] {
         var card: [String: JSONValue] = ["id": .string(cardID), "last4": .string(last4)]
         if let userID { card["user_id"] = .string(userID) }
         var object: [String: JSONValue] = [

@@ -21,7 +21,7 @@ import Kafka
 /// delivery thread and window timers call into `PendingReplies`; callers only `await`.
 public final class ProvisionerClient: Sendable {
     private let configuration: ProvisionerClientConfiguration
-    private let publicKey: ECPublicJWK
+    private let publicKey: JWERecipient
     private let producer: KafkaProducer
     private let pending = PendingReplies()
     private let reader: ReplyReader
@@ -31,7 +31,7 @@ public final class ProvisionerClient: Sendable {
     public init(configuration: ProvisionerClientConfiguration) throws(ProvisionerClientError) {
         self.configuration = configuration
         do {
-            publicKey = try configuration.replyKey.publicKey
+            publicKey = try configuration.replyKey.recipient
         } catch {
             throw ProvisionerClientError(.invalidRequest, "the reply key has no usable public half: \(error.message)")
         }

@@ -11,8 +11,10 @@ public struct ProvisionerClientConfiguration: Sendable {
     /// The partition of `replyTopic` this client owns: one per client instance, assigned by hand
     /// (no consumer group, so no rebalance can take it away).
     public var replyPartition: Int32
-    /// The backend's private key: its public half goes in every request's `reply.jwk`, and it decrypts the payloads.
-    public var replyKey: ECPrivateKey
+    /// The backend's private key: its public half goes in every request's `reply.jwk`, and it
+    /// decrypts the payloads. P-256 by default; an X25519 key (`ReplyPrivateKey.generate(.x25519)`)
+    /// makes the worker encrypt with X25519, which costs it less per result.
+    public var replyKey: ReplyPrivateKey
     /// The program's request signing secret, when the program signs (`request_signing`): requests are signed v2.
     public var signingSecret: Sensitive?
     /// How long an answer is awaited, from the handshake; nil: the contract window of the wallet
@@ -22,9 +24,16 @@ public struct ProvisionerClientConfiguration: Sendable {
     /// most an answer can wait at the broker before the client sees it.
     public var replyFetchWaitMs = 10
 
-    /// Creates a configuration.
+    /// Creates a configuration with a P-256 reply key.
     public init(kafka: [String: String], requestsTopic: String = "provisioning.requests", replyTopic: String, replyPartition: Int32,
                 replyKey: ECPrivateKey, signingSecret: Sensitive? = nil, answerWindowMs: Int64? = nil) {
+        self.init(kafka: kafka, requestsTopic: requestsTopic, replyTopic: replyTopic, replyPartition: replyPartition,
+                  replyKey: .p256(replyKey), signingSecret: signingSecret, answerWindowMs: answerWindowMs)
+    }
+
+    /// Creates a configuration with a reply key on either curve.
+    public init(kafka: [String: String], requestsTopic: String = "provisioning.requests", replyTopic: String, replyPartition: Int32,
+                replyKey: ReplyPrivateKey, signingSecret: Sensitive? = nil, answerWindowMs: Int64? = nil) {
         self.kafka = kafka
         self.requestsTopic = requestsTopic
         self.replyTopic = replyTopic

@@ -34,7 +34,7 @@ public enum DecryptedPayload: Sendable {
     case googlePay(opaquePaymentCard: Sensitive, network: String?)
 
     /// Decrypts `jwe` with `key` and reads it for `wallet`; a problem in one line otherwise.
-    static func open(_ jwe: String, with key: ECPrivateKey, wallet: Wallet) -> Result<DecryptedPayload, ProvisionerClientError> {
+    static func open(_ jwe: String, with key: ReplyPrivateKey, wallet: Wallet) -> Result<DecryptedPayload, ProvisionerClientError> {
         let plaintext: [UInt8]
         do {
             plaintext = try JWE.decrypt(jwe, with: key)

@@ -33,10 +33,10 @@ final class ClientRig: Sendable {
         }
     }
 
-    /// A client on `partition` of `topic` with a fresh reply key.
+    /// A client on `partition` of `topic` with a fresh reply key (P-256 unless `key` says otherwise).
     func client(partition: Int32, topic: String = ClientRig.replyTopic, windowMs: Int64? = nil,
-                key: ECPrivateKey? = nil) throws -> (ProvisionerClient, ECPrivateKey) {
-        let key = try key ?? ECPrivateKey.generate()
+                key: ReplyPrivateKey? = nil) throws -> (ProvisionerClient, ReplyPrivateKey) {
+        let key = try key ?? ReplyPrivateKey.generate()
         let configuration = ProvisionerClientConfiguration(kafka: ["bootstrap.servers": stack.bootstrapServers], replyTopic: topic,
                                                            replyPartition: partition, replyKey: key, answerWindowMs: windowMs)
         return (try ProvisionerClient(configuration: configuration), key)

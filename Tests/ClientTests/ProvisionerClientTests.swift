@@ -35,6 +35,32 @@ struct ProvisionerClientTests {
         #expect(opc?.revealed.isEmpty == false, "the OPC Google asked for")
     }
 
+    @Test("an X25519 reply key (RFC 8037 OKP): requests carry it, the worker encrypts to it, the client decrypts both wallets")
+    func x25519ReplyKey() async throws {
+        let rig = try ClientRig()
+        defer { rig.stop() }
+        let (client, key) = try rig.client(partition: 3, key: try ReplyPrivateKey.generate(.x25519))
+        defer { client.close() }
+        #expect(key.curve == .x25519)
+        let apple = try await client.provision(try ClientRig.apple())
+        #expect(apple.status == .provisioned && apple.isFinal && apple.nextAction == .addToWallet)
+        guard case .apple(let activation, let pass, _)? = apple.payload else {
+            Issue.record("no Apple payload: \(String(describing: apple.payloadProblem))")
+            return
+        }
+        #expect(!activation.isEmpty && !pass.isEmpty)
+        // The JWE's epk is an X25519 key: the worker encrypted to the OKP reply key, not to a P-256 one.
+        let jwe = try #require(apple.result.payload)
+        let header = try JSONParser().parse(try #require(Crypto.base64URLDecode(String(jwe.split(separator: ".")[0]))))
+        #expect(header["epk"]?["kty"]?.stringValue == "OKP" && header["epk"]?["crv"]?.stringValue == "X25519")
+        let google = try await client.provision(ClientRig.google())
+        guard case .googleWallet(let card, _)? = google.payload else {
+            Issue.record("no Google payload: \(String(describing: google.payloadProblem))")
+            return
+        }
+        #expect(!card.revealed.isEmpty)
+    }
+
     @Test("1,000 concurrent requests from one client: each answered once, final, decrypted")
     func thousandConcurrentRequests() async throws {
         let rig = try ClientRig()
@@ -166,7 +192,7 @@ struct ProvisionerClientTests {
 /// `provisioner request`, the built binary, against the same rig.
 @Suite("provisioner request (CLI on the client library)", .serialized, .timeLimit(.minutes(5)))
 struct RequestCommandTests {
-    @Test("one Google Wallet request from flags, --json: provisioned, final, payload kind and sizes but no payload value")
+    @Test("one Google Wallet request from flags with an X25519 reply key, --json: provisioned, final, payload decrypted (kind and sizes) but no payload value")
     func requestFromFlagsPrintsTheOutcome() async throws {
         let rig = try ClientRig()
         defer { rig.stop() }
@@ -175,7 +201,7 @@ struct RequestCommandTests {
             "request", "--bootstrap", rig.stack.bootstrapServers, "--reply-topic", ClientRig.replyTopic, "--reply-partition", "2",
             "--program", "demo-imprint", "--card-id", "pm_cli_\(UUID().uuidString.prefix(6))", "--last4", "4242",
             "--wallet-id", ids.walletID, "--device-id", ids.deviceID, "--opc", "--server-session-id", ids.serverSessionID,
-            "--request-id", "cli-req-1", "--json",
+            "--request-id", "cli-req-1", "--reply-curve", "x25519", "--json",
         ])
         let line = try await process.waitForLine(prefix: "{", timeout: .seconds(90))
         let termination = try await process.waitForExit(timeout: .seconds(30))

@@ -118,7 +118,7 @@ struct CanaryTests {
                     collect(outcome)
                     var jwe: String?
                     if request.kind == .provision, let reply = request.reply {
-                        jwe = try JWE.encrypt(payload.plaintextJSON(), to: try reply.publicKey())
+                        jwe = try JWE.encrypt(payload.plaintextJSON(), to: try reply.recipient())
                         jwes.append(try #require(jwe))
                     }
                     let result = ProvisioningResult(request: request, issuer: issuer, outcome: outcome, payload: jwe, timing: timing)

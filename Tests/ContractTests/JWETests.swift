@@ -105,29 +105,33 @@ struct JWETests {
                                                                           "x": .string(good.x), "y": .string(good.y)])) }
     }
 
-    /// Our JWE, decrypted by jwcrypto.
-    @Test func jwcryptoDecryptsOurJWE() throws {
-        let key = try ECPrivateKey.generate()
+    /// Our JWE, decrypted by jwcrypto (P-256 and X25519 reply keys).
+    @Test(arguments: JWKCurve.allCases)
+    func jwcryptoDecryptsOurJWE(curve: JWKCurve) throws {
+        let key = try ReplyPrivateKey.generate(curve)
         let plaintext = #"{"opaque_payment_card":"eyJraWQiOi…","network":"VISA"}"#
-        let compact = try JWE.encrypt(Array(plaintext.utf8), to: try key.publicKey)
+        let compact = try JWE.encrypt(Array(plaintext.utf8), to: try key.recipient)
         let script = """
         import sys
         from jwcrypto import jwk, jwe
         pem = sys.stdin.read().encode()
         key = jwk.JWK.from_pem(pem)
+        assert key["kty"] == sys.argv[2] and key["crv"] == sys.argv[3]
         token = jwe.JWE()
         token.deserialize(sys.argv[1], key=key)
         assert token.jose_header["alg"] == "ECDH-ES" and token.jose_header["enc"] == "A256GCM"
+        assert token.jose_header["epk"]["kty"] == sys.argv[2] and token.jose_header["epk"]["crv"] == sys.argv[3]
         sys.stdout.write(token.payload.decode("utf-8"))
         """
-        let output = try PythonPeer.run(script, arguments: [compact], input: try key.pemRepresentation().revealed)
+        let output = try PythonPeer.run(script, arguments: [compact, curve.keyType, curve.rawValue], input: try key.pemRepresentation().revealed)
         #expect(output == plaintext)
     }
 
-    /// jwcrypto's JWE, decrypted by us.
-    @Test func weDecryptJwcryptoJWE() throws {
-        let key = try ECPrivateKey.generate()
-        let publicJWK = String(decoding: JSONWriter.encode(try key.publicKey.jsonValue), as: UTF8.self)
+    /// jwcrypto's JWE, decrypted by us (P-256 and X25519 reply keys).
+    @Test(arguments: JWKCurve.allCases)
+    func weDecryptJwcryptoJWE(curve: JWKCurve) throws {
+        let key = try ReplyPrivateKey.generate(curve)
+        let publicJWK = String(decoding: JSONWriter.encode(try key.recipient.jsonValue), as: UTF8.self)
         let script = """
         import sys, json
         from jwcrypto import jwk, jwe

@@ -250,6 +250,19 @@ struct RequestValidatorTests {
         try expectFails(Fixtures.appleDocument().setting("reply.jwk.x", .string("AAAA")), issuer: .imprint, field: "reply.jwk")
         try expectFails(Fixtures.appleDocument().setting("reply.jwk.crv", .string("P-384")), issuer: .imprint, field: "reply.jwk.crv")
         try expectFails(Fixtures.appleDocument().setting("reply.jwk.kty", .string("RSA")), issuer: .imprint, field: "reply.jwk.kty")
+        try expectFails(Fixtures.appleDocument().setting("reply.jwk.y", nil), issuer: .imprint, field: "reply.jwk.y")
+        // X25519 (RFC 8037 OKP) keys: x only, not of small order.
+        let x25519 = Fixtures.appleDocument().setting("reply.jwk", try X25519PrivateKey.generate().publicKey.jsonValue)
+        try expectPasses(x25519, issuer: .imprint)
+        try expectFails(x25519.setting("reply.jwk.y", .string(x)), issuer: .imprint, field: "reply.jwk.y")
+        try expectFails(x25519.setting("reply.jwk.crv", .string("P-256")), issuer: .imprint, field: "reply.jwk.crv")
+        try expectFails(Fixtures.appleDocument().setting("reply.jwk.crv", .string("X25519")), issuer: .imprint, field: "reply.jwk.crv")
+        try expectFails(x25519.setting("reply.jwk.x", .string("AAAA")), issuer: .imprint, field: "reply.jwk")
+        // u = 0 and u = 1 are of small order: every shared secret with them is zero.
+        try expectFails(x25519.setting("reply.jwk.x", .string(Crypto.base64URLEncode([UInt8](repeating: 0, count: 32)))),
+                        issuer: .imprint, field: "reply.jwk")
+        try expectFails(x25519.setting("reply.jwk.x", .string(Crypto.base64URLEncode([1] + [UInt8](repeating: 0, count: 31)))),
+                        issuer: .imprint, field: "reply.jwk")
         // Payments carry no payload, so no key is needed.
         try expectPasses(Fixtures.paymentDocument(), issuer: .worldpay)
     }

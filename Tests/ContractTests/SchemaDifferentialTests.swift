@@ -83,10 +83,11 @@ struct SchemaDifferentialTests {
                   let certificates = document?["apple"]?["certificates"]?.arrayValue, certificates.count == 2 else { return false }
             return certificates.allSatisfy { $0.stringValue.flatMap(Crypto.base64Decode).map { !$0.isEmpty } ?? false }
         },
-        // reply.jwk must be a point on P-256.
+        // reply.jwk must be a point on P-256, or an X25519 key not of small order.
         OutsideSchemaRule(name: "jwk-point") { code, field, document in
             guard code == "invalid_request", field == "reply.jwk" else { return false }
-            return ["x", "y"].allSatisfy { string(document, "reply.jwk.\($0)").flatMap(Crypto.base64URLDecode)?.count == 32 }
+            let members = string(document, "reply.jwk.kty") == "OKP" ? ["x"] : ["x", "y"]
+            return members.allSatisfy { string(document, "reply.jwk.\($0)").flatMap(Crypto.base64URLDecode)?.count == 32 }
         },
         // payment.wallet_token is a JSON document inside a string (Apple Pay paymentData).
         OutsideSchemaRule(name: "wallet-token") { code, field, _ in code == "invalid_request" && field.hasPrefix("payment.wallet_token") },
@@ -253,6 +254,19 @@ struct SchemaDifferentialTests {
                                     ("point off the curve", "x", .string(zeros)), ("kid number", "kid", .integer(5)), ("kid", "kid", .string("k1")),
                                     ("y absent", "y", .null)] {
             edits.append(("jwk \(name)", apple.setting("reply.jwk.\(path)", value)))
+        }
+        // X25519 reply keys (kty OKP): valid, with a y, on the wrong curve, of small order, too short.
+        if let x25519 = try? X25519PrivateKey.generate().publicKey {
+            let okp = apple.setting("reply.jwk", x25519.jsonValue)
+            edits.append(("jwk X25519", okp))
+            edits.append(("jwk X25519 kid", okp.setting("reply.jwk.kid", .string("k1"))))
+            edits.append(("jwk X25519 y null", okp.setting("reply.jwk.y", .null)))
+            edits.append(("jwk X25519 with y", okp.setting("reply.jwk.y", .string(x25519.x))))
+            edits.append(("jwk X25519 crv P-256", okp.setting("reply.jwk.crv", .string("P-256"))))
+            edits.append(("jwk EC crv X25519", apple.setting("reply.jwk.crv", .string("X25519"))))
+            edits.append(("jwk X25519 small order", okp.setting("reply.jwk.x", .string(zeros))))
+            edits.append(("jwk X25519 x short", okp.setting("reply.jwk.x", .string("AAAA"))))
+            edits.append(("jwk X25519 kty absent", okp.setting("reply.jwk.kty", nil)))
         }
         // timestamps
         for text in ["2026-02-29T10:00:00Z", "2024-02-29T10:00:00Z", "2100-02-29T10:00:00Z", "2000-02-29T10:00:00Z", "2026-11-29T10:00:60Z",

@@ -94,7 +94,7 @@ public struct AuditEvent: Sendable, Hashable {
         w.key("event_id"); w.string(eventID.hex)
         w.key("request_id"); w.string(orNull: requestID)
         w.key("stage"); w.string(stage.rawValue)
-        w.key("at"); w.string(RFC3339.format(milliseconds: atMs))
+        w.key("at"); w.timestamp(milliseconds: atMs)
         w.key("program"); w.string(orNull: program)
         w.key("issuer"); w.string(orNull: issuer?.rawValue)
         w.key("wallet"); w.string(orNull: wallet?.rawValue)

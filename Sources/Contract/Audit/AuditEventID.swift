@@ -5,7 +5,7 @@ public struct AuditEventID: Sendable, Hashable, CustomStringConvertible {
 
     /// A fresh random id.
     public static func random() -> AuditEventID {
-        AuditEventID(validated: Crypto.hex(IdentifierRandomness.bytes(16)))
+        AuditEventID(validated: IdentifierRandomness.hex(16))
     }
 
     /// Accepts exactly 32 lowercase hex characters.

@@ -8,8 +8,8 @@ import Synchronization
 enum IdentifierRandomness {
     private static let pool = Mutex<(bytes: [UInt8], next: Int)>(([UInt8](repeating: 0, count: 4096), 4096))
 
-    /// `count` (at most 4096) random bytes.
-    static func bytes(_ count: Int) -> [UInt8] {
+    /// Lowercase hex of `count` (at most 4096) random bytes, made from the slice in place.
+    static func hex(_ count: Int) -> String {
         precondition(count <= 4096, "identifier randomness comes in slices of at most 4096 bytes")
         return pool.withLock { pool in
             if pool.next + count > pool.bytes.count {
@@ -18,7 +18,7 @@ enum IdentifierRandomness {
                 pool.next = 0
             }
             defer { pool.next += count }
-            return Array(pool.bytes[pool.next..<(pool.next + count)])
+            return pool.bytes.withUnsafeBytes { Crypto.hex(UnsafeRawBufferPointer(rebasing: $0[pool.next..<(pool.next + count)])) }
         }
     }
 }

@@ -7,35 +7,36 @@ public enum ConcatKDF {
     /// length-prefixed (32-bit big-endian) and SuppPubInfo is the key length in bits (32-bit big-endian).
     public static func deriveKey(sharedSecret: [UInt8], algorithmID: String, partyUInfo: [UInt8] = [],
                                  partyVInfo: [UInt8] = [], keyDataLengthBits: Int) -> [UInt8] {
-        var otherInfo = [UInt8]()
-        appendLengthPrefixed(Array(algorithmID.utf8), to: &otherInfo)
-        appendLengthPrefixed(partyUInfo, to: &otherInfo)
-        appendLengthPrefixed(partyVInfo, to: &otherInfo)
-        appendUInt32(UInt32(keyDataLengthBits), to: &otherInfo)
         let keyLength = keyDataLengthBits / 8
-        var output = [UInt8]()
-        var counter: UInt32 = 1
-        while output.count < keyLength {
-            var input = [UInt8]()
-            input.reserveCapacity(4 + sharedSecret.count + otherInfo.count)
-            appendUInt32(counter, to: &input)
-            input.append(contentsOf: sharedSecret)
-            input.append(contentsOf: otherInfo)
-            output.append(contentsOf: Crypto.sha256(input))
-            counter += 1
+        let rounds = (keyLength + 31) / 32
+        var algorithm = algorithmID
+        return algorithm.withUTF8 { algorithm in
+            // counter ‖ Z ‖ OtherInfo, built once in a temporary buffer; only the counter changes per round.
+            let inputLength = 4 + sharedSecret.count + 4 + algorithm.count + 4 + partyUInfo.count + 4 + partyVInfo.count + 4
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: inputLength) { input in
+                var at = 4
+                func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                    if let base = bytes.baseAddress { (input.baseAddress! + at).update(from: base, count: bytes.count) }
+                    at += bytes.count
+                }
+                func put(_ value: UInt32) {
+                    withUnsafeBytes(of: value.bigEndian) { put($0.assumingMemoryBound(to: UInt8.self)) }
+                }
+                sharedSecret.withUnsafeBufferPointer { put($0) }
+                put(UInt32(algorithm.count)); put(algorithm)
+                put(UInt32(partyUInfo.count)); partyUInfo.withUnsafeBufferPointer { put($0) }
+                put(UInt32(partyVInfo.count)); partyVInfo.withUnsafeBufferPointer { put($0) }
+                put(UInt32(keyDataLengthBits))
+                return [UInt8](unsafeUninitializedCapacity: rounds * 32) { output, count in
+                    for round in 0..<rounds {
+                        withUnsafeBytes(of: UInt32(round + 1).bigEndian) { counter in
+                            UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(input)[0..<4]).copyMemory(from: counter)
+                        }
+                        Crypto.sha256(UnsafeRawBufferPointer(input), into: output.baseAddress! + 32 * round)
+                    }
+                    count = keyLength
+                }
+            }
         }
-        return Array(output.prefix(keyLength))
-    }
-
-    private static func appendLengthPrefixed(_ bytes: [UInt8], to output: inout [UInt8]) {
-        appendUInt32(UInt32(bytes.count), to: &output)
-        output.append(contentsOf: bytes)
-    }
-
-    private static func appendUInt32(_ value: UInt32, to output: inout [UInt8]) {
-        output.append(UInt8(value >> 24 & 0xFF))
-        output.append(UInt8(value >> 16 & 0xFF))
-        output.append(UInt8(value >> 8 & 0xFF))
-        output.append(UInt8(value & 0xFF))
     }
 }

@@ -16,29 +16,19 @@ public enum Crypto {
 
     /// SHA-256 of raw memory.
     public static func sha256(raw: UnsafeRawBufferPointer) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let status = EVP_Digest(raw.baseAddress, raw.count, &digest, &length, OpenSSLAlgorithms.shared.sha256, nil)
-        precondition(status == 1 && length == 32, "EVP_Digest(SHA256) failed: \(OpenSSLAlgorithms.drainErrors())")
-        return digest
+        [UInt8](unsafeUninitializedCapacity: 32) { output, count in
+            sha256(raw, into: output.baseAddress!)
+            count = 32
+        }
     }
 
     /// HMAC-SHA256 (RFC 2104) of `data` under `key`. The keyed context is made once per distinct
-    /// key (`HMACKeyCache`) and copied for each call.
+    /// key (`HMACKeyCache`) and a pooled copy of it re-initialised for each call.
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        guard let template = HMACKeyCache.shared.template(for: key),
-              let context = EVP_MAC_CTX_dup(template.context)
-        else {
-            preconditionFailure("HMAC-SHA256 setup failed: \(OpenSSLAlgorithms.drainErrors())")
+        [UInt8](unsafeUninitializedCapacity: 32) { output, count in
+            hmacSHA256(key: key, into: output.baseAddress!) { update in data.withUnsafeBytes { update($0) } }
+            count = 32
         }
-        defer { EVP_MAC_CTX_free(context) }
-        var output = [UInt8](repeating: 0, count: 32)
-        var length = 0
-        let status = withExtendedLifetime(template) {
-            EVP_MAC_update(context, data, data.count) == 1 && EVP_MAC_final(context, &output, &length, output.count) == 1
-        }
-        precondition(status && length == 32, "HMAC-SHA256 failed: \(OpenSSLAlgorithms.drainErrors())")
-        return output
     }
 
     /// Cryptographically secure random bytes (OpenSSL's DRBG).
@@ -72,14 +62,7 @@ public enum Crypto {
 
     /// Lowercase hexadecimal.
     public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output = [UInt8]()
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: output, as: UTF8.self)
+        bytes.withUnsafeBytes { hex($0) }
     }
 
     /// Decodes hexadecimal (either case). Returns `nil` for odd lengths or other characters.
@@ -116,29 +99,29 @@ public enum Crypto {
     /// AES-256-GCM encryption with a 12-byte IV; returns the ciphertext and the 16-byte tag.
     public static func aes256GCMSeal(key: [UInt8], iv: [UInt8], plaintext: [UInt8],
                                      additionalData: [UInt8]) throws(CryptoError) -> (ciphertext: [UInt8], tag: [UInt8]) {
-        guard key.count == 32, iv.count == 12 else {
-            throw CryptoError(code: .invalidInput, message: "AES-256-GCM needs a 32-byte key and a 12-byte IV")
-        }
-        guard let context = EVP_CIPHER_CTX_new() else {
-            throw CryptoError(code: .openSSL, message: "EVP_CIPHER_CTX_new failed: \(OpenSSLAlgorithms.drainErrors())")
-        }
-        defer { EVP_CIPHER_CTX_free(context) }
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
         var tag = [UInt8](repeating: 0, count: 16)
-        var written: Int32 = 0
-        var finalWritten: Int32 = 0
-        guard EVP_EncryptInit_ex2(context, OpenSSLAlgorithms.shared.aes256GCM, key, iv, nil) == 1,
-              additionalData.isEmpty
-                || EVP_EncryptUpdate(context, nil, &written, additionalData, Int32(additionalData.count)) == 1,
-              EVP_EncryptUpdate(context, &ciphertext, &written, plaintext, Int32(plaintext.count)) == 1,
-              ciphertext.withUnsafeMutableBufferPointer({ buffer in
-                  EVP_EncryptFinal_ex(context, buffer.baseAddress! + Int(written), &finalWritten)
-              }) == 1,
-              EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, 16, &tag) == 1
-        else {
-            throw CryptoError(code: .openSSL, message: "AES-256-GCM encryption failed: \(OpenSSLAlgorithms.drainErrors())")
+        // Array's pointer accessors rethrow untyped errors: the typed one is carried out in `outcome`.
+        var outcome: Result<Void, CryptoError> = .success(())
+        key.withUnsafeBytes { key in
+            iv.withUnsafeBytes { iv in
+                plaintext.withUnsafeBytes { plaintext in
+                    additionalData.withUnsafeBytes { additionalData in
+                        ciphertext.withUnsafeMutableBufferPointer { output in
+                            tag.withUnsafeMutableBufferPointer { tag in
+                                do throws(CryptoError) {
+                                    try aes256GCMSeal(key: key, iv: iv, plaintext: plaintext, additionalData: additionalData,
+                                                      ciphertext: output.baseAddress!, tag: tag.baseAddress!)
+                                } catch {
+                                    outcome = .failure(error)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        ciphertext.removeSubrange(Int(written + finalWritten)...)
+        try outcome.get()
         return (ciphertext, tag)
     }
 

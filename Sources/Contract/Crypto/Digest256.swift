@@ -4,12 +4,34 @@ struct Digest256: Hashable, Sendable {
 
     init(_ digest: [UInt8]) {
         precondition(digest.count == 32, "a SHA-256 digest has 32 bytes")
+        self.init(digest.withUnsafeBytes { UnsafeRawBufferPointer($0) })
+    }
+
+    private init(_ digest: UnsafeRawBufferPointer) {
         func word(_ offset: Int) -> UInt64 {
             var value: UInt64 = 0
             for index in offset..<(offset + 8) { value = value << 8 | UInt64(digest[index]) }
             return value
         }
         words = (word(0), word(8), word(16), word(24))
+    }
+
+    /// SHA-256 of raw memory, computed without a heap allocation of its own.
+    static func sha256(_ bytes: UnsafeRawBufferPointer) -> Digest256 {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
+            Crypto.sha256(bytes, into: output.baseAddress!)
+            return Digest256(UnsafeRawBufferPointer(output))
+        }
+    }
+
+    /// The 32 bytes, big-endian words in order.
+    var bytes: [UInt8] {
+        var output = [UInt8]()
+        output.reserveCapacity(32)
+        for word in [words.0, words.1, words.2, words.3] {
+            for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+        return output
     }
 
     static func == (lhs: Digest256, rhs: Digest256) -> Bool {

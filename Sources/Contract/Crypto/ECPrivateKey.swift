@@ -12,30 +12,22 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
 
     /// Generates a fresh key.
     public static func generate() throws(CryptoError) -> ECPrivateKey {
-        ECPrivateKey(key: try EVPKey.generateP256())
+        ECPrivateKey(key: try EVPKey.generate(.p256))
     }
 
     /// Reads a PEM private key (`PRIVATE KEY` or `EC PRIVATE KEY`) on P-256.
     public init(pem: String) throws(CryptoError) {
-        let bytes = Array(pem.utf8)
-        let parsed: OpaquePointer? = bytes.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
-        guard let parsed else {
-            _ = OpenSSLAlgorithms.drainErrors()
+        guard let parsed = EVPKey.privateKey(pem: pem) else {
             throw CryptoError(code: .invalidKey, message: "not a PEM private key; send an unencrypted PKCS#8 or SEC 1 P-256 key")
         }
-        let owned = EVPKey(taking: parsed)
-        try owned.checkPublicPoint()
-        _ = try owned.privateScalar()
-        key = owned
+        try parsed.checkPublicPoint()
+        _ = try parsed.privateScalar()
+        key = parsed
     }
 
     /// Reads a private JWK `{"kty":"EC","crv":"P-256","x","y","d"}`.
     public init(jwk: JSONValue) throws(CryptoError) {
-        let publicKey = try ECPublicJWK(jwk: jwk)
+        let publicKey = try ECPublicJWK(jwk: jwk, cache: nil)
         guard let d = jwk["d"]?.stringValue, let scalar = Crypto.base64URLDecode(d), scalar.count == 32 else {
             throw CryptoError(code: .invalidKey, message: "a private JWK needs d as unpadded base64url of 32 bytes")
         }
@@ -56,20 +48,7 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
 
     /// The key as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
     public func pemRepresentation() throws(CryptoError) -> Sensitive {
-        guard let bio = BIO_new(BIO_s_mem()) else {
-            throw CryptoError(code: .openSSL, message: "BIO_new failed: \(OpenSSLAlgorithms.drainErrors())")
-        }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, key.pointer, nil, nil, 0, nil, nil) == 1 else {
-            throw CryptoError(code: .openSSL, message: "PEM encoding failed: \(OpenSSLAlgorithms.drainErrors())")
-        }
-        var data: UnsafeMutablePointer<CChar>?
-        let length = shim_BIO_get_mem_data(bio, &data)
-        guard length > 0, let data else {
-            throw CryptoError(code: .openSSL, message: "PEM encoding produced no output")
-        }
-        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-        return Sensitive(text)
+        try key.privatePEM()
     }
 
     /// The key as a private JWK (JSON text with `d`).

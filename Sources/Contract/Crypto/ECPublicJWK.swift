@@ -3,7 +3,8 @@
 ///
 /// Every initializer checks that the point lies on the curve, and the parsed key is kept, so
 /// encrypting to it costs no second parse; keys built from coordinates (reply keys) are also
-/// remembered process-wide, since one backend sends the same key with many requests.
+/// remembered process-wide (`PublicKeyCache`), since one backend sends the same key with many
+/// requests.
 public struct ECPublicJWK: Sendable, Hashable {
     /// The x coordinate, base64url without padding.
     public let x: String
@@ -14,16 +15,31 @@ public struct ECPublicJWK: Sendable, Hashable {
     let key: EVPKey
 
     /// Creates a key from its coordinates; checks the encoding and that the point lies on P-256.
+    /// A key seen before (the same coordinates) is taken from the process-wide cache.
     public init(x: String, y: String) throws(CryptoError) {
-        guard let xBytes = Crypto.base64URLDecode(x), xBytes.count == 32,
-              let yBytes = Crypto.base64URLDecode(y), yBytes.count == 32
-        else {
-            throw CryptoError(code: .invalidKey,
-                              message: "x and y must each be unpadded base64url of 32 bytes; send the P-256 coordinates")
+        try self.init(x: x, y: y, cache: .shared)
+    }
+
+    /// Like `init(x:y:)`, through `cache` (nil: imported afresh and not kept, for one-off keys
+    /// such as a JWE's ephemeral key).
+    init(x: String, y: String, cache: PublicKeyCache?) throws(CryptoError) {
+        let importing = { () throws(CryptoError) -> (key: EVPKey, raw: [UInt8]) in
+            guard let xBytes = Crypto.base64URLDecode(x), xBytes.count == 32,
+                  let yBytes = Crypto.base64URLDecode(y), yBytes.count == 32
+            else {
+                throw CryptoError(code: .invalidKey,
+                                  message: "x and y must each be unpadded base64url of 32 bytes; send the P-256 coordinates")
+            }
+            let point = [0x04] + xBytes + yBytes
+            return (try EVPKey.publicKey(uncompressedPoint: point), point)
         }
-        let point = [0x04] + xBytes + yBytes
-        key = try PublicKeyCache.shared.key(for: point, cacheKey: x + "." + y)
-        uncompressedPoint = point
+        if let cache {
+            let entry = try cache.entry(PublicKeyCache.Members(curve: .p256, x: x, y: y), importing: importing)
+            key = entry.key
+            uncompressedPoint = entry.raw
+        } else {
+            (key, uncompressedPoint) = try importing()
+        }
         self.x = x
         self.y = y
     }
@@ -45,17 +61,27 @@ public struct ECPublicJWK: Sendable, Hashable {
 
     /// Reads `{"kty":"EC","crv":"P-256","x":…,"y":…}`; other members are ignored.
     public init(jwk: JSONValue) throws(CryptoError) {
+        try self.init(jwk: jwk, cache: .shared)
+    }
+
+    /// Like `init(jwk:)`, through `cache` (nil: not kept).
+    init(jwk: JSONValue, cache: PublicKeyCache?) throws(CryptoError) {
         guard jwk["kty"]?.stringValue == "EC", jwk["crv"]?.stringValue == "P-256",
               let x = jwk["x"]?.stringValue, let y = jwk["y"]?.stringValue
         else {
             throw CryptoError(code: .invalidKey, message: "a JWK needs kty \"EC\", crv \"P-256\" and string x and y")
         }
-        try self.init(x: x, y: y)
+        try self.init(x: x, y: y, cache: cache)
     }
 
     /// The key as a JWK object.
     public var jsonValue: JSONValue {
         .object(["kty": .string("EC"), "crv": .string("P-256"), "x": .string(x), "y": .string(y)])
+    }
+
+    /// The RFC 7638 thumbprint (SHA-256), base64url without padding.
+    public var thumbprint: String {
+        Crypto.base64URLEncode(JWKThumbprint.p256(x: x, y: y).bytes)
     }
 
     /// Equal when the coordinates are equal.

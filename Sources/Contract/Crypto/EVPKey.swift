@@ -1,6 +1,6 @@
 import COpenSSL
 
-/// Owns an `EVP_PKEY` holding a P-256 key.
+/// Owns an `EVP_PKEY` holding a P-256 or an X25519 key (`EVPKey+X25519.swift`).
 ///
 /// `@unchecked Sendable` is safe: the key is never modified after creation, and OpenSSL allows an
 /// unmodified `EVP_PKEY` to be used from several threads at once (each operation makes its own
@@ -156,30 +156,48 @@ final class EVPKey: @unchecked Sendable {
         return output
     }
 
-    /// ECDH: the x-coordinate of `self.private * peer.public` (32 bytes).
+    /// ECDH: the x-coordinate of `self.private * peer.public` (P-256) or the X25519 output
+    /// (RFC 7748), 32 bytes. Both keys must be on the same curve.
     func sharedSecret(with peer: EVPKey) throws(CryptoError) -> [UInt8] {
+        let context = try makeDeriveContext()
+        defer { EVP_PKEY_CTX_free(context) }
+        return try Self.derive(context, peer: peer)
+    }
+
+    /// An `EVP_PKEY_CTX` for ECDH with this (private) key, `derive_init` done: a peer and one
+    /// derivation are all it still needs. The caller frees it.
+    func makeDeriveContext() throws(CryptoError) -> OpaquePointer {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
             throw CryptoError(code: .openSSL, message: "EVP_PKEY_CTX_new_from_pkey failed: \(OpenSSLAlgorithms.drainErrors())")
         }
-        defer { EVP_PKEY_CTX_free(context) }
-        // The peer was checked when it was built (on the curve; P-256 has cofactor 1), so the
-        // expensive full public check inside set_peer is skipped.
-        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer_ex(context, peer.pointer, 0) == 1 else {
+        guard EVP_PKEY_derive_init(context) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            throw CryptoError(code: .openSSL, message: "ECDH setup failed: \(OpenSSLAlgorithms.drainErrors())")
+        }
+        return context
+    }
+
+    /// Sets `peer` on a context from `makeDeriveContext()` and derives the 32-byte secret.
+    static func derive(_ context: OpaquePointer, peer: EVPKey) throws(CryptoError) -> [UInt8] {
+        // The peer was checked when it was built (P-256: on the curve, which has cofactor 1;
+        // X25519: not of small order), so the full public check inside set_peer is skipped.
+        guard EVP_PKEY_derive_set_peer_ex(context, peer.pointer, 0) == 1 else {
             _ = OpenSSLAlgorithms.drainErrors()
-            throw CryptoError(code: .invalidKey, message: "ECDH setup failed; both keys must be P-256")
+            throw CryptoError(code: .invalidKey, message: "ECDH setup failed; both keys must be on the same curve (P-256 or X25519)")
         }
         var length = 32
         var secret = [UInt8](repeating: 0, count: 32)
+        // OpenSSL refuses an all-zero X25519 output (a small-order peer, RFC 7748 section 6.1).
         guard EVP_PKEY_derive(context, &secret, &length) == 1, length == 32 else {
             _ = OpenSSLAlgorithms.drainErrors()
-            throw CryptoError(code: .openSSL, message: "ECDH derivation failed")
+            throw CryptoError(code: .invalidKey, message: "ECDH derivation failed; the peer key is not usable (an X25519 key of small order?)")
         }
         return secret
     }
 
-    /// Generates a fresh P-256 key pair.
-    static func generateP256() throws(CryptoError) -> EVPKey {
-        try KeyGenerationPool.shared.generate()
+    /// Generates a fresh key pair on `curve` (pooled generation contexts).
+    static func generate(_ curve: JWKCurve) throws(CryptoError) -> EVPKey {
+        try KeyGenerationPool.shared(curve).generate()
     }
 
     /// Parses a DER SubjectPublicKeyInfo and checks it is a valid P-256 key.

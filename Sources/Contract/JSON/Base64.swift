@@ -18,60 +18,67 @@ enum Base64 {
     private static let urlTable = decodingTable(urlAlphabet)
 
     static func encode(_ bytes: some Collection<UInt8>, url: Bool) -> String {
-        var output = [UInt8]()
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        append(bytes, url: url, to: &output)
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// Appends the encoding of `bytes` to `output` (no intermediate string).
-    static func append(_ bytes: some Collection<UInt8>, url: Bool, to output: inout [UInt8]) {
-        if let done: Void = bytes.withContiguousStorageIfAvailable({ append(buffer: $0, url: url, to: &output) }) {
-            return done
+        contiguous(bytes) { buffer in
+            String(unsafeUninitializedCapacity: encodedLength(buffer.count, url: url)) { write(buffer, url: url, into: $0) }
         }
-        let copy = Array(bytes)
-        copy.withUnsafeBufferPointer { append(buffer: $0, url: url, to: &output) }
     }
 
-    private static func append(buffer: UnsafeBufferPointer<UInt8>, url: Bool, to output: inout [UInt8]) {
-        let rest = buffer.count % 3
-        let length = buffer.count / 3 * 4 + (rest == 0 ? 0 : (url ? rest + 1 : 4))
-        guard length > 0 else { return }
-        // Written through a pointer into fresh storage (one allocation, no per-byte append), then copied once.
-        let encoded = (url ? urlAlphabet : standardAlphabet).withUnsafeBufferPointer { table in
-            [UInt8](unsafeUninitializedCapacity: length) { out, initialized in
-                var index = 0
-                var at = 0
-                let whole = buffer.count - rest
-                while index < whole {
-                    let chunk = UInt32(buffer[index]) << 16 | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2])
-                    out[at] = table[Int(chunk >> 18 & 0x3F)]
-                    out[at + 1] = table[Int(chunk >> 12 & 0x3F)]
-                    out[at + 2] = table[Int(chunk >> 6 & 0x3F)]
-                    out[at + 3] = table[Int(chunk & 0x3F)]
-                    index += 3
-                    at += 4
-                }
-                if rest > 0 {
-                    let chunk = UInt32(buffer[index]) << 16 | (rest == 2 ? UInt32(buffer[index + 1]) << 8 : 0)
-                    out[at] = table[Int(chunk >> 18 & 0x3F)]
-                    out[at + 1] = table[Int(chunk >> 12 & 0x3F)]
-                    at += 2
-                    if rest == 2 {
-                        out[at] = table[Int(chunk >> 6 & 0x3F)]
-                        at += 1
-                    }
-                    if !url {
-                        while at < length {
-                            out[at] = UInt8(ascii: "=")
-                            at += 1
-                        }
-                    }
-                }
-                initialized = at
+    /// Appends the encoding of `bytes` to `output` (grown in place: no intermediate array or string).
+    static func append(_ bytes: some Collection<UInt8>, url: Bool, to output: inout [UInt8]) {
+        contiguous(bytes) { buffer in
+            let length = encodedLength(buffer.count, url: url)
+            guard length > 0 else { return }
+            let start = output.count
+            output.append(contentsOf: repeatElement(0, count: length))
+            output.withUnsafeMutableBufferPointer { whole in
+                _ = write(buffer, url: url, into: UnsafeMutableBufferPointer(rebasing: whole[start...]))
             }
         }
-        if output.isEmpty { output = encoded } else { output.append(contentsOf: encoded) }
+    }
+
+    private static func contiguous<R>(_ bytes: some Collection<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let done = bytes.withContiguousStorageIfAvailable(body) { return done }
+        return Array(bytes).withUnsafeBufferPointer(body)
+    }
+
+    private static func encodedLength(_ count: Int, url: Bool) -> Int {
+        let rest = count % 3
+        return count / 3 * 4 + (rest == 0 ? 0 : (url ? rest + 1 : 4))
+    }
+
+    /// Writes the encoding of `buffer` at the start of `out` (which has room); returns its length.
+    private static func write(_ buffer: UnsafeBufferPointer<UInt8>, url: Bool, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let rest = buffer.count % 3
+        let length = encodedLength(buffer.count, url: url)
+        (url ? urlAlphabet : standardAlphabet).withUnsafeBufferPointer { table in
+            var index = 0
+            var at = 0
+            let full = buffer.count - rest
+            while index < full {
+                let chunk = UInt32(buffer[index]) << 16 | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2])
+                out[at] = table[Int(chunk >> 18 & 0x3F)]
+                out[at + 1] = table[Int(chunk >> 12 & 0x3F)]
+                out[at + 2] = table[Int(chunk >> 6 & 0x3F)]
+                out[at + 3] = table[Int(chunk & 0x3F)]
+                index += 3
+                at += 4
+            }
+            if rest > 0 {
+                let chunk = UInt32(buffer[index]) << 16 | (rest == 2 ? UInt32(buffer[index + 1]) << 8 : 0)
+                out[at] = table[Int(chunk >> 18 & 0x3F)]
+                out[at + 1] = table[Int(chunk >> 12 & 0x3F)]
+                at += 2
+                if rest == 2 {
+                    out[at] = table[Int(chunk >> 6 & 0x3F)]
+                    at += 1
+                }
+                while !url && at < length {
+                    out[at] = UInt8(ascii: "=")
+                    at += 1
+                }
+            }
+        }
+        return length
     }
 
     /// Decodes strict padded base64, or returns `nil`.

@@ -90,6 +90,19 @@ public struct JSONWriter: Sendable {
         if let value { integer(value) } else { null() }
     }
 
+    /// Writes epoch milliseconds as an RFC 3339 string (`RFC3339.format`), straight into the buffer.
+    public mutating func timestamp(milliseconds: Int64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339.append(milliseconds: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a timestamp, or `null` when absent.
+    public mutating func timestamp(orNull milliseconds: Int64?) {
+        if let milliseconds { timestamp(milliseconds: milliseconds) } else { null() }
+    }
+
     /// Writes any `JSONValue`, object keys sorted by UTF-8 bytes.
     public mutating func value(_ value: JSONValue) {
         switch value {

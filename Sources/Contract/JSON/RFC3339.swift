@@ -64,29 +64,45 @@ public enum RFC3339 {
 
     /// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public static func format(milliseconds: Int64) -> String {
+        String(unsafeUninitializedCapacity: length) { write(milliseconds: milliseconds, into: $0) }
+    }
+
+    /// Appends the text of `format(milliseconds:)` to `output` (no intermediate string).
+    static func append(milliseconds: Int64, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: length))
+        output.withUnsafeMutableBufferPointer { whole in
+            _ = write(milliseconds: milliseconds, into: UnsafeMutableBufferPointer(rebasing: whole[start...]))
+        }
+    }
+
+    /// The length of every formatted timestamp: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    private static let length = 24
+
+    /// Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` at the start of `out` (24 bytes); returns 24.
+    private static func write(milliseconds: Int64, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let totalSeconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let millis = Int(milliseconds - totalSeconds * 1000)
         let days = totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400
         let secondOfDay = Int(totalSeconds - days * 86_400)
         let (year, month, day) = civilFromDays(Int(days))
-        var out = [UInt8]()
-        out.reserveCapacity(24)
+        var at = 0
         func put(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
             var remaining = value
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") + UInt8(remaining / divisor % 10))
-                remaining %= divisor
-                divisor /= 10
+            for offset in stride(from: width - 1, through: 0, by: -1) {
+                out[at + offset] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
             }
+            at += width
         }
-        put(year, 4); out.append(UInt8(ascii: "-")); put(month, 2); out.append(UInt8(ascii: "-")); put(day, 2)
-        out.append(UInt8(ascii: "T"))
-        put(secondOfDay / 3600, 2); out.append(UInt8(ascii: ":")); put(secondOfDay / 60 % 60, 2)
-        out.append(UInt8(ascii: ":")); put(secondOfDay % 60, 2)
-        out.append(UInt8(ascii: ".")); put(millis, 3); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
+        func put(_ character: Unicode.Scalar) {
+            out[at] = UInt8(ascii: character)
+            at += 1
+        }
+        put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
+        put(secondOfDay / 3600, 2); put(":"); put(secondOfDay / 60 % 60, 2); put(":"); put(secondOfDay % 60, 2)
+        put("."); put(millis, 3); put("Z")
+        return length
     }
 
     private static func isLeapYear(_ year: Int) -> Bool {

@@ -24,12 +24,14 @@ public struct Pseudonymizer: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// The pseudonym of a card id.
     public func cardRef(_ cardID: Sensitive) -> Pseudonym {
-        pseudonym(domain: "provisioner/card_ref/v1", Array(cardID.revealed.utf8))
+        var text = cardID.revealed
+        return text.withUTF8 { pseudonym(domain: "provisioner/card_ref/v1", UnsafeRawBufferPointer($0)) }
     }
 
     /// The pseudonym of a device identifier (Google `device_id`).
     public func deviceRef(_ deviceID: Sensitive) -> Pseudonym {
-        pseudonym(domain: "provisioner/device_ref/v1", Array(deviceID.revealed.utf8))
+        var text = deviceID.revealed
+        return text.withUTF8 { pseudonym(domain: "provisioner/device_ref/v1", UnsafeRawBufferPointer($0)) }
     }
 
     /// The device pseudonym of a request: the Apple leaf certificate's DER (PassKit's per-device
@@ -37,18 +39,21 @@ public struct Pseudonymizer: Sendable, CustomStringConvertible, CustomDebugStrin
     public func deviceRef(for request: ProvisioningRequest) -> Pseudonym? {
         if let apple = request.apple, let leaf = apple.certificates.first {
             let bytes = Crypto.base64Decode(leaf.revealed) ?? Array(leaf.revealed.utf8)
-            return pseudonym(domain: "provisioner/device_ref/v1", bytes)
+            return bytes.withUnsafeBytes { pseudonym(domain: "provisioner/device_ref/v1", $0) }
         }
         if let google = request.google { return deviceRef(google.deviceID) }
         return nil
     }
 
-    private func pseudonym(domain: String, _ identifier: [UInt8]) -> Pseudonym {
-        var input = Array(domain.utf8)
-        input.append(0)
-        input.append(contentsOf: identifier)
-        let mac = Crypto.hmacSHA256(key: key, data: input)
-        return Pseudonym(validated: Crypto.hex(Array(mac.prefix(16))))
+    private func pseudonym(domain: StaticString, _ identifier: UnsafeRawBufferPointer) -> Pseudonym {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { mac in
+            Crypto.hmacSHA256(key: key, into: mac.baseAddress!) { update in
+                update(UnsafeRawBufferPointer(start: domain.utf8Start, count: domain.utf8CodeUnitCount))
+                withUnsafeBytes(of: UInt8(0)) { update($0) }
+                update(identifier)
+            }
+            return Pseudonym(validated: Crypto.hex(UnsafeRawBufferPointer(start: mac.baseAddress, count: 16)))
+        }
     }
 
     /// Always `<redacted>`.

@@ -65,8 +65,8 @@ extension ProvisioningRequest {
             w.key("transaction_reference"); w.string(paymentAction.transactionReference)
             w.endObject()
         }
-        if let startedAtMs { w.key("started_at"); w.string(RFC3339.format(milliseconds: startedAtMs)) }
-        if let deadlineMs { w.key("deadline"); w.string(RFC3339.format(milliseconds: deadlineMs)) }
+        if let startedAtMs { w.key("started_at"); w.timestamp(milliseconds: startedAtMs) }
+        if let deadlineMs { w.key("deadline"); w.timestamp(milliseconds: deadlineMs) }
         if let reply {
             w.key("reply")
             w.beginObject()
@@ -75,7 +75,7 @@ extension ProvisioningRequest {
             w.key("kty"); w.string(reply.keyType)
             w.key("crv"); w.string(reply.curve)
             w.key("x"); w.string(reply.x)
-            w.key("y"); w.string(reply.y)
+            if let y = reply.y { w.key("y"); w.string(y) }
             if let keyID = reply.keyID { w.key("kid"); w.string(keyID) }
             w.endObject()
             w.endObject()

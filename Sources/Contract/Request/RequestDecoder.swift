@@ -100,10 +100,10 @@ public enum RequestDecoder {
         request.deadlineMs = try root.timestamp("deadline")
         if let reply = try root.object("reply") {
             guard let jwk = try reply.object("jwk") else {
-                throw .invalid("reply.jwk", "is required when reply is present; send the backend's P-256 public JWK")
+                throw .invalid("reply.jwk", "is required when reply is present; send the backend's P-256 or X25519 public JWK")
             }
             request.reply = ReplyKey(keyType: try jwk.requiredString("kty"), curve: try jwk.requiredString("crv"),
-                                     x: try jwk.requiredString("x"), y: try jwk.requiredString("y"),
+                                     x: try jwk.requiredString("x"), y: try jwk.string("y"),
                                      keyID: try jwk.string("kid"))
         }
         return request

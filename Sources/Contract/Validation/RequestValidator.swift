@@ -163,16 +163,31 @@ public struct RequestValidator: Sendable {
     private func checkReplyKey(_ request: ProvisioningRequest) throws(ValidationFailure) {
         guard let reply = request.reply else {
             if policy.requireEncryption, request.kind == .provision {
-                throw fail("reply.jwk", "is required: the payload is encrypted to it; send the backend's P-256 public JWK")
+                throw fail("reply.jwk", "is required: the payload is encrypted to it; send the backend's P-256 (or X25519) public JWK")
             }
             return
         }
-        guard reply.keyType == "EC" else { throw fail("reply.jwk.kty", "must be EC") }
-        guard reply.curve == "P-256" else { throw fail("reply.jwk.crv", "must be P-256") }
-        do {
-            _ = try reply.publicKey()
-        } catch {
-            throw fail("reply.jwk", "is not a valid P-256 public key (x and y: unpadded base64url of 32 bytes, a point on the curve)")
+        guard reply.keyType == "EC" || reply.keyType == "OKP" else {
+            throw fail("reply.jwk.kty", "must be EC (crv P-256) or OKP (crv X25519)")
+        }
+        guard let curve = JWKCurve(keyType: reply.keyType, curve: reply.curve) else {
+            throw fail("reply.jwk.crv", reply.keyType == "EC" ? "must be P-256" : "must be X25519")
+        }
+        switch curve {
+        case .p256:
+            guard reply.y != nil else { throw fail("reply.jwk.y", "is required for an EC key; send the P-256 y coordinate") }
+            do {
+                _ = try reply.recipient()
+            } catch {
+                throw fail("reply.jwk", "is not a valid P-256 public key (x and y: unpadded base64url of 32 bytes, a point on the curve)")
+            }
+        case .x25519:
+            guard reply.y == nil else { throw fail("reply.jwk.y", "must be absent for an OKP key (X25519 keys have only x)") }
+            do {
+                _ = try reply.recipient()
+            } catch {
+                throw fail("reply.jwk", "is not a valid X25519 public key (x: unpadded base64url of 32 bytes, not of small order)")
+            }
         }
     }
 

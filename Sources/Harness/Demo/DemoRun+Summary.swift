@@ -105,7 +105,7 @@ extension DemoRun {
     }
 
     /// Decrypts the result's JWE with the reply key and, for Apple, the pass data with the device key.
-    static func verify(_ jwe: String, key: ECPrivateKey, request: GeneratedRequest) -> Bool {
+    static func verify(_ jwe: String, key: ReplyPrivateKey, request: GeneratedRequest) -> Bool {
         guard let plaintext = try? JWE.decrypt(jwe, with: key),
               let payload = try? ProvisioningPayload.decode(plaintext: plaintext, wallet: request.wallet) else { return false }
         switch payload {

@@ -15,7 +15,7 @@ public struct GeneratedRequest: Sendable {
     /// The message value (JSON, or whatever a bad-input case needs).
     public var value: [UInt8]
     /// The private half of `reply.jwk`: decrypts the result's payload.
-    public var replyKey: ECPrivateKey?
+    public var replyKey: ReplyPrivateKey?
     /// The Apple leaf private key: decrypts the issuer's `encrypted_pass_data`.
     public var appleLeafKey: ECPrivateKey?
     /// SHA-256 hex of the Apple nonce or the Google ids, as the simulator reports calls.
@@ -26,7 +26,7 @@ public struct GeneratedRequest: Sendable {
 
     /// Creates a generated request.
     public init(requestID: String, program: String, kind: RequestKind, wallet: Wallet, key: [UInt8]?, value: [UInt8],
-                replyKey: ECPrivateKey? = nil, appleLeafKey: ECPrivateKey? = nil, handshake: String? = nil) {
+                replyKey: ReplyPrivateKey? = nil, appleLeafKey: ECPrivateKey? = nil, handshake: String? = nil) {
         self.requestID = requestID
         self.program = program
         self.kind = kind

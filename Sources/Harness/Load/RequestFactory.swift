@@ -14,23 +14,25 @@ public final class RequestFactory: Sendable {
     private let devices: [SimulatedDevice]
     private let counter = Atomic<Int>(0)
     private let appleHandshakes = Atomic<Int>(0)
-    private let replyKeys: [ECPrivateKey]
+    private let replyKeys: [ReplyPrivateKey]
+    private let replyCurve: JWKCurve
     private let rotateChainEvery: Int?
 
     /// Creates a factory with `devices` simulated devices (certificate chains are made once each,
     /// then rotated every `rotateChainEvery` Apple handshakes when given) and, when
     /// `replyKeyPool` > 0, that many reply keys reused round-robin (benchmarks); else a fresh key
-    /// per request.
-    public init(devices: Int = 4, replyKeyPool: Int = 0, rotateChainEvery: Int? = nil) throws {
+    /// per request. Reply keys are on `replyCurve` (P-256 by default, X25519 to measure that option).
+    public init(devices: Int = 4, replyKeyPool: Int = 0, rotateChainEvery: Int? = nil, replyCurve: JWKCurve = .p256) throws {
         self.devices = try (0..<max(1, devices)).map { _ in try SimulatedDevice() }
-        self.replyKeys = try (0..<replyKeyPool).map { _ in try ECPrivateKey.generate() }
+        self.replyCurve = replyCurve
+        self.replyKeys = try (0..<replyKeyPool).map { _ in try ReplyPrivateKey.generate(replyCurve) }
         self.rotateChainEvery = rotateChainEvery.map { max(1, $0) }
     }
 
     private func nextIndex() -> Int { counter.add(1, ordering: .relaxed).newValue }
 
-    private func replyKey() throws -> ECPrivateKey {
-        replyKeys.isEmpty ? try ECPrivateKey.generate() : replyKeys[nextIndex() % replyKeys.count]
+    private func replyKey() throws -> ReplyPrivateKey {
+        replyKeys.isEmpty ? try ReplyPrivateKey.generate(replyCurve) : replyKeys[nextIndex() % replyKeys.count]
     }
 
     /// A unique request id.
@@ -57,7 +59,7 @@ public final class RequestFactory: Sendable {
         // Without started_at the window starts at the record timestamp (when it was produced).
         if !omitStartedAt { object["started_at"] = .string(RFC3339.format(milliseconds: startedAtMs ?? Timestamps.nowMs())) }
         if let deadlineMs { object["deadline"] = .string(RFC3339.format(milliseconds: deadlineMs)) }
-        if let reply { object["reply"] = .object(["jwk": try reply.publicKey.jsonValue]) }
+        if let reply { object["reply"] = .object(["jwk": try reply.recipient.jsonValue]) }
         switch wallet {
         case .applePay:
             let device = devices[nextIndex() % devices.count]

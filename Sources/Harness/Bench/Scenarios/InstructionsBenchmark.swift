@@ -23,6 +23,8 @@ public enum InstructionsBenchmark {
         public var idleSeconds = 5
         /// `callgrind` (counts) or `dhat` (allocation sites over the whole run, written at exit to `dhat.out`).
         public var tool = "callgrind"
+        /// The curve of the requests' reply keys (P-256 by default; X25519 to measure that option).
+        public var replyCurve: JWKCurve = .p256
         /// Where callgrind writes its files (kept after the run for `callgrind_annotate`).
         public var directory = NSTemporaryDirectory() + "provisioner-callgrind-\(getpid())"
         /// Creates the defaults.
@@ -44,7 +46,8 @@ public enum InstructionsBenchmark {
             : ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + options.directory + "/callgrind.out"]
         progress("starting the stack; the worker runs under \(options.tool) (slow start)")
         let rig = try BenchRig(partitions: options.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#),
-                               groupID: "bench-instructions", wrapper: wrapper, readyTimeoutMs: 300_000) {
+                               groupID: "bench-instructions", wrapper: wrapper, readyTimeoutMs: 300_000,
+                               replyCurve: options.replyCurve) {
             PipelineBench.tune(&$0, maxInFlight: 1_024, maxPending: 8_192)
         }
         defer { rig.stop() }
@@ -87,6 +90,7 @@ public enum InstructionsBenchmark {
         writer.beginObject()
         writer.key("scenario"); writer.string("instructions")
         writer.key("requests"); writer.integer(Int64(options.requests))
+        writer.key("reply_curve"); writer.string(options.replyCurve.rawValue)
         writer.key("answered"); writer.integer(Int64(answered))
         writer.key("instructions_per_request"); writer.integer(Int64(perRequest))
         writer.key("allocations_per_request"); writer.integer(Int64(allocationsPerRequest.rounded()))
@@ -96,7 +100,8 @@ public enum InstructionsBenchmark {
         writer.endObject()
         let statusText = statuses.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
         return BenchmarkReport(
-            title: "instructions: worker under callgrind, \(options.requests) Imprint requests (Apple Pay + Google Wallet) in bursts of \(options.burst)",
+            title: "instructions: worker under callgrind, \(options.requests) Imprint requests (Apple Pay + Google Wallet) in bursts of \(options.burst), "
+                + "reply keys \(options.replyCurve.rawValue)",
             columns: ["REQUESTS", "ANSWERED", "INSTRUCTIONS/REQ", "ALLOCATIONS/REQ", "IDLE INSTR/S", "BATCH S"],
             rows: [[String(options.requests), String(answered), String(Int64(perRequest)), PipelineBench.figure(allocationsPerRequest, digits: 1),
                     String(Int64(idlePerSecond)), PipelineBench.figure(batchSeconds, digits: 1)]],

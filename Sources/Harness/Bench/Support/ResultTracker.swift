@@ -7,7 +7,30 @@ import Synchronization
 
 /// Reads the results topic from its current end and records, for every request id it was told
 /// about, when its first and final results were consumed, the final status, and the issuer time.
+/// Results another worker writes (`bench compare`'s peer) are read by their `request_id`,
+/// `status`, `final` and `timing.issuer_ms` alone when they are not contract results.
 final class ResultTracker: Sendable {
+    /// What the tracker needs of one result.
+    struct Seen {
+        var requestID: String
+        var status: ResultStatus
+        var isFinal: Bool
+        var timing: ResultTiming
+
+        init(_ result: ProvisioningResult) {
+            (requestID, status, isFinal, timing) = (result.requestID, result.status, result.isFinal, result.timing)
+        }
+
+        /// A result that is not a contract result: `request_id` and `status` required, `final` true when absent.
+        init?(peerResult bytes: [UInt8]) {
+            guard let value = try? JSONParser().parse(bytes), let id = value["request_id"]?.stringValue,
+                  let status = value["status"]?.stringValue.flatMap(ResultStatus.init(rawValue:)) else { return nil }
+            (requestID, self.status) = (id, status)
+            isFinal = value["final"]?.boolValue ?? true
+            timing = ResultTiming(issuerMs: value["timing"]?["issuer_ms"]?.int64Value)
+        }
+    }
+
     struct Record: Sendable {
         var firstConsumedAtMs: Int64 = 0
         var finalConsumedAtMs: Int64 = 0
@@ -56,9 +79,13 @@ final class ResultTracker: Sendable {
             let batch = consumer.poll(maxMessages: 2_000, timeoutMs: 20)
             guard !batch.isEmpty else { continue }
             let now = Timestamps.nowMs()
-            var decoded: [ProvisioningResult] = []
+            var decoded: [Seen] = []
             for case .success(let message) in batch {
-                if let result = try? ProvisioningResult.decode(message.value) { decoded.append(result) }
+                if let result = try? ProvisioningResult.decode(message.value) {
+                    decoded.append(Seen(result))
+                } else if let seen = Seen(peerResult: message.value) {
+                    decoded.append(seen)
+                }
             }
             state.withLock { state in
                 for result in decoded {
