@@ -73,14 +73,37 @@ struct AnsweredIndexTests {
         let p1 = TopicPartition(topic: "requests", partition: 1)
         horizon.record(Self.identity("a"), in: p0, answeredAtMs: 0, nowMs: 0)
         #expect(!horizon.contains(Self.identity("a"), in: p0, nowMs: 0), "not indexed: not owned")
-        horizon.install(p0, index: AnsweredIndex(maxEntries: 2))
+        horizon.install(p0, index: .init(answered: AnsweredIndex(maxEntries: 2), readThrough: 0))
         for id in ["a", "b", "c"] { horizon.record(Self.identity(id), in: p0, answeredAtMs: 0, nowMs: 0) }
         #expect(horizon.contains(Self.identity("c"), in: p0, nowMs: 1_000) && !horizon.contains(Self.identity("a"), in: p0, nowMs: 1_000))
         #expect(!horizon.contains(Self.identity("c"), in: p1, nowMs: 1_000), "a request's answers are in its own partition")
         #expect(horizon.count == 2 && horizon.evictedBeforeHorizon == 1)
-        horizon.remove([p0])
+        horizon.remove([p0], nowMs: 1_000)
         #expect(horizon.count == 0 && horizon.evictedBeforeHorizon == 1)
-        #expect(horizon.read(nowMs: 10 * Self.hour).sinceMs == 9 * Self.hour)
+        #expect(!horizon.contains(Self.identity("c"), in: p0, nowMs: 1_000), "released: no longer answers")
+        #expect(horizon.read(p1, nowMs: 10 * Self.hour).sinceMs == 9 * Self.hour)
+    }
+
+    @Test("a released partition's index is kept with its read position for one horizon, resumed by the next read, dropped by its install")
+    func keptAcrossRelease() throws {
+        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 10)
+        let p0 = TopicPartition(topic: "requests", partition: 0)
+        let p1 = TopicPartition(topic: "requests", partition: 1)
+        #expect(horizon.read(p0, nowMs: 0).kept == nil, "nothing kept before a first assignment")
+        horizon.install(p0, index: .init(answered: AnsweredIndex(maxEntries: 10), readThrough: 42))
+        horizon.record(Self.identity("a"), in: p0, answeredAtMs: 500, nowMs: 500)
+        horizon.remove([p0], nowMs: 1_000)
+        #expect(horizon.keptCount == 1)
+        let resumed = try #require(horizon.read(p0, nowMs: 2_000).kept)
+        #expect(resumed.readThrough == 42 && resumed.answered.contains(.init(Self.identity("a")), nowMs: 2_000),
+                "the index with its own answers and the offset it was complete up to")
+        #expect(horizon.read(p1, nowMs: 2_000).kept == nil, "kept per partition")
+        horizon.install(p0, index: resumed)
+        #expect(horizon.keptCount == 0 && horizon.contains(Self.identity("a"), in: p0, nowMs: 2_000))
+        horizon.remove([p0], nowMs: 3_000)
+        #expect(horizon.read(p0, nowMs: 3_000 + Self.hour - 1).kept != nil)
+        #expect(horizon.read(p0, nowMs: 3_000 + Self.hour).kept == nil && horizon.keptCount == 0,
+                "dropped once none of its answers can count")
     }
 
     static let program = #""programs": {"p": {"issuer": "imprint", "base_url": "http://127.0.0.1:1/imprint", "api_key_env": "K"}}"#
@@ -115,7 +138,7 @@ struct AnsweredIndexTests {
         // What catch-up reads: one marker of this version (program `open`), one of an earlier version.
         index.insert(.init(program: "open", requestID: "r-1"), expiresAtMs: Self.hour, nowMs: 0)
         index.insert(.init(program: nil, requestID: "r-legacy"), expiresAtMs: Self.hour, nowMs: 0)
-        horizon.install(partition, index: index)
+        horizon.install(partition, index: .init(answered: index, readThrough: 0))
         #expect(horizon.contains(Self.identity("r-1", program: "open"), in: partition, nowMs: 1_000))
         #expect(!horizon.contains(Self.identity("r-1", program: "signed"), in: partition, nowMs: 1_000),
                 "program open's answer says nothing of program signed's r-1")

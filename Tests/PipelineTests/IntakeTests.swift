@@ -158,7 +158,7 @@ struct IntakeTests {
             Issue.record("a completed marker did not make a duplicate"); return
         }
         let byHorizon = try request()
-        horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
+        horizon.install(Self.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
         horizon.record(byHorizon.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
         guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), byHorizon.value, origin(offset: 9, value: byHorizon.value)) else {
             Issue.record("an answer in the horizon did not make a duplicate"); return
@@ -316,7 +316,7 @@ extension IntakeTests {
     func anotherProgramsAnswerIsNotThisOnes() throws {
         let genuine = try request(program: "signed")
         let openSame = RequestIdentity(program: "open", requestID: genuine.requestID)
-        horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
+        horizon.install(Self.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
         horizon.record(openSame, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
         var found = InheritedMarkers()
         found.add(CallMarker(openSame, state: .started, requestOffset: 1, atMs: Self.now - 900, worker: "old"), at: 1)
@@ -416,7 +416,7 @@ extension IntakeTests {
         // Answered requests of the open program (in the horizon), one copied with a made-up x-replay-of: a duplicate.
         let answered = try request()
         let dead = try request()
-        horizon.install(Self.partition, index: AnsweredIndex(maxEntries: 100))
+        horizon.install(Self.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
         for request in [answered, dead] { horizon.record(request.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now) }
         let replayOf = [KafkaHeader(key: DeadLetterHeader.replayOf, string: "provisioning.dlq:0:17")]
         let intake = intake(replayKey: true)

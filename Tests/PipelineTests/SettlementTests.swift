@@ -65,7 +65,7 @@ struct SettlementTests {
         init(markerDelivered: Bool = true) {
             self.markerDelivered = markerDelivered
             generation = ledger.assign(SettlementTests.partition, markerPosition: nil)
-            horizon.install(SettlementTests.partition, index: AnsweredIndex(maxEntries: 100))
+            horizon.install(SettlementTests.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
         }
 
         var settler: Settler {

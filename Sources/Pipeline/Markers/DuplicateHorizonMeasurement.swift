@@ -44,7 +44,7 @@ public enum DuplicateHorizonMeasurement {
         let horizon = MarkerCatchUp.HorizonRead(sinceMs: now - horizonMs, horizonMs: horizonMs, maxEntries: maxEntries, nowMs: now)
         // Hand-over position at the very end: every marker is read for the horizon only.
         reader.read(partition: partition, from: Int64.max / 2, horizon: horizon, while: { true }) { _, answered in
-            outcome.withLock { $0 = (answered?.count ?? 0, answered?.allocatedBytes ?? 0) }
+            outcome.withLock { $0 = (answered?.answered.count ?? 0, answered?.answered.allocatedBytes ?? 0) }
             done.signal()
         }
         done.wait()

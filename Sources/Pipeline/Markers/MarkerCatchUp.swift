@@ -39,6 +39,19 @@ final class MarkerCatchUp: Sendable {
         var maxEntries: Int
         /// Now (epoch ms).
         var nowMs: Int64
+        /// The index this process kept from its earlier assignment of the partition
+        /// (`DuplicateHorizon.remove`): the read resumes it from where it was complete instead of
+        /// looking up the horizon and reading it again (an eager rebalance gives every partition
+        /// back and takes it again).
+        var kept: HorizonIndex? = nil
+    }
+
+    /// The duplicate horizon's index of one partition and the markers offset up to which it holds
+    /// every answer (the end a catch-up reached; later markers are this owner's own, recorded as
+    /// they are written, or are read again by the next catch-up that resumes it).
+    struct HorizonIndex: Sendable {
+        var answered: AnsweredIndex
+        var readThrough: Int64
     }
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
@@ -55,7 +68,7 @@ final class MarkerCatchUp: Sendable {
     /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
     /// closed, it gives up without calling `completion`.
     func read(partition: Int32, from position: Int64?, horizon: HorizonRead? = nil, while stillWanted: @escaping @Sendable () -> Bool,
-              completion: @escaping @Sendable (InheritedMarkers, AnsweredIndex?) -> Void) {
+              completion: @escaping @Sendable (InheritedMarkers, HorizonIndex?) -> Void) {
         queue.async { [self] in
             attempt(partition: partition, from: position, horizon: horizon, number: 1, while: stillWanted, completion: completion)
         }
@@ -64,7 +77,7 @@ final class MarkerCatchUp: Sendable {
     /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
     private func attempt(partition: Int32, from position: Int64?, horizon: HorizonRead?, number: Int,
                          while stillWanted: @escaping @Sendable () -> Bool,
-                         completion: @escaping @Sendable (InheritedMarkers, AnsweredIndex?) -> Void) {
+                         completion: @escaping @Sendable (InheritedMarkers, HorizonIndex?) -> Void) {
         guard !closed.withLock({ $0 }), stillWanted() else { return }
         if let (states, answered) = readNow(partition: partition, from: position, horizon: horizon) {
             if number > 1 {
@@ -88,12 +101,18 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// What was read from `position` (or the horizon, when earlier) to the end, or nil when the end could not be reached.
-    private func readNow(partition: Int32, from position: Int64?, horizon: HorizonRead?) -> (InheritedMarkers, AnsweredIndex?)? {
+    private func readNow(partition: Int32, from position: Int64?, horizon: HorizonRead?) -> (InheritedMarkers, HorizonIndex?)? {
         var found = InheritedMarkers()
         var answered = horizon.map { AnsweredIndex(maxEntries: $0.maxEntries) }
         let handOverFrom = position ?? 0
         var readFrom = position
-        if let horizon {
+        if let horizon, let position, let kept = horizon.kept, let marks = try? reader.watermarks(partition: partition),
+           kept.readThrough >= marks.low, kept.readThrough <= marks.high {
+            // Complete up to `readThrough` (nothing below it deleted since, the partition not
+            // recreated): only the markers after it are new to the index.
+            answered = kept.answered
+            readFrom = min(position, kept.readThrough)
+        } else if let horizon {
             do {
                 // nil: nothing written since; the hand-over position (or the end) is early enough.
                 // Without a hand-over position the whole partition is read anyway.
@@ -118,7 +137,7 @@ final class MarkerCatchUp: Sendable {
                 readFrom = nil
             }
         }
-        let reached = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
+        let end = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
             if offset >= handOverFrom { found.add(marker, at: offset) }
             if let horizon, marker.state == .completed, marker.outcome != .deadLettered, marker.outcome != .answeredWithoutCall {
                 answered?.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
@@ -132,7 +151,8 @@ final class MarkerCatchUp: Sendable {
             found.firstUndecodable = min(found.firstUndecodable ?? offset, offset)
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
-        return reached ? (found, answered) : nil
+        guard let end else { return nil }
+        return (found, answered.map { HorizonIndex(answered: $0, readThrough: end) })
     }
 
     /// What a previous owner's `completed` marker says about a request.
@@ -184,7 +204,7 @@ final class MarkerCatchUp: Sendable {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
             var found = LookUp()
-            _ = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
+            scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
                 found.add(marker, at: offset, key: key)
             }, fence: { offset, fence in
                 found.fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
@@ -197,20 +217,21 @@ final class MarkerCatchUp: Sendable {
     /// handing each marker and its offset to `visit`, and the offset and request named by the key of each marker whose value
     /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it
     /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped),
-    /// and each owner's fence (`MarkerFence`) with its offset to `fence`;
-    /// false when the end could not be reached (no progress for the timeout).
+    /// and each owner's fence (`MarkerFence`) with its offset to `fence`; returns the end reached
+    /// (the high watermark read first), nil when it could not be reached (no progress for the timeout).
+    @discardableResult
     private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
-                      fence: (Int64, MarkerFence) -> Void, unreadable: (Int64, String?) -> Void) -> Bool {
+                      fence: (Int64, MarkerFence) -> Void, unreadable: (Int64, String?) -> Void) -> Int64? {
         let marks: (low: Int64, high: Int64)
         do {
             marks = try reader.watermarks(partition: partition)
         } catch {
             logger.error("marker read could not get watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-            return false
+            return nil
         }
         let start = max(marks.low, position ?? marks.low)
-        guard start < marks.high else { return true }
+        guard start < marks.high else { return marks.high }
         // A long read (a day of markers for the duplicate horizon) goes on while it makes progress.
         let next = reader.read(partition: partition, from: start, upTo: marks.high, stallMs: timeoutMs, limitMs: .max) { message in
             // A decision's result (a header) matters only from the hand-over position on.
@@ -233,9 +254,9 @@ final class MarkerCatchUp: Sendable {
         if next < marks.high {
             logger.error("marker read timed out before the end of the partition",
                          [("partition", .integer(Int64(partition))), ("read_to", .integer(next)), ("end", .integer(marks.high))])
-            return false
+            return nil
         }
-        return true
+        return marks.high
     }
 
     /// Closes the reader; pending retries give up.

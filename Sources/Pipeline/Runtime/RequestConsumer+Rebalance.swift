@@ -67,7 +67,7 @@ extension RequestConsumer {
     /// stays paused (its records refused by the gate) until the group takes it back.
     func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64, groupGeneration: Int32?) {
         let ledger = context.ledger
-        catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(nowMs: context.clock()),
+        catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(partition, nowMs: context.clock()),
                      while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
             if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance) {
                 context.metrics.staleAssignments.increment()
@@ -182,7 +182,7 @@ extension RequestConsumer {
         context.ledger.release(partitions)
         for partition in partitions { context.fencing.release(partition.partition) }
         context.markerIndex.remove(partitions)
-        context.horizon.remove(partitions)
+        context.horizon.remove(partitions, nowMs: context.clock())
         flow.forget(partitions)
         state.withLock { $0.lifecycle.released(partitions) }
         exportPaused()

@@ -1,0 +1,131 @@
+import Contract
+import Dispatch
+import Kafka
+import Observability
+import Recovery
+import Synchronization
+import Testing
+@testable import Pipeline
+
+/// Marker catch-up resuming a duplicate-horizon index kept from this process's earlier assignment
+/// of the partition: it reads only the markers written since, never the horizon again, and ends
+/// with the answers of both.
+@Suite("Duplicate horizon kept across a release: the next catch-up reads only what is new")
+struct HorizonResumeTests {
+    static let hour: Int64 = 3_600_000
+    static let now: Int64 = 100 * hour
+
+    /// A markers partition in memory that records what a catch-up asked of it.
+    final class MarkerLog: MarkerLogReader, Sendable {
+        private struct State {
+            var records: [KafkaMessage] = []
+            var low: Int64 = 0
+            var timeLookups = 0
+            var readsFrom: [Int64] = []
+        }
+        private let state = Mutex(State())
+
+        func append(_ requestID: String, atMs: Int64) {
+            let marker = CallMarker(RequestIdentity(program: "p", requestID: requestID), state: .completed, requestOffset: 0, atMs: atMs,
+                                    worker: "w0", outcome: .answered)
+            let outgoing = marker.message(topic: "markers", partition: 0)
+            state.withLock { state in
+                state.records.append(KafkaMessage(topic: "markers", partition: 0, offset: Int64(state.records.count), key: outgoing.key,
+                                                  value: outgoing.value ?? [], headers: outgoing.headers, timestampMs: atMs))
+            }
+        }
+
+        /// Deletes records below `offset`, as retention does.
+        func truncate(below offset: Int64) { state.withLock { $0.low = offset } }
+        var timeLookups: Int { state.withLock { $0.timeLookups } }
+        var readsFrom: [Int64] { state.withLock { $0.readsFrom } }
+        var end: Int64 { state.withLock { Int64($0.records.count) } }
+
+        func watermarks(partition: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {
+            state.withLock { ($0.low, Int64($0.records.count)) }
+        }
+
+        func offset(partition: Int32, atOrAfterTimestampMs timestampMs: Int64) throws(KafkaError) -> Int64? {
+            state.withLock { state in
+                state.timeLookups += 1
+                return state.records.first { $0.offset >= state.low && ($0.timestampMs ?? 0) >= timestampMs }?.offset
+            }
+        }
+
+        func timestamp(partition: Int32, at offset: Int64) throws(KafkaError) -> Int64? {
+            state.withLock { state in offset >= state.low && offset < Int64(state.records.count) ? state.records[Int(offset)].timestampMs : nil }
+        }
+
+        func read(partition: Int32, from: Int64, upTo: Int64, stallMs: Int64, limitMs: Int64, visit: (KafkaMessage) -> Void) -> Int64 {
+            let records = state.withLock { state in
+                state.readsFrom.append(from)
+                return Array(state.records[Int(max(from, state.low))..<Int(min(upTo, Int64(state.records.count)))])
+            }
+            records.forEach(visit)
+            return max(from, upTo)
+        }
+
+        func refreshMetadata() {}
+        func close() {}
+    }
+
+    /// One catch-up of markers partition 0 from `position` with `horizon`, waited for.
+    static func catchUp(_ log: MarkerLog, from position: Int64, horizon: MarkerCatchUp.HorizonRead) throws -> MarkerCatchUp.HorizonIndex {
+        let catchUp = MarkerCatchUp(reader: log, queue: DispatchExecutor().serialQueue(label: "horizon-resume-test", onPool: false),
+                                    logger: Logger(label: "horizon-resume", minimumLevel: .error, handler: DiscardingLogHandler()))
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<MarkerCatchUp.HorizonIndex?>(nil)
+        catchUp.read(partition: 0, from: position, horizon: horizon, while: { true }) { _, index in
+            result.withLock { $0 = index }
+            done.signal()
+        }
+        done.wait()
+        return try #require(result.withLock { $0 })
+    }
+
+    static func answered(_ index: MarkerCatchUp.HorizonIndex, _ requestID: String) -> Bool {
+        index.answered.contains(.init(program: "p", requestID: requestID), nowMs: now)
+    }
+
+    @Test("re-assigned to the same process: no horizon look-up, the read starts where the kept index ended, answers since then added")
+    func resumesWhereItEnded() throws {
+        let log = MarkerLog()
+        log.append("too-old", atMs: Self.now - 2 * Self.hour)
+        for id in ["a", "b", "c"] { log.append(id, atMs: Self.now - Self.hour / 2) }
+        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
+        let partition = TopicPartition(topic: "requests", partition: 0)
+
+        // First assignment: the horizon is looked up by time and read.
+        let first = try Self.catchUp(log, from: log.end, horizon: horizon.read(partition, nowMs: Self.now))
+        #expect(log.timeLookups == 1 && first.readThrough == 4)
+        #expect(["a", "b", "c"].allSatisfy { Self.answered(first, $0) } && !Self.answered(first, "too-old"))
+        horizon.install(partition, index: first)
+
+        // Released (an eager rebalance); meanwhile another owner answers "d".
+        horizon.remove([partition], nowMs: Self.now)
+        log.append("d", atMs: Self.now)
+        let second = try Self.catchUp(log, from: log.end, horizon: horizon.read(partition, nowMs: Self.now + 1_000))
+        #expect(log.timeLookups == 1, "the kept index spares the horizon look-up")
+        #expect(log.readsFrom.last == 4, "only the markers after the kept index's end are read")
+        #expect(second.readThrough == 5 && ["a", "b", "c", "d"].allSatisfy { Self.answered(second, $0) })
+    }
+
+    @Test("a kept index the partition no longer matches (records deleted past its end, or a recreated topic) is not resumed")
+    func fallsBackWhenTheLogMoved() throws {
+        let log = MarkerLog()
+        for id in ["a", "b", "c", "d"] { log.append(id, atMs: Self.now - Self.hour / 2) }
+        let partition = TopicPartition(topic: "requests", partition: 0)
+        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
+        var kept = MarkerCatchUp.HorizonIndex(answered: AnsweredIndex(maxEntries: 100), readThrough: 2)
+        log.truncate(below: 3)
+        var read = horizon.read(partition, nowMs: Self.now)
+        read.kept = kept
+        _ = try Self.catchUp(log, from: log.end, horizon: read)
+        #expect(log.timeLookups == 1, "records below the low watermark were deleted after the index's end: the horizon is read again")
+        kept.readThrough = 9
+        read.kept = kept
+        let fresh = try Self.catchUp(log, from: log.end, horizon: read)
+        #expect(log.timeLookups == 2, "an end beyond the partition's: a recreated topic")
+        #expect(Self.answered(fresh, "d"))
+    }
+}
