@@ -25,9 +25,9 @@ struct HorizonResumeTests {
         }
         private let state = Mutex(State())
 
-        func append(_ requestID: String, atMs: Int64) {
+        func append(_ requestID: String, atMs: Int64, outcome: CallMarker.Outcome = .answered, fence: Int64? = nil) {
             let marker = CallMarker(RequestIdentity(program: "p", requestID: requestID), state: .completed, requestOffset: 0, atMs: atMs,
-                                    worker: "w0", outcome: .answered)
+                                    worker: "w0", outcome: outcome, fence: fence, instance: fence.map { _ in "w0-1" })
             let outgoing = marker.message(topic: "markers", partition: 0)
             state.withLock { state in
                 state.records.append(KafkaMessage(topic: "markers", partition: 0, offset: Int64(state.records.count), key: outgoing.key,
@@ -108,6 +108,19 @@ struct HorizonResumeTests {
         #expect(log.timeLookups == 1, "the kept index spares the horizon look-up")
         #expect(log.readsFrom.last == 4, "only the markers after the kept index's end are read")
         #expect(second.readThrough == 5 && ["a", "b", "c", "d"].allSatisfy { Self.answered(second, $0) })
+    }
+
+    @Test("answers without a call count once published (their plain completed marker), never by a decision alone, which may have been withdrawn")
+    func answersWithoutCall() throws {
+        let log = MarkerLog()
+        log.append("published", atMs: Self.now - 1_000, outcome: .answeredWithoutCall)
+        log.append("decided-only", atMs: Self.now - 1_000, outcome: .answeredWithoutCall, fence: 0)
+        log.append("dead", atMs: Self.now - 1_000, outcome: .deadLettered)
+        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
+        let index = try Self.catchUp(log, from: log.end, horizon: horizon.read(TopicPartition(topic: "requests", partition: 0), nowMs: Self.now))
+        #expect(Self.answered(index, "published"), "a published answer without a call: a copy produced again is a duplicate")
+        #expect(!Self.answered(index, "decided-only"), "a decision without a call alone may have been withdrawn by a newer owner's fence")
+        #expect(!Self.answered(index, "dead"))
     }
 
     @Test("a kept index the partition no longer matches (records deleted past its end, or a recreated topic) is not resumed")

@@ -28,15 +28,15 @@ struct SettlementTests {
         // Answered after a call: a completed marker, into the horizon, the id finished.
         #expect(row(.answered(recovered: false, afterCall: true), claimed: true) == (.answered, true, .finish, .complete))
         #expect(row(.answered(recovered: true, afterCall: true), claimed: true) == (.recovered, true, .finish, .complete))
-        // Answered without a call: a redelivery is still ignored (marker), but the horizon stays for calls.
-        #expect(row(.answered(recovered: false, afterCall: false), claimed: true) == (.answeredWithoutCall, false, .finish, .complete))
+        // Answered without a call: a completed marker, into the horizon (a copy produced again is a duplicate anywhere).
+        #expect(row(.answered(recovered: false, afterCall: false), claimed: true) == (.answeredWithoutCall, true, .finish, .complete))
         // An answer that claimed nothing (an early rejection naming some id) touches nothing that id depends on.
         #expect(row(.answered(recovered: false, afterCall: false), claimed: false) == (nil, false, .untouched, .complete))
         // Decided: the decision marker written before the result is its `completed` marker; none more.
         #expect(row(.decided(afterCall: true), claimed: true) == (.answered, true, .finish, .complete))
         #expect(!Settlement(.decided(afterCall: true), claimed: true).awaitsMarker, "the marker after a decision does not hold the offset back")
-        #expect(row(.decided(afterCall: false), claimed: true) == (.answeredWithoutCall, false, .finish, .complete),
-                "a decided answer without a call stays out of the duplicate horizon")
+        #expect(row(.decided(afterCall: false), claimed: true) == (.answeredWithoutCall, true, .finish, .complete),
+                "a decided answer without a call is in the duplicate horizon like any answer")
         #expect(Settlement(.answered(recovered: false, afterCall: true), claimed: true).awaitsMarker)
         // Dead-lettered: a completed marker only after a started one; the claim released so a replay runs.
         #expect(row(.deadLettered(afterStartedMarker: true), claimed: true) == (.deadLettered, false, .release, .complete))

@@ -10,7 +10,7 @@ enum RecordExit: Sendable, Equatable {
     /// Its final result is acknowledged, and its decision (`FinalDecider`) was written before it:
     /// a plain `completed` marker follows, not awaited, so a later reader knows the decision was
     /// published (without it, a redelivery publishes the decision again). `afterCall`: a `started`
-    /// marker was written for it (else the answer came without a call: out of the duplicate horizon).
+    /// marker was written for it (else the answer came without a call).
     case decided(afterCall: Bool)
     /// Its dead letter is acknowledged. `afterStartedMarker`: a `started` marker was written for
     /// it, so a `completed` one must follow (a redelivery then ignores it instead of reconciling).
@@ -63,14 +63,16 @@ struct Settlement: Sendable, Equatable {
         case .answered(let recovered, let afterCall):
             // A claimed answer leaves a `completed` marker, with or without a `started` one: a next
             // owner redelivered the request before its commit ignores it instead of answering again.
-            // Only an answer after a call goes into the duplicate horizon: cheap answers without one
-            // (a flood of invalid requests with fresh ids) must not push genuine ids out of it. An
-            // answer that claimed nothing (an early rejection of a message naming some request id)
-            // touches nothing that id's genuine request depends on: no marker, no claim, no horizon;
-            // a redelivery of it is rejected again, identically.
+            // Every claimed answer goes into the duplicate horizon, with or without a call: a copy
+            // of the request produced again reaches a later owner past the commit, where only the
+            // horizon says it was answered (answering it there would give the request a second,
+            // different final: simulation seeds 16819, 36104). An answer that claimed nothing (an
+            // early rejection of a message naming some request id) touches nothing that id's
+            // genuine request depends on: no marker, no claim, no horizon; a redelivery of it is
+            // rejected again, identically.
             completedMarker = !claimed ? nil : recovered ? .recovered : afterCall ? .answered : .answeredWithoutCall
             awaitsMarker = true
-            recordsInHorizon = claimed && (recovered || afterCall)
+            recordsInHorizon = claimed
             claim = claimed ? .finish : .untouched
             offset = .complete
         case .decided(let afterCall):
@@ -78,7 +80,7 @@ struct Settlement: Sendable, Equatable {
             // says it was published, so the offset does not wait for it.
             completedMarker = afterCall ? .answered : .answeredWithoutCall
             awaitsMarker = false
-            recordsInHorizon = afterCall
+            recordsInHorizon = true
             claim = .finish
             offset = .complete
         case .deadLettered(let afterStartedMarker):

@@ -139,7 +139,11 @@ final class MarkerCatchUp: Sendable {
         }
         let end = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
             if offset >= handOverFrom { found.add(marker, at: offset) }
-            if let horizon, marker.state == .completed, marker.outcome != .deadLettered, marker.outcome != .answeredWithoutCall {
+            // A decision without a call (it carries its writer's fence) may have been withdrawn
+            // (written after a newer owner's fence, which this read may not reach): only the
+            // plain `completed` marker written once it was published counts for the horizon.
+            if let horizon, marker.state == .completed, marker.outcome != .deadLettered,
+               !(marker.outcome == .answeredWithoutCall && marker.fence != nil) {
                 answered?.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
             }
         }, fence: { offset, fence in

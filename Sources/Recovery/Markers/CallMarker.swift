@@ -136,9 +136,9 @@ public struct CallMarker: Sendable, Hashable {
     public enum Outcome: String, Sendable {
         /// Its result was published (final, or interim with a reconciliation job of its own).
         case answered
-        /// Its result was published without an issuer call (rejected, expired, refused): a
-        /// redelivery is still ignored, but the answer does not count for the duplicate horizon.
-        /// (A worker of an earlier version reads it as `answered`.)
+        /// Its result was published without an issuer call (rejected, expired, refused); like
+        /// `answered`, a copy of the request is then a duplicate (redelivered, or within the
+        /// duplicate horizon). (A worker of an earlier version reads it as `answered`.)
         case answeredWithoutCall = "answered_without_call"
         /// It was dead-lettered: no result was published.
         case deadLettered = "dead_lettered"
