@@ -4,7 +4,8 @@ struct Digest256: Hashable, Sendable {
 
     init(_ digest: [UInt8]) {
         precondition(digest.count == 32, "a SHA-256 digest has 32 bytes")
-        self.init(digest.withUnsafeBytes { UnsafeRawBufferPointer($0) })
+        // The words are read inside the closure: the pointer is valid only there.
+        self = digest.withUnsafeBytes { Digest256($0) }
     }
 
     private init(_ digest: UnsafeRawBufferPointer) {
