@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 /// Ephemeral JWE keys made ahead, off the request path: a bounded stock of `EphemeralKey`s per
-/// curve, refilled in the background (a utility-QoS dispatch task) whenever a take leaves it
+/// curve, refilled in the background (on a utility-QoS queue of its own) whenever a take leaves it
 /// below half full. A take removes the key it returns, so no key is handed out twice; when the
 /// stock is empty the key is made inline (counted in `inlineCount`), so a burst is slower, never
 /// wrong. Keys are never reused: the stock only ever holds keys no one has taken.
@@ -30,6 +30,11 @@ final class EphemeralKeyPool: Sendable {
         var madeAhead = 0
         var madeInline = 0
     }
+
+    /// Where refills run: a queue of its own, not a global one, whose few threads work items that
+    /// block (a full worker pool, a test runner's waits) could hold for seconds, leaving every
+    /// take to make its key inline.
+    private static let refillQueue = DispatchQueue(label: "provisioner.ephemeral-key-refill", qos: .utility)
 
     /// The curve of the keys.
     let curve: JWKCurve
@@ -60,7 +65,7 @@ final class EphemeralKeyPool: Sendable {
             return (key, start)
         }
         if startRefill {
-            DispatchQueue.global(qos: .utility).async { self.refill() }
+            Self.refillQueue.async { self.refill() }
         }
         if let taken { return taken }
         return try EphemeralKey(curve: curve)
