@@ -14,14 +14,8 @@ public enum SimulationBatch {
         public var requests = 0, calls = 0, finals = 0, identical = 0, deadLetters = 0, events = 0
 
         mutating func add(_ report: SimulationReport) {
-            schedules += 1
-            requests += report.requests
-            calls += report.calls
-            finals += report.finals
-            identical += report.identicalDuplicates
-            deadLetters += report.deadLetters
-            events += report.events
-            if !report.violations.isEmpty { failed.append(report) }
+            add(Summary(failed: report.violations.isEmpty ? [] : [report], schedules: 1, requests: report.requests, calls: report.calls,
+                        finals: report.finals, identical: report.identicalDuplicates, deadLetters: report.deadLetters, events: report.events))
         }
 
         mutating func add(_ other: Summary) {
