@@ -96,12 +96,16 @@ final class RequestFlow: Sendable {
 
     // MARK: - Accept
 
-    /// Called on the poll thread for each message of a requests partition the ledger tracks.
-    func accept(_ message: KafkaMessage, generation: UInt64) {
-        let origin = RecordOrigin(message: message, generation: generation, receivedAtMs: context.clock())
-        let value = message.value
-        queue(for: origin.partition).async { [self] in
-            intake(value, origin: origin)
+    /// Called on the poll thread with one poll's records of requests partition `partition` that
+    /// the ledger tracks, in offset order, each with its ledger generation: one hop to the
+    /// partition's serial queue takes them all through intake, in that order.
+    func accept(_ records: [(message: KafkaMessage, generation: UInt64)], partition: TopicPartition) {
+        guard !records.isEmpty else { return }
+        let receivedAtMs = context.clock()
+        queue(for: partition).async { [self] in
+            for record in records {
+                intake(record.message.value, origin: RecordOrigin(message: record.message, generation: record.generation, receivedAtMs: receivedAtMs))
+            }
         }
     }
 

@@ -102,14 +102,14 @@ final class MarkerFencing: Sendable {
     /// it was written at all, stays a gap to read).
     func written(_ partition: Int32, offset: Int64?) {
         let (resolved, fill) = partitions.withLock { partitions -> ([(Pending, Confirmation)], Bool) in
-            guard var entry = partitions[partition] else { return ([], false) }
-            entry.inFlight = max(0, entry.inFlight - 1)
-            if let offset { entry.log?.ownWrite(at: offset) }
-            let resolved = Self.resolve(&entry)
-            let fill = Self.wantsFill(entry)
-            if fill { entry.filling = true }
-            partitions[partition] = entry
-            return (resolved, fill)
+            partitions.mutate(partition) { entry in
+                entry.inFlight = max(0, entry.inFlight - 1)
+                if let offset { entry.log?.ownWrite(at: offset) }
+                let resolved = Self.resolve(&entry)
+                let fill = Self.wantsFill(entry)
+                if fill { entry.filling = true }
+                return (resolved, fill)
+            } ?? ([], false)
         }
         for (pending, confirmation) in resolved { pending.completion(confirmation) }
         if fill { queue.async { [self] in self.fill(partition, attempt: 1) } }
@@ -214,16 +214,18 @@ final class MarkerFencing: Sendable {
         let reached = read(partition, from: from, through: through)
         let nowMs = clock()
         let (resolved, again) = partitions.withLock { partitions -> ([(Pending, Confirmation)], Bool) in
-            guard var entry = partitions[partition] else { return ([], false) }
-            var resolved = Self.resolve(&entry)
-            entry.pending.removeAll { pending in
-                guard pending.deadlineMs <= nowMs else { return false }
-                resolved.append((pending, .unconfirmed))
-                return true
-            }
-            let again = !entry.pending.isEmpty
-            entry.filling = again
-            if !entry.held && entry.pending.isEmpty && entry.inFlight == 0 { partitions[partition] = nil } else { partitions[partition] = entry }
+            guard let (resolved, again, drop) = partitions.mutate(partition, { entry -> ([(Pending, Confirmation)], Bool, Bool) in
+                var resolved = Self.resolve(&entry)
+                entry.pending.removeAll { pending in
+                    guard pending.deadlineMs <= nowMs else { return false }
+                    resolved.append((pending, .unconfirmed))
+                    return true
+                }
+                let again = !entry.pending.isEmpty
+                entry.filling = again
+                return (resolved, again, !entry.held && entry.pending.isEmpty && entry.inFlight == 0)
+            }) else { return ([], false) }
+            if drop { partitions[partition] = nil }
             return (resolved, again)
         }
         for (pending, confirmation) in resolved {

@@ -61,9 +61,10 @@ final class OffsetLedger: Sendable {
     /// consumer fetched it again after a pause/resume; the first copy is handled and completes it).
     func track(_ partition: TopicPartition, offset: Int64) -> UInt64? {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.owned, entry.tracker.track(offset) else { return nil }
-            state.partitions[partition] = entry
-            return entry.generation
+            state.partitions.mutate(partition) { entry -> UInt64? in
+                guard entry.owned, entry.tracker.track(offset) else { return nil }
+                return entry.generation
+            } ?? nil
         }
     }
 
@@ -98,9 +99,10 @@ final class OffsetLedger: Sendable {
     /// Marks an offset done (its outputs are acknowledged by Kafka).
     func complete(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.generation == generation else { return }
-            entry.tracker.complete(offset)
-            state.partitions[partition] = entry
+            state.partitions.mutate(partition) { entry in
+                guard entry.generation == generation else { return }
+                entry.tracker.complete(offset)
+            }
         }
     }
 
@@ -108,18 +110,20 @@ final class OffsetLedger: Sendable {
     /// redelivered to the next owner, but nobody waits for it any more.
     func abandon(_ partition: TopicPartition, offset: Int64, generation: UInt64) {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.generation == generation else { return }
-            entry.abandoned += 1
-            state.partitions[partition] = entry
+            state.partitions.mutate(partition) { entry in
+                guard entry.generation == generation else { return }
+                entry.abandoned += 1
+            }
         }
     }
 
     /// A marker (`started`, or `completed`) for `requestOffset` is being written.
     func markerWriting(_ partition: TopicPartition, requestOffset: Int64, generation: UInt64) {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.generation == generation else { return }
-            entry.pendingMarkers.insert(requestOffset)
-            state.partitions[partition] = entry
+            state.partitions.mutate(partition) { entry in
+                guard entry.generation == generation else { return }
+                entry.pendingMarkers.insert(requestOffset)
+            }
         }
     }
 
@@ -129,13 +133,14 @@ final class OffsetLedger: Sendable {
     /// `pin`: the first undecodable marker read, which the metadata never moves past (F9).
     func inherit(_ partition: TopicPartition, markerOffsets: [Int64: Int64], pin: Int64? = nil, generation: UInt64) {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.generation == generation else { return }
-            if let pin { entry.pinnedMarkerPosition = min(entry.pinnedMarkerPosition ?? pin, pin) }
-            let committed = entry.lastCommitted ?? .min
-            for (requestOffset, markerOffset) in markerOffsets where requestOffset >= committed {
-                entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
+            state.partitions.mutate(partition) { entry in
+                guard entry.generation == generation else { return }
+                if let pin { entry.pinnedMarkerPosition = min(entry.pinnedMarkerPosition ?? pin, pin) }
+                let committed = entry.lastCommitted ?? .min
+                for (requestOffset, markerOffset) in markerOffsets where requestOffset >= committed {
+                    entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
+                }
             }
-            state.partitions[partition] = entry
         }
     }
 
@@ -143,13 +148,14 @@ final class OffsetLedger: Sendable {
     /// request's earliest marker counts in the commit metadata.
     func markerWritten(_ partition: TopicPartition, requestOffset: Int64, markerOffset: Int64?, generation: UInt64) {
         state.withLock { state in
-            guard var entry = state.partitions[partition], entry.generation == generation else { return }
-            entry.pendingMarkers.remove(requestOffset)
-            if let markerOffset {
-                entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
-                entry.lastAckedMarkerOffset = max(entry.lastAckedMarkerOffset ?? markerOffset, markerOffset)
+            state.partitions.mutate(partition) { entry in
+                guard entry.generation == generation else { return }
+                entry.pendingMarkers.remove(requestOffset)
+                if let markerOffset {
+                    entry.markerOffsets[requestOffset] = min(entry.markerOffsets[requestOffset] ?? markerOffset, markerOffset)
+                    entry.lastAckedMarkerOffset = max(entry.lastAckedMarkerOffset ?? markerOffset, markerOffset)
+                }
             }
-            state.partitions[partition] = entry
         }
     }
 
@@ -187,12 +193,12 @@ final class OffsetLedger: Sendable {
         state.withLock { state in
             for item in offsets {
                 let partition = TopicPartition(topic: item.topic, partition: item.partition)
-                guard var entry = state.partitions[partition] else { continue }
-                entry.lastCommitted = item.offset
-                entry.lastCommittedDone = CommitMetadata(parsing: item.metadata).done
-                entry.markerPosition = Self.markerPosition(entry, committing: item.offset)
-                entry.markerOffsets = entry.markerOffsets.filter { $0.key >= item.offset }
-                state.partitions[partition] = entry
+                state.partitions.mutate(partition) { entry in
+                    entry.lastCommitted = item.offset
+                    entry.lastCommittedDone = CommitMetadata(parsing: item.metadata).done
+                    entry.markerPosition = Self.markerPosition(entry, committing: item.offset)
+                    entry.markerOffsets = entry.markerOffsets.filter { $0.key >= item.offset }
+                }
             }
         }
     }

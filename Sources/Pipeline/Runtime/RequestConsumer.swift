@@ -184,6 +184,8 @@ final class RequestConsumer: Sendable {
         let room = context.configuration.maxPending - context.ledger.unsettledCount()
         let results = consumer.poll(maxMessages: min(512, max(1, room)), timeoutMs: 20)
         var sawError: String?
+        // A poll's records of one partition go to intake in one hop (`RequestFlow.accept`).
+        var batches: [TopicPartition: [(message: KafkaMessage, generation: UInt64)]] = [:]
         for result in results {
             switch result {
             case .success(let message):
@@ -191,7 +193,7 @@ final class RequestConsumer: Sendable {
                 // The gate: a record of an assignment that has not caught up never reaches intake.
                 guard admit(partition, offset: message.offset),
                       let generation = context.ledger.track(partition, offset: message.offset) else { continue }
-                flow.accept(message, generation: generation)
+                batches[partition, default: []].append((message, generation))
             case .failure(let error):
                 if error.code == .allBrokersDown || error.isFatal { sawError = error.description }
                 if context.consumerFault.report(error, nowMs: context.clock()) {
@@ -199,6 +201,7 @@ final class RequestConsumer: Sendable {
                 }
             }
         }
+        for (partition, records) in batches { flow.accept(records, partition: partition) }
         state.withLock { state in
             state.lastPollError = sawError
             if !state.hasJoined && context.clock() - startedMs > 10_000 { state.hasJoined = true }
