@@ -139,11 +139,13 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        let plain = text.utf8.withContiguousStorageIfAvailable { Self.firstEscape(in: $0) == nil }
-        if plain == true {
-            // The common case (keys, ids, base64): one copy of the string's UTF-8, no closure over self.
-            bytes.append(contentsOf: text.utf8)
-        } else {
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            // The common case (keys, ids, base64): one scan and one memcpy of the string's UTF-8.
+            guard Self.firstEscape(in: utf8) == nil else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied != true {
             var copy = text
             copy.withUTF8 { appendEscaping($0) }
         }
