@@ -31,11 +31,11 @@ let package = Package(
         .systemLibrary(name: "CPosix"),
 
         // Kafka binding: knows nothing of provisioning.
-        .target(name: "Kafka", dependencies: ["CRdKafka"], swiftSettings: strict),
+        .target(name: "Kafka", dependencies: ["CRdKafka", "CPosix"], swiftSettings: strict),
         // Wire contract: schemas, validation, outcomes, redaction, JWE. No Kafka, no HTTP.
         .target(name: "Contract", dependencies: ["COpenSSL"], swiftSettings: strict),
         // HTTP transport: libcurl multi client and libmicrohttpd server.
-        .target(name: "HTTP", dependencies: ["CCurl", "CMicroHTTPD"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["CCurl", "CMicroHTTPD", "CPosix"], swiftSettings: strict),
         // Logging and metrics behind small protocols, Prometheus exposition, health endpoint.
         .target(name: "Observability", dependencies: ["HTTP"], swiftSettings: strict),
         // Issuer adapters: a validated request in, an HTTP exchange, an outcome out.

@@ -1,6 +1,7 @@
 #ifndef PROVISIONER_CPOSIX_SHIM_H
 #define PROVISIONER_CPOSIX_SHIM_H
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/socket.h>
 
@@ -16,4 +17,11 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 
 /* accept(2) with flags: SOCK_CLOEXEC for the accepted socket, atomically. */
 extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+
+/* Names the calling thread (at most 15 bytes; a longer name is refused) so ps -L, top -H, perf,
+   debuggers and /proc show which thread it is. */
+extern int pthread_setname_np(pthread_t thread, const char *name);
+static inline int provisioner_name_current_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}
 #endif

@@ -4,13 +4,6 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <pthread.h>
 
-/* pthread_setname_np is a GNU extension Swift's Glibc module does not expose: name the calling
-   thread (at most 15 bytes) so ps, debuggers and /proc show which client thread it is. */
-extern int pthread_setname_np(pthread_t thread, const char *name);
-static inline int provisioner_name_current_thread(const char *name) {
-    return pthread_setname_np(pthread_self(), name);
-}
-
 /* rd_kafka_mock_broker_push_request_error_rtts is variadic, which Swift cannot call: push one
    error (answered without extra delay) onto one broker's stack for ApiKey. */
 static inline rd_kafka_resp_err_t provisioner_mock_broker_push_request_error(rd_kafka_mock_cluster_t *mcluster,

@@ -1,3 +1,4 @@
+import CPosix
 import CRdKafka
 import Dispatch
 import Foundation

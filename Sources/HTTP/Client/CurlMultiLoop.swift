@@ -1,11 +1,12 @@
 import CCurl
+import CPosix
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The libcurl multi handle and the one thread that drives it.
+/// The libcurl multi handle and the one thread that drives it (named `http-client`).
 ///
 /// The event thread waits in `epoll_wait` on the sockets libcurl asks it to watch
 /// (`CURLMOPT_SOCKETFUNCTION`) and on an eventfd that `submit` and `shutdown` write to, with a
@@ -122,6 +123,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private func run() {
         eventThread.store(UInt(pthread_self()), ordering: .relaxed)
+        _ = provisioner_name_current_thread("http-client")
         var events = [epoll_event](repeating: epoll_event(), count: 512)
         var stillRunning: Int32 = 0
         while true {

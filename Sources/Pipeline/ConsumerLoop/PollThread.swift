@@ -5,13 +5,14 @@ import Foundation
 final class PollThread: LoopHandle {
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Runs `body` on a new thread named `name`.
+    /// Runs `body` on a new thread named `name` (the system keeps 15 bytes of it: a longer name
+    /// would not be set at all).
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [finished] in
             body()
             finished.signal()
         }
-        thread.name = name
+        thread.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
         thread.start()
     }
 

@@ -44,10 +44,10 @@ extension ConsumerLoopService {
 
 extension RequestConsumer: ConsumerLoopService {
     var topic: String { context.configuration.topics.requests }
-    var threadName: String { "provisioner-poll" }
+    var threadName: String { "requests-poll" }
 }
 
 extension ReconcileRunner: ConsumerLoopService {
     var topic: String { context.configuration.topics.reconcile }
-    var threadName: String { "provisioner-reconcile" }
+    var threadName: String { "reconcile-poll" }
 }
