@@ -47,7 +47,7 @@ let package = Package(
         // The backend's client library: Kafka and Contract only, async/await API.
         .target(name: "ProvisionerClient", dependencies: ["Kafka", "Contract"], swiftSettings: strict),
         // The worker: Kafka in, schedule, issuer call, results and audit out.
-        .target(name: "Pipeline", dependencies: ["Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
+        .target(name: "Pipeline", dependencies: ["CPosix", "Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
         // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
         .target(name: "Harness", dependencies: ["CPosix", "ProvisionerClient", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
         // The deterministic simulation of the worker's real core: seeded schedules of several workers

@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 
 /// The thread a consumer loop runs on, and the signal that it ended. `waitUntilFinished` may be
@@ -9,10 +10,12 @@ final class PollThread: LoopHandle {
     /// would not be set at all).
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [finished] in
+            // Foundation's `Thread.name` does not reach the system's name on Linux.
+            _ = provisioner_name_current_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
             body()
             finished.signal()
         }
-        thread.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+        thread.name = name
         thread.start()
     }
 
