@@ -9,6 +9,9 @@ enum KafkaConfiguration {
 
     /// A new `rd_kafka_conf_t` holding `properties`; the caller owns it.
     static func make(_ properties: [String: String]) throws(KafkaError) -> OpaquePointer {
+        if let refusal = KafkaRuntime.refusal(of: properties, on: KafkaRuntime.release) {
+            throw KafkaError(code: .invalidArgument, message: refusal, isRetriable: false)
+        }
         guard let conf = rd_kafka_conf_new() else {
             throw KafkaError(code: .fail, message: "librdkafka could not allocate a configuration object")
         }

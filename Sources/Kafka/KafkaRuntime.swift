@@ -42,6 +42,24 @@ public enum KafkaRuntime {
     /// its JoinGroup and its first assignment (confluentinc/librdkafka#4312).
     public static var hasStickyDestroyDefect: Bool { release < stickyDestroyFixedIn }
 
+    /// The first release that sets up the queue an unsecured OAUTHBEARER token's refresh goes to
+    /// (`enable.sasl.oauthbearer.unsecure.jwt`). Below it the builtin unsecured refresher returns
+    /// from its setup before that queue is assigned, so the first refresh (10 s after a token
+    /// could not be made, or at 80 % of a token's lifetime) locks a null queue on librdkafka's main
+    /// thread and the process dies of SIGSEGV (the setup was reordered in 2.2.0, by #4301).
+    public static let unsecuredTokenRefreshFixedIn = KafkaRuntimeVersion(major: 2, minor: 2, revision: 0)
+
+    /// Why `properties` cannot be used with the librdkafka `release`, or nil when they can: a
+    /// client that would crash the process later is refused when it is created
+    /// (`KafkaConfiguration.make`).
+    public static func refusal(of properties: [String: String], on release: KafkaRuntimeVersion) -> String? {
+        let unsecuredToken = properties["enable.sasl.oauthbearer.unsecure.jwt"].map { ["true", "t", "1"].contains($0.lowercased()) } ?? false
+        guard unsecuredToken, release < unsecuredTokenRefreshFixedIn else { return nil }
+        return "enable.sasl.oauthbearer.unsecure.jwt needs librdkafka \(unsecuredTokenRefreshFixedIn) or later: the loaded "
+            + "\(release) crashes the process at its first token refresh (its refresh queue is never set up); "
+            + "load a newer librdkafka or use sasl.oauthbearer.method=oidc"
+    }
+
     /// The strategy a group member built from `properties` uses: the configured
     /// `partition.assignment.strategy`, else `defaultAssignor`.
     public static func assignor(configured properties: [String: String]) -> String {
