@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <string.h>
 #include <sys/socket.h>
 
 /* GNU extensions (glibc 2.34+ for closefrom) that Swift's Glibc module does not expose, since it
@@ -18,10 +19,13 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 /* accept(2) with flags: SOCK_CLOEXEC for the accepted socket, atomically. */
 extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 
-/* Names the calling thread (at most 15 bytes; a longer name is refused) so ps -L, top -H, perf,
-   debuggers and /proc show which thread it is. */
+/* Names the calling thread so ps -L, top -H, perf, debuggers and /proc show which thread it is.
+   The system keeps 15 bytes and refuses a longer name outright, so the first 15 are set. */
 extern int pthread_setname_np(pthread_t thread, const char *name);
 static inline int provisioner_name_current_thread(const char *name) {
-    return pthread_setname_np(pthread_self(), name);
+    char kept[16];
+    strncpy(kept, name, sizeof kept - 1);
+    kept[sizeof kept - 1] = '\0';
+    return pthread_setname_np(pthread_self(), kept);
 }
 #endif

@@ -18,13 +18,13 @@ final class KafkaPollThread: Sendable {
     private let thread = Mutex<pthread_t?>(nil)
     private let finalAction = Mutex<(@Sendable () -> Void)?>(nil)
 
-    /// Starts polling `handle` every `intervalMs` at most until `stop()`. `name` (at most 15 bytes)
-    /// is the thread's system name, as `ps -L`, debuggers and `/proc` show it.
+    /// Starts polling `handle` every `intervalMs` at most until `stop()`. `name` (its first 15
+    /// bytes) is the thread's system name, as `ps -L`, debuggers and `/proc` show it.
     init(name: String, handle: OpaquePointer, intervalMs: Int32 = 100) {
         let shared = Handle(raw: handle)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            _ = provisioner_name_current_thread(String(name.utf8.prefix(15))!)
+            _ = provisioner_name_current_thread(name)
             self.thread.withLock { $0 = pthread_self() }
             started.signal()
             while !self.stopRequested.load(ordering: .acquiring) {

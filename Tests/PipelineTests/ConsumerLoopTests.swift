@@ -1,4 +1,6 @@
+import Foundation
 @testable import Pipeline
+import Synchronization
 import Testing
 
 /// `ConsumerLoop`'s turn decision, without a broker: time and the outstanding work passed in.
@@ -36,5 +38,17 @@ struct ConsumerLoopTests {
         #expect(!due(5_999, inFlight: 1_000))
         #expect(due(6_000, inFlight: 1_000), "unanswered for 5 s: sent again")
         #expect(due(1_001, inFlight: 1_000, force: true), "a forced (synchronous) commit always goes")
+    }
+
+    @Test("a loop's thread carries the first 15 bytes of its name, what the system keeps")
+    func threadName() {
+        final class Seen: Sendable { let name = Mutex("") }
+        let seen = Seen(), thread = PollThread()
+        thread.start(name: "requests-poll-and-more") {
+            let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            seen.name.withLock { $0 = comm.trimmingCharacters(in: .newlines) }
+        }
+        thread.waitUntilFinished()
+        #expect(seen.name.withLock { $0 } == "requests-poll-a")
     }
 }

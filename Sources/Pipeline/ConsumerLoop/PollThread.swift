@@ -6,16 +6,14 @@ import Foundation
 final class PollThread: LoopHandle {
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Runs `body` on a new thread named `name` (the system keeps 15 bytes of it: a longer name
-    /// would not be set at all).
+    /// Runs `body` on a new thread named `name` (its first 15 bytes: what the system keeps).
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [finished] in
             // Foundation's `Thread.name` does not reach the system's name on Linux.
-            _ = provisioner_name_current_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
+            _ = provisioner_name_current_thread(name)
             body()
             finished.signal()
         }
-        thread.name = name
         thread.start()
     }
 
