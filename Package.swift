@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "ClientTests", dependencies: ["ProvisionerClient", "Pipeline", "Kafka", "Simulator", "Contract", "Harness", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SimulationTests", dependencies: ["CoreSimulation"], swiftSettings: strict),
+        .testTarget(name: "SimulationTests", dependencies: ["CoreSimulation", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Pipeline", "Kafka", "Contract", "Recovery", "HTTP", "Observability",
                                                      "Simulator", "Harness", "TestSupport"], swiftSettings: strict),

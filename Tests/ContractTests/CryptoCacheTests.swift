@@ -1,5 +1,7 @@
 @testable import Contract
 import Foundation
+import Synchronization
+import TestSupport
 import Testing
 
 /// The caches and pools that keep the JWE at its floor: reply keys imported once per distinct key
@@ -73,7 +75,9 @@ struct CryptoCacheTests {
         // The first take finds the stock empty: made inline, and a background refill starts.
         var headers: [[UInt8]] = [try pool.take().encodedHeader]
         #expect(pool.inlineCount == 1)
-        try await waitUntil { pool.readyCount == 4 }
+        try await waitUntil("the first refill: \(pool.readyCount) ready, \(pool.aheadCount) made ahead, failure \(String(describing: pool.refillFailure))") {
+            pool.readyCount == 4
+        }
         #expect(pool.aheadCount == 4)
         // Concurrent takers: every key is distinct (none handed out twice), the stock never exceeds its bound.
         let taken = try await withThrowingTaskGroup(of: [[UInt8]].self) { group in
@@ -92,9 +96,44 @@ struct CryptoCacheTests {
         }
         headers += taken
         #expect(Set(headers).count == 41)
-        try await waitUntil { pool.readyCount == 4 }
+        // Once the takes stop, a refill they started runs until the stock is full; the last takes may
+        // have left it at half or more, which starts none: the stock ends between half and full.
+        try await waitUntil("the refill after the takes: \(pool.readyCount) ready, failure \(String(describing: pool.refillFailure))") {
+            !pool.isRefilling
+        }
+        #expect(pool.refillFailure == nil)
+        #expect((2...4).contains(pool.readyCount), "\(pool.readyCount) ready")
         // Every key made was either taken once or is still in stock.
         #expect(pool.aheadCount + pool.inlineCount == 41 + pool.readyCount)
+    }
+
+    /// Each pool refills on a queue of its own: a refill that takers keep from ever filling its
+    /// stock (it runs for as long as the stock is below full) does not hold another pool's refill.
+    @Test func aPoolKeptBusyByTakersDoesNotHoldAnotherPoolsRefill() async throws {
+        final class Flag: Sendable { let raised = Atomic<Bool>(false) }
+        let busy = EphemeralKeyPool(curve: .p256, capacity: 64), other = EphemeralKeyPool(curve: .x25519, capacity: 4)
+        let done = Flag()
+        // Three takers, for up to 30 s, take keys faster than one refill makes them: the busy pool's
+        // refill never finds its stock full. They run on threads of their own: on Dispatch's global
+        // queue they would hold the threads this test's own tasks resume on.
+        let takers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        await DedicatedThread.run(name: "test-key-taker") {
+                            let end = ContinuousClock.now.advanced(by: .seconds(30))
+                            while !done.raised.load(ordering: .relaxed) && ContinuousClock.now < end { _ = try? busy.take() }
+                        }
+                    }
+                }
+            }
+        }
+        _ = try await Eventually.holds(within: .seconds(20)) { busy.aheadCount > 0 }
+        _ = try other.take()
+        let refilled = try await Eventually.holds(within: .seconds(20)) { other.readyCount == 4 }
+        let takersStillRunning = !done.raised.exchange(true, ordering: .relaxed)
+        await takers.value
+        #expect(refilled && takersStillRunning, "the other pool refilled while the busy pool's takers ran: \(refilled), \(takersStillRunning)")
     }
 
     @Test func hmacKeysAreSetUpOnceWithinABound() throws {
@@ -143,14 +182,8 @@ struct CryptoCacheTests {
         #expect(OpenSSLAlgorithms.shared.gcmEncryptionContexts.idleCount >= 1)
     }
 
-    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(20)
-        while !condition() {
-            guard Date() < deadline else {
-                Issue.record("the condition did not hold within 20 s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+    private func waitUntil(_ what: @autoclosure () -> String, _ condition: @Sendable () -> Bool) async throws {
+        let held = try await Eventually.holds(within: .seconds(20), every: .milliseconds(5), condition)
+        #expect(held, "not within 20 s: \(what())")
     }
 }

@@ -272,10 +272,8 @@ struct DashboardTests {
         }
         func send(_ request: GeneratedRequest) throws { try send(request.value, key: request.key) }
         func wait(_ what: String, timeoutMs: Int64 = 90_000, until condition: () -> Bool) async throws {
-            let deadline = Timestamps.nowMs() + timeoutMs
-            while !condition() {
-                guard Timestamps.nowMs() < deadline else { throw TestSupportError("\(what) within \(timeoutMs / 1_000) s") }
-                try await Task.sleep(for: .milliseconds(50))
+            guard try await Eventually.holds(within: .milliseconds(timeoutMs), every: .milliseconds(50), condition) else {
+                throw TestSupportError("\(what) within \(timeoutMs / 1_000) s")
             }
         }
         try await wait("partitions assigned") { worker.assignedPartitionCount == stack.partitions }

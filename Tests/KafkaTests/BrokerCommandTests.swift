@@ -69,13 +69,11 @@ struct BrokerCommandTests {
 
     /// True once `pid` is gone or a zombie (it exited; its new parent may not have reaped it yet).
     static func waitUntilEnded(_ pid: pid_t, timeout: Duration = .seconds(10)) async throws -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
+        try await Eventually.holds(within: timeout, every: .milliseconds(20)) {
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-            if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "Z" { return true }
-            try await Task.sleep(for: .milliseconds(20))
+            guard let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(close, offsetBy: 2)] == "Z"
         }
-        return false
     }
 
     @Test("--help describes the options and exits 0")

@@ -57,11 +57,6 @@ struct ChildProcessTests {
     }
 
     private func waitUntilGone(_ pid: pid_t) async throws -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while ContinuousClock.now < deadline {
-            if kill(pid, 0) != 0 && errno == ESRCH { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+        try await Eventually.holds(within: .seconds(10)) { kill(pid, 0) != 0 && errno == ESRCH }
     }
 }

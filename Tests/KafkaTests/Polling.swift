@@ -65,11 +65,6 @@ enum Polling {
 
     /// Waits, without polling, until `condition` holds or `timeout` passed.
     static func wait(timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+        try await Eventually.holds(within: timeout, condition)
     }
 }

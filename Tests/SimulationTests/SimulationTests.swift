@@ -1,6 +1,7 @@
 import CoreSimulation
 import Foundation
 import Testing
+import TestSupport
 
 /// The deterministic simulation of the worker's real core (`CoreSimulation`), as a test: seeded
 /// schedules of three or four workers over a simulated cluster, each checked for the
@@ -8,15 +9,16 @@ import Testing
 /// full 10,000 schedules with the release build (`provisioner simulate`, the `simulation` phase
 /// of `scripts/test`); this debug-build test runs `SIMULATION_SEEDS` (default 200) from
 /// `SIMULATION_FIRST_SEED` (default 1). A failure prints its seed, settings and what broke;
-/// `scripts/simulate SEED` replays it with its trace.
+/// `scripts/simulate SEED` replays it with its trace. The batches run on threads of their own:
+/// seconds of work on the test run's few task threads would hold up every suite running beside them.
 @Suite("Simulation")
 struct SimulationTests {
     @Test("every seeded schedule keeps the promises: one call per handshake, one final per request, commits forward, gate before intake")
-    func schedules() {
+    func schedules() async {
         let environment = ProcessInfo.processInfo.environment
         let first = environment["SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 1
         let count = environment["SIMULATION_SEEDS"].flatMap(UInt64.init) ?? 200
-        let summary = SimulationBatch.run(Array(first..<(first + count)))
+        let summary = await DedicatedThread.run(name: "simulation") { SimulationBatch.run(Array(first..<(first + count))) }
         print("simulation: \(summary.schedules) schedules, \(summary.failed.count) failed; \(summary.requests) requests, "
               + "\(summary.calls) issuer calls, \(summary.finals) answered, \(summary.identical) identical duplicate finals")
         for report in summary.failed.prefix(3) {
@@ -28,8 +30,10 @@ struct SimulationTests {
     }
 
     @Test("the simulation finds each fix put back within 2,000 schedules", arguments: SimulationMutation.allCases)
-    func findsRevertedFix(_ mutation: SimulationMutation) {
-        let summary = SimulationBatch.run(Array(1...2_000), mutation: mutation, stopAtFirstFailure: true)
+    func findsRevertedFix(_ mutation: SimulationMutation) async {
+        let summary = await DedicatedThread.run(name: "simulation") {
+            SimulationBatch.run(Array(1...2_000), mutation: mutation, stopAtFirstFailure: true)
+        }
         let first = summary.failed.first
         print("simulation with \(mutation.summary): first failing seed \(first.map { String($0.seed) } ?? "none") "
               + "(\(summary.schedules) schedules run): \(first?.violations.first ?? "-")")

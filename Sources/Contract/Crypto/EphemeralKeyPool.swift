@@ -2,8 +2,8 @@ import Dispatch
 import Synchronization
 
 /// Ephemeral JWE keys made ahead, off the request path: a bounded stock of `EphemeralKey`s per
-/// curve, refilled in the background (on a utility-QoS queue of its own) whenever a take leaves it
-/// below half full. A take removes the key it returns, so no key is handed out twice; when the
+/// curve, refilled in the background (on a utility-QoS serial queue of the pool's own) whenever a
+/// take leaves it below half full. A take removes the key it returns, so no key is handed out twice; when the
 /// stock is empty the key is made inline (counted in `inlineCount`), so a burst is slower, never
 /// wrong. Keys are never reused: the stock only ever holds keys no one has taken.
 ///
@@ -29,12 +29,15 @@ final class EphemeralKeyPool: Sendable {
         var refilling = false
         var madeAhead = 0
         var madeInline = 0
+        var refillFailure: CryptoError?
     }
 
-    /// Where refills run: a queue of its own, not a global one, whose few threads work items that
-    /// block (a full worker pool, a test runner's waits) could hold for seconds, leaving every
-    /// take to make its key inline.
-    private static let refillQueue = DispatchQueue(label: "provisioner.ephemeral-key-refill", qos: .utility)
+    /// Where this pool's refills run: a serial queue per pool, not a global queue, whose few threads
+    /// work items that block (a full worker pool, a test runner's waits) could hold for seconds, and
+    /// not one shared by the pools: a refill runs for as long as takers keep the stock below full,
+    /// so under load one curve's refill would hold a shared queue and the other curve's stock
+    /// would stay empty, every take making its key inline.
+    private let refillQueue: DispatchQueue
 
     /// The curve of the keys.
     let curve: JWKCurve
@@ -46,6 +49,7 @@ final class EphemeralKeyPool: Sendable {
     init(curve: JWKCurve, capacity: Int) {
         self.curve = curve
         self.capacity = max(1, capacity)
+        refillQueue = DispatchQueue(label: "provisioner.ephemeral-key-refill.\(curve.rawValue)", qos: .utility)
     }
 
     /// Keys ready now.
@@ -54,6 +58,11 @@ final class EphemeralKeyPool: Sendable {
     var aheadCount: Int { state.withLock { $0.madeAhead } }
     /// Keys made inline because the stock was empty.
     var inlineCount: Int { state.withLock { $0.madeInline } }
+    /// Whether a refill is running (one runs from a take that leaves the stock below half until the
+    /// stock is full).
+    var isRefilling: Bool { state.withLock { $0.refilling } }
+    /// Why the latest refill that could not make a key stopped (the next take starts another), if any did.
+    var refillFailure: CryptoError? { state.withLock { $0.refillFailure } }
 
     /// A key no one else has or will get; starts a refill when the stock runs below half.
     func take() throws(CryptoError) -> EphemeralKey {
@@ -65,7 +74,7 @@ final class EphemeralKeyPool: Sendable {
             return (key, start)
         }
         if startRefill {
-            Self.refillQueue.async { self.refill() }
+            refillQueue.async { self.refill() }
         }
         if let taken { return taken }
         return try EphemeralKey(curve: curve)
@@ -74,8 +83,18 @@ final class EphemeralKeyPool: Sendable {
     /// Makes keys until the stock is full (one refill runs at a time: `refilling`).
     private func refill() {
         while true {
-            guard state.withLock({ $0.ready.count < capacity }), let key = try? EphemeralKey(curve: curve) else {
+            guard state.withLock({ $0.ready.count < capacity }) else {
                 state.withLock { $0.refilling = false }
+                return
+            }
+            let key: EphemeralKey
+            do {
+                key = try EphemeralKey(curve: curve)
+            } catch {
+                state.withLock { state in
+                    state.refillFailure = error
+                    state.refilling = false
+                }
                 return
             }
             let full = state.withLock { state -> Bool in
