@@ -66,7 +66,7 @@ let package = Package(
         .executableTarget(name: "ContractFuzz", dependencies: ["Contract", "Recovery", "Kafka"], swiftSettings: strict),
 
         // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
-        .target(name: "TestSupport", dependencies: ["Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["CPosix", "Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
 
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Pipeline", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),

@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 
 /// Runs blocking work (Kafka polls, waits) on a thread of its own, off Swift's cooperative pool,
@@ -6,10 +7,7 @@ public enum DedicatedThread {
     /// Sets the system name of the calling thread (first 15 bytes), which Foundation's `Thread.name`
     /// does not do on Linux; read it back from `/proc/thread-self/comm`.
     public static func nameCurrentThread(_ name: String) {
-        #if os(Linux)
-        try? String(decoding: name.utf8.prefix(15), as: UTF8.self)
-            .write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-        #endif
+        _ = provisioner_name_current_thread(name)
     }
 
     /// Runs `body` on a new thread (system name `name`, at most 15 bytes) and returns its result.

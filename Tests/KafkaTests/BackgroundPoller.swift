@@ -28,6 +28,6 @@ final class BackgroundPoller: Sendable {
     /// Stops the loop and waits until it ended.
     func stop() async throws {
         stopRequested.store(true, ordering: .releasing)
-        _ = try await Polling.wait { self.isFinished }
+        _ = try await Eventually.holds(within: .seconds(15)) { self.isFinished }
     }
 }

@@ -90,7 +90,7 @@ struct KafkaConsumerFlowTests {
                 let refused = batch.count == 1 && { if case .failure(let error) = batch[0] { error.code == .destroyed } else { false } }()
                 return (batch.count, refused)
             }
-            #expect(try await Polling.wait { polling.load(ordering: .acquiring) })
+            #expect(try await Eventually.holds(within: .seconds(15)) { polling.load(ordering: .acquiring) })
             let closeReturnedAt = await DedicatedThread.run(name: "closer") { () -> UInt64 in
                 consumer.close()
                 return DispatchTime.now().uptimeNanoseconds

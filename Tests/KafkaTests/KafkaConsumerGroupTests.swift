@@ -37,8 +37,8 @@ struct KafkaConsumerGroupTests {
         let partitionsOfB = Set(consumerB.assignment())
         let eventsOfABefore = listenerA.events.count
         await DedicatedThread.run(name: "close-b") { consumerB.close() }
-        #expect(try await Polling.wait { pollerB.isFinished })
-        #expect(try await Polling.wait(timeout: .seconds(20)) { Set(consumerA.assignment()) == all },
+        #expect(try await Eventually.holds(within: .seconds(15)) { pollerB.isFinished })
+        #expect(try await Eventually.holds(within: .seconds(20)) { Set(consumerA.assignment()) == all },
                 "A has \(consumerA.assignment()) after B left")
         try await pollerA.stop()
 

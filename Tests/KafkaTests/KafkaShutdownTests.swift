@@ -22,7 +22,7 @@ struct KafkaShutdownTests {
         for index in 1..<4 {
             try producer.send(KafkaOutgoingMessage(topic: topic, value: [UInt8(index)]), onDelivery: record)
         }
-        #expect(try await Polling.wait(timeout: .seconds(10)) { recorder.count == 4 }, "\(recorder.count) callbacks")
+        #expect(try await Eventually.holds(within: .seconds(10)) { recorder.count == 4 }, "\(recorder.count) callbacks")
         #expect(recorder.all.allSatisfy { (try? $0.get()) != nil })
         #expect(throws: KafkaError.self) { try producer.send(KafkaOutgoingMessage(topic: topic, value: [9])) { _ in } }
     }
@@ -47,7 +47,7 @@ struct KafkaShutdownTests {
         }
         #expect(watcher.isAlive, "only the pending callback keeps the producer alive")
         // Had deinit waited for the poll thread it runs on, the second report would never be served.
-        #expect(try await Polling.wait { secondDelivered.load(ordering: .acquiring) })
+        #expect(try await Eventually.holds(within: .seconds(15)) { secondDelivered.load(ordering: .acquiring) })
         #expect(!watcher.isAlive)
     }
 

@@ -62,9 +62,4 @@ enum Polling {
         }
         return false
     }
-
-    /// Waits, without polling, until `condition` holds or `timeout` passed.
-    static func wait(timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async throws -> Bool {
-        try await Eventually.holds(within: timeout, condition)
-    }
 }

@@ -3,9 +3,9 @@ import Synchronization
 
 /// Ephemeral JWE keys made ahead, off the request path: a bounded stock of `EphemeralKey`s per
 /// curve, refilled in the background (on a utility-QoS serial queue of the pool's own) whenever a
-/// take leaves it below half full. A take removes the key it returns, so no key is handed out twice; when the
-/// stock is empty the key is made inline (counted in `inlineCount`), so a burst is slower, never
-/// wrong. Keys are never reused: the stock only ever holds keys no one has taken.
+/// take leaves it below half full. A take removes the key it returns, so no key is handed out
+/// twice; when the stock is empty the key is made inline (counted in `inlineCount`), so a burst is
+/// slower, never wrong. Keys are never reused: the stock only ever holds keys no one has taken.
 ///
 /// The work per key is the same wherever it runs (a key generation, reading the public half, a
 /// derive context and the encoded header); moving it here takes it out of the time between a
@@ -49,7 +49,8 @@ final class EphemeralKeyPool: Sendable {
     init(curve: JWKCurve, capacity: Int) {
         self.curve = curve
         self.capacity = max(1, capacity)
-        refillQueue = DispatchQueue(label: "provisioner.ephemeral-key-refill.\(curve.rawValue)", qos: .utility)
+        refillQueue = DispatchQueue(label: "provisioner.ephemeral-key-refill.\(curve.rawValue)",
+                                    qos: .utility)
     }
 
     /// Keys ready now.
