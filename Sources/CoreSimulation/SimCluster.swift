@@ -75,8 +75,10 @@ final class SimCluster: @unchecked Sendable {
         if message.topic != SimulationRun.topics.audit { lastProgressMs = world.nowMs }
         if message.topic == SimulationRun.topics.results, let result = try? ProvisioningResult.decode(record.value), result.isFinal {
             answered.insert(result.requestID)
-        } else if message.topic == SimulationRun.topics.deadLetters, let key = record.key {
-            answered.insert(String(decoding: key, as: UTF8.self))
+        } else if message.topic == SimulationRun.topics.deadLetters,
+                  let requestID = (try? JSONParser().parse(record.value))?["request_id"]?.stringValue {
+            // A request's dead letter holds the request itself (its key is the card id).
+            answered.insert(requestID)
         }
         if world.isTracing { world.note("append \(message.topic)[\(partition)]@\(offset): \(Self.describe(record))") }
         groups.values.forEach { $0.appended(topicPartition) }

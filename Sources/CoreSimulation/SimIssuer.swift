@@ -1,5 +1,6 @@
 import Contract
 import HTTP
+import Simulator
 
 /// The simulated issuers, as HTTP (`HTTPExchanging`) under the real `IssuerClient` and adapters:
 /// Imprint (with its wallet-token state query) at `http://imprint.sim` and DCS (no state query)
@@ -9,18 +10,28 @@ import HTTP
 /// at once or slowly (longer than a revoke drain), applies and loses the answer (504 or no answer
 /// at all), loses the answer without applying, or refuses (inactive card).
 ///
-/// Every call is counted per handshake: the promise "a handshake reaches the issuer at most once".
+/// Every call is counted per handshake (`HandshakeReference`): the promise "a handshake reaches the
+/// issuer at most once". Which handshake made which token is kept too: the truth each final is
+/// judged by (`FinalTruth`).
 final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     /// How a card behaves.
     enum Behaviour: CaseIterable {
-        case ok, slow, appliedThen504, appliedThenSilent, unappliedThen504, inactive
+        /// `appliedLate`: the issuer processes the call after the client's timeout, and applies it.
+        case ok, slow, appliedThen504, appliedThenSilent, unappliedThen504, inactive, appliedLate
+    }
+
+    /// One wallet token: the card's device, when it was made, and the handshake that made it.
+    struct Token {
+        var device: String
+        var createdAtMs: Int64
+        var handshake: String
     }
 
     let world: SimWorld
-    /// Calls per handshake (wallet id / device id).
+    /// Calls per handshake reference.
     private(set) var calls: [String: Int] = [:]
-    /// Wallet tokens per card: (device id, created at).
-    private var tokens: [String: [(device: String, createdAtMs: Int64)]] = [:]
+    /// Wallet tokens per card.
+    private(set) var tokens: [String: [Token]] = [:]
     /// Each card's behaviour (ok when not listed).
     var behaviours: [String: Behaviour] = [:]
 
@@ -33,7 +44,7 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         let path = request.url.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2).map(String.init)
         let body = (try? JSONParser().parse(request.body)) ?? .null
         if request.url.hasPrefix("http://imprint.sim"), path.count == 5, path[3] == "provision" {
-            provision(card: path[2], device: body["device_id"]?.stringValue ?? "", handshake: Self.handshake(body["wallet_id"], body["device_id"]),
+            provision(card: path[2], device: body["device_id"]?.stringValue ?? "", handshake: Self.handshake(body["wallet_id"], body["device_id"], body["server_session_id"]),
                       dcs: false, timeoutMs: request.timeoutMs, startedMs: startedMs, completion: completion)
         } else if request.url.hasPrefix("http://imprint.sim"), path.count == 4, path[3] == "wallet_tokens" {
             let card = path[2]
@@ -41,21 +52,31 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
                 guard world.chance(0.95) else { return respond(503, ["error": .object(["code": .string("unavailable")])], startedMs, completion) }
                 let list: [JSONValue] = (tokens[card] ?? []).map { token in
                     .object(["wallet": .string("google_wallet"), "device_ref": .string(Crypto.hex(Crypto.sha256(utf8: token.device))),
-                             "created_at": .string(RFC3339.format(milliseconds: token.createdAtMs)), "status": .string("active")])
+                             "created_at": .string(RFC3339.format(milliseconds: token.createdAtMs)), "status": .string("active"),
+                             "handshake_ref": .string(token.handshake)])
                 }
                 respond(200, ["data": .array(list)], startedMs, completion)
             }
         } else if request.url.hasPrefix("http://dcs.sim"), path.last == "google-bind-wallet" {
             provision(card: body["cardId"]?.stringValue ?? "", device: body["deviceId"]?.stringValue ?? "",
-                      handshake: Self.handshake(body["clientCustomerId"], body["deviceId"]), dcs: true, timeoutMs: request.timeoutMs,
+                      handshake: Self.handshake(body["clientCustomerId"], body["deviceId"], nil), dcs: true, timeoutMs: request.timeoutMs,
                       startedMs: startedMs, completion: completion)
         } else {
             respond(404, ["error": .object(["code": .string("not_found")])], startedMs, completion)
         }
     }
 
-    private static func handshake(_ wallet: JSONValue?, _ device: JSONValue?) -> String {
-        "\(wallet?.stringValue ?? "?")/\(device?.stringValue ?? "?")"
+    private static func handshake(_ wallet: JSONValue?, _ device: JSONValue?, _ session: JSONValue?) -> String {
+        HandshakeReference.google(walletID: wallet?.stringValue ?? "?", deviceID: device?.stringValue ?? "?",
+                                  serverSessionID: session?.stringValue)
+    }
+
+    /// What the issuer did with `handshake` of a request for `card` on `device`: the facts its
+    /// finals are judged by.
+    func facts(handshake: String, card: String, device: String) -> FinalTruth.Facts {
+        let held = tokens[card]?.filter { $0.device == device } ?? []
+        return FinalTruth.Facts(calls: calls[handshake] ?? 0, applied: held.contains { $0.handshake == handshake },
+                                cardInWalletSinceMs: held.map(\.createdAtMs).min())
     }
 
     /// A provisioning call: applied (or not) when the issuer processes it, answered when its
@@ -69,15 +90,17 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         case .appliedThenSilent: .max / 4
         default: world.int(10...400)
         }
-        let processedMs = world.nowMs + min(latency, world.int(5...200))
+        let processedMs = behaviour == .appliedLate
+            ? startedMs + Int64(max(1, timeoutMs)) + world.int(1...3_000)
+            : world.nowMs + min(latency, world.int(5...200))
         let firstUse = calls[handshake] == 1
         // The issuer processes the request whatever happens to its answer.
         var answer: (status: Int, body: [String: JSONValue])?
         world.at(processedMs, nil, "issuer processes a call") { [self] in
-            answer = apply(card: card, device: device, firstUse: firstUse, behaviour: behaviour, dcs: dcs)
+            answer = apply(card: card, device: device, handshake: handshake, firstUse: firstUse, behaviour: behaviour, dcs: dcs)
         }
         let timeoutAt = startedMs + Int64(max(1, timeoutMs))
-        if latency >= Int64(timeoutMs) {
+        if latency >= Int64(timeoutMs) || behaviour == .appliedLate {
             world.at(timeoutAt, nil, "issuer call times out") {
                 completion(.failure(HTTPTransportError(kind: .timedOut, requestMayHaveBeenSent: true, message: "simulated timeout",
                                                        elapsedMs: Double(timeoutMs))))
@@ -96,7 +119,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     }
 
     /// What the issuer does with a call when it processes it: its HTTP answer.
-    private func apply(card: String, device: String, firstUse: Bool, behaviour: Behaviour, dcs: Bool) -> (Int, [String: JSONValue]) {
+    private func apply(card: String, device: String, handshake: String, firstUse: Bool, behaviour: Behaviour,
+                       dcs: Bool) -> (Int, [String: JSONValue]) {
         func error(_ status: Int, _ code: String) -> (Int, [String: JSONValue]) {
             dcs ? (200, ["code": .string(code), "message": .string("simulated")]) : (status, ["error": .object(["code": .string(code), "message": .string("simulated")])])
         }
@@ -104,7 +128,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         if tokens[card]?.contains(where: { $0.device == device }) == true { return error(409, dcs ? "WALLET_ALREADY_BOUND" : "already_provisioned") }
         if !firstUse { return error(400, dcs ? "NONCE_USED" : "invalid_request") }
         if behaviour == .unappliedThen504 { return (504, [:]) }
-        tokens[card, default: []].append((device, world.nowMs))
+        tokens[card, default: []].append(Token(device: device, createdAtMs: world.nowMs, handshake: handshake))
+        world.note("issuer applied \(handshake.prefix(12)) for card \(card)")
         let payload: JSONValue = .object(["opaque_payment_card": .string("opc-\(card)")])
         return dcs ? (200, ["code": .string("SYS_SUCCESS"), "data": .object(["opaquePaymentCard": .string("opc-\(card)")])])
             : (200, ["wallet": .string("google_wallet"), "provisioning_payload": payload])

@@ -10,6 +10,12 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     /// F1 reverted: finals are not decided once; a hand-over reconciles without looking for the
     /// previous owner's answer.
     case f1
+    /// The issuer's state read by time alone: an earlier call's token is not `already_provisioned`.
+    case reconcileByTime = "reconcile-by-time"
+    /// "No trace of the call" trusted before the issuer's apply horizon.
+    case notAppliedAtOnce = "not-applied-at-once"
+    /// A zombie's decision without a call judged by the fences after the look-up's start only.
+    case fencesFromPosition = "fences-from-position"
 
     /// What the defect is, in words.
     public var summary: String {
@@ -17,6 +23,9 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .gate: "the catch-up gate removed"
         case .fencing: "zombie-owner fencing removed"
         case .f1: "F1 reverted: finals not decided once (no look for the previous owner's answer)"
+        case .reconcileByTime: "reconciliation reads wallet tokens by time alone (an earlier call's token is not already_provisioned)"
+        case .notAppliedAtOnce: "reconciliation answers not_provisioned before the issuer's apply horizon"
+        case .fencesFromPosition: "a decision's look-up misses the fences before its start (a zombie's expiry counts)"
         }
     }
 
@@ -26,6 +35,9 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .gate: mutations.admitBeforeCatchUp = true
         case .fencing: mutations.callWithoutFencing = true
         case .f1: mutations.finalsUndecided = true
+        case .reconcileByTime: mutations.reconcileByTimeOnly = true
+        case .notAppliedAtOnce: mutations.notAppliedAtOnce = true
+        case .fencesFromPosition: mutations.fencesFromPositionOnly = true
         }
         return mutations
     }

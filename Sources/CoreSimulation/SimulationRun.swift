@@ -2,6 +2,7 @@ import Contract
 import Foundation
 import Kafka
 import Pipeline
+import Simulator
 
 /// One seeded schedule: three or four real workers (`SimNode`) in one consumer group over a
 /// `SimCluster`, the `SimIssuer`, a workload of single-use Google Wallet handshakes on recurring
@@ -78,7 +79,18 @@ final class SimulationRun: @unchecked Sendable {
     let probe = SimProbe()
     private var nodes: [SimNode] = []
     private var started = 0
-    private var sent: [(requestID: String, deadlineMs: Int64)] = []
+    private var sent: [Sent] = []
+
+    /// A request the workload produced, and what its finals are judged by.
+    struct Sent {
+        var requestID: String
+        var program: String
+        var card: String
+        var device: String
+        var handshake: String
+        var producedAtMs: Int64
+        var deadlineMs: Int64
+    }
 
     init(seed: UInt64, mutations: CoreMutations, tracing: Bool) {
         self.seed = seed
@@ -116,7 +128,9 @@ final class SimulationRun: @unchecked Sendable {
             let resend = world.chance(settings.resendRate) ? world.int(0...8_000) : nil
             world.after(at, nil, "request produced") { [self] in
                 let request = request(id: "r\(index)", program: card.program, card: card.id, device: device, wallet: "w\(index)")
-                sent.append((request.requestID, world.nowMs + Self.windowMs))
+                sent.append(Sent(requestID: request.requestID, program: card.program, card: card.id, device: device,
+                                 handshake: HandshakeReference.google(walletID: "w\(index)", deviceID: device, serverSessionID: nil),
+                                 producedAtMs: world.nowMs, deadlineMs: world.nowMs + Self.windowMs))
                 let partition = cluster.partition(for: request.message)
                 let offset = cluster.append(request.message, partition: partition)
                 world.note("request \(request.requestID) (\(card.program), card \(card.id): \(issuer.behaviours[card.id].map { "\($0)" } ?? "ok")) at \(partition)@\(offset)")
@@ -224,13 +238,25 @@ final class SimulationRun: @unchecked Sendable {
             guard let result = try? ProvisioningResult.decode(record.value), result.isFinal else { continue }
             finals[result.requestID, default: []].append((result, record.timestampMs ?? 0))
         }
-        let deadLettered = Set(cluster.records(Self.topics.deadLetters).compactMap { $0.key.map { String(decoding: $0, as: UTF8.self) } })
+        // A dead letter holds the request it gave up on: matched by the request's identity.
+        let deadLettered = Set(cluster.records(Self.topics.deadLetters).compactMap { record -> String? in
+            guard let document = try? JSONParser().parse(record.value), let id = document["request_id"]?.stringValue,
+                  let program = document["program"]?.stringValue else { return nil }
+            return "\(program)/\(id)"
+        })
         var identical = 0, finalCount = 0
         var seen = Set<String>()
-        for (requestID, deadlineMs) in sent where seen.insert(requestID).inserted {
+        for request in sent where seen.insert(request.requestID).inserted {
+            let requestID = request.requestID, deadlineMs = request.deadlineMs
             guard let answers = finals[requestID], let first = answers.first else {
-                if !deadLettered.contains(requestID) { cluster.violation("request \(requestID) has no final result and no dead letter") }
+                if !deadLettered.contains("\(request.program)/\(requestID)") {
+                    cluster.violation("request \(requestID) has no final result and no dead letter")
+                }
                 continue
+            }
+            let facts = issuer.facts(handshake: request.handshake, card: request.card, device: request.device)
+            if let untrue = FinalTruth.contradiction(first.result, facts: facts, producedAtMs: request.producedAtMs) {
+                cluster.violation("request \(requestID): \(Self.describe(first.result)) is untrue: \(untrue)")
             }
             finalCount += 1
             if first.atMs > deadlineMs + Self.reconcileAllowanceMs {

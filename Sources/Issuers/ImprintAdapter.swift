@@ -8,7 +8,8 @@ public struct ImprintAdapter: IssuerAdapter {
     /// The endpoint the adapter was made for.
     public let endpoint: IssuerEndpoint
 
-    /// How far before the window start a token may be stamped and still count as ours (clock skew).
+    /// How far before the window start a token may be stamped and still count as ours (clock skew),
+    /// where the state query names no handshake.
     public static let reconcileSkewMs: Int64 = 5_000
 
     /// Creates the adapter.
@@ -107,17 +108,31 @@ public struct ImprintAdapter: IssuerAdapter {
         guard let tokens = body?["data"]?.arrayValue else {
             return .unknown(reason: "the Imprint wallet token answer lacks the data array")
         }
+        // Only this wallet on this device counts. A token whose `handshake_ref` is this call's was
+        // made by it (for Legacy Google Pay, whose reference recurs, only one made since the
+        // window's start); any other token there means the card was already in that wallet, so the
+        // call was, or would have been, answered `already_provisioned`. Without `handshake_ref`,
+        // the token's time alone tells: from the window's start (less the skew allowance) on, ours.
         let earliest = query.windowStartMs - Self.reconcileSkewMs
+        var earlier: String?
         for token in tokens {
             guard token["wallet"]?.stringValue == query.wallet.rawValue else { continue }
             if let deviceRef = query.deviceRef, token["device_ref"]?.stringValue?.lowercased() != deviceRef.lowercased() {
                 continue
             }
-            guard let created = token["created_at"]?.stringValue.flatMap(RFC3339.parse), created >= earliest else { continue }
+            guard let created = token["created_at"]?.stringValue.flatMap(RFC3339.parse) else { continue }
             let status = token["status"]?.stringValue ?? "unknown"
-            return .applied(detail: "a \(query.wallet.rawValue) wallet token (status \(status)) created at "
-                + RFC3339.format(milliseconds: created) + (query.deviceRef == nil ? "" : " for this device"))
+            let detail = "a \(query.wallet.rawValue) wallet token (status \(status)) created at "
+                + RFC3339.format(milliseconds: created) + (query.deviceRef == nil ? "" : " for this device")
+            let made: Bool
+            if let ours = query.handshakeRef, let theirs = token["handshake_ref"]?.stringValue {
+                made = theirs.lowercased() == ours && created >= earliest
+            } else {
+                made = created >= earliest
+            }
+            if made { return .applied(detail: detail) }
+            earlier = earlier ?? detail
         }
-        return .notApplied
+        return earlier.map { .alreadyPresent(detail: $0 + ", made by another call") } ?? .notApplied
     }
 }

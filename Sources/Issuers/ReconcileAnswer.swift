@@ -6,6 +6,9 @@ public enum ReconcileAnswer: Sendable, Hashable {
     case applied(detail: String)
     /// It was not applied (no matching token; no payment with that reference).
     case notApplied
+    /// This call made no token, but an earlier one put the card in that wallet on that device:
+    /// the call itself was (or would have been) answered "already provisioned".
+    case alreadyPresent(detail: String)
     /// The issuer has no state API (DCS, Gnosis Pay): the result tells the app to `check_wallet`.
     case noStateAPI
     /// The query itself failed or was unusable: ask again at the next reconciliation tier.

@@ -10,7 +10,7 @@ enum SimulateCommand: Command {
     static let switchNames: Set<String> = ["trace", "self-test"]
     static let help = """
         usage: provisioner simulate [--seeds N] [--first-seed S] [--lanes L]
-               provisioner simulate --seed S [--trace] [--mutation gate|fencing|f1]
+               provisioner simulate --seed S [--trace] [--mutation M]
                provisioner simulate --self-test [--seeds N]
 
         Runs the worker's real core (consumer loops, partition lifecycle, intake, scheduler, call,
@@ -28,7 +28,7 @@ enum SimulateCommand: Command {
           --seeds N        schedules to run (default 10000), from --first-seed (default 1)
           --lanes L        threads (default 2; each schedule is single-threaded)
           --seed S         one schedule; --trace prints its event trace
-          --mutation M     put a fix back (gate, fencing, f1) to see the simulation catch it
+          --mutation M     put a fix back (see --self-test for the list) to see the simulation catch it
           --self-test      each fix put back in turn must make a schedule fail within --seeds (default 2000)
 
         Set SWIFT_DETERMINISTIC_HASHING=1 (scripts/simulate does) so a seed replays the same
@@ -43,7 +43,7 @@ enum SimulateCommand: Command {
             return seed
         }
         let mutation = try arguments.option("mutation").map { text throws(UsageError) -> SimulationMutation in
-            guard let mutation = SimulationMutation(rawValue: text) else { throw UsageError("--mutation is gate, fencing or f1") }
+            guard let mutation = SimulationMutation(rawValue: text) else { throw UsageError("--mutation is one of " + SimulationMutation.allCases.map(\.rawValue).joined(separator: ", ")) }
             return mutation
         }
         let count = try arguments.integer("seeds", default: selfTest ? 2_000 : 10_000, in: 1...10_000_000)

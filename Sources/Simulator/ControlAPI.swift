@@ -1,7 +1,7 @@
 import Contract
 import HTTP
 
-/// The test control plane (`/_sim`): the call log, reset, and the load profile. No credentials:
+/// The test control plane (`/_sim`): the call log, the wallet state, reset, and the load profile. No credentials:
 /// serve the simulator on loopback only.
 struct ControlAPI {
     let engine: SimulatorEngine
@@ -12,6 +12,13 @@ struct ControlAPI {
         case ("calls", "GET"):
             let calls = engine.state.withLock { $0.calls }
             responder.respond(SimulatorEngine.json(200, .object(["calls": .array(calls.map(\.jsonValue))])))
+        case ("wallet", "GET"):
+            let tokens = engine.state.withLock { $0.allWalletTokens }
+            responder.respond(SimulatorEngine.json(200, .object(["tokens": .array(tokens.map { card, token in
+                .object(["issuer": .string(card.issuer.rawValue), "card_id": .string(card.cardID), "wallet": .string(token.wallet),
+                         "device_ref": .string(token.deviceRef), "handshake": .string(token.handshake),
+                         "created_at_ms": .integer(token.createdAtMs)])
+            })])))
         case ("reset", "POST"):
             engine.state.withLock { $0.reset() }
             responder.respond(HTTPServerResponse(status: 204))
@@ -28,8 +35,8 @@ struct ControlAPI {
                     "code": .string(error.code.rawValue), "message": .string(error.message),
                 ])])))
             }
-        case ("calls", _), ("profile", _):
-            SimulatorEngine.methodNotAllowed(path[0] == "calls" ? "GET" : "GET, POST", responder)
+        case ("calls", _), ("wallet", _), ("profile", _):
+            SimulatorEngine.methodNotAllowed(path[0] == "profile" ? "GET, POST" : "GET", responder)
         case ("reset", _):
             SimulatorEngine.methodNotAllowed("POST", responder)
         default:

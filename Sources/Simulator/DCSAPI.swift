@@ -41,13 +41,11 @@ struct DCSAPI {
         let lenient = BodyReader.lenient(request.body)
         let userID = lenient?["externalUserId"]?.stringValue ?? ""
         let cardIdentifier = endpoint == .googleV2 ? (lenient?["cardId"]?.stringValue ?? "") : userID
-        engine.record(.dcs, cardID: cardIdentifier) {
-            if endpoint == .apple {
-                return lenient?["appleNonce"]?.stringValue.map(SimulatorCall.appleHandshake(nonce:)) ?? ""
-            }
-            return SimulatorCall.googleHandshake(walletID: lenient?["clientCustomerId"]?.stringValue ?? "",
-                                                 deviceID: lenient?["deviceId"]?.stringValue ?? "", serverSessionID: nil)
-        }
+        let reference = endpoint == .apple
+            ? lenient?["appleNonce"]?.stringValue.map(HandshakeReference.apple(nonce:)) ?? ""
+            : HandshakeReference.google(walletID: lenient?["clientCustomerId"]?.stringValue ?? "",
+                                        deviceID: lenient?["deviceId"]?.stringValue ?? "", serverSessionID: nil)
+        engine.record(.dcs, cardID: cardIdentifier) { reference }
         var magic = MagicBehaviour(identifier: cardIdentifier)
         if magic == .none { magic = MagicBehaviour(identifier: userID) }
         let early = engine.delay(for: magic, issuer: .dcs)
@@ -61,7 +59,7 @@ struct DCSAPI {
 
         var call = ProvisioningCall(card: CardKey(issuer: .dcs, program: program.name, cardID: ""), magic: magic,
                                     wallet: endpoint == .apple ? Wallet.applePay.rawValue : Wallet.googleWallet.rawValue,
-                                    deviceRef: "", deviceIneligible: false, nonce: nil)
+                                    deviceRef: "", deviceIneligible: false, nonce: nil, handshake: reference)
         var apple: ValidatedAppleHandshake?
         var last4 = ""
         do throws(FieldProblem) {

@@ -20,7 +20,8 @@ struct GnosisAPI {
 
     private func provision(_ request: HTTPServerRequest, cardID: String, _ responder: HTTPResponder) {
         let parsed = BodyReader.lenient(request.body)
-        engine.record(.gnosis, cardID: cardID) { parsed?["nonce"]?.stringValue.map(SimulatorCall.appleHandshake(nonce:)) ?? "" }
+        let reference = parsed?["nonce"]?.stringValue.map(HandshakeReference.apple(nonce:)) ?? ""
+        engine.record(.gnosis, cardID: cardID) { reference }
         let magic = MagicBehaviour(identifier: cardID)
         let early = engine.delay(for: magic, issuer: .gnosis)
         guard let program = engine.bearerProgram(.gnosis, request) else {
@@ -44,7 +45,8 @@ struct GnosisAPI {
         }
         let call = ProvisioningCall(card: CardKey(issuer: .gnosis, program: program.name, cardID: cardID), magic: magic,
                                     wallet: Wallet.applePay.rawValue, deviceRef: handshake.leaf.deviceRef,
-                                    deviceIneligible: handshake.leaf.commonName.hasSuffix("-ineligible"), nonce: handshake.nonceDigest)
+                                    deviceIneligible: handshake.leaf.commonName.hasSuffix("-ineligible"), nonce: handshake.nonceDigest,
+                                    handshake: reference)
         let nowMs = SimulatorEngine.nowMs()
         let (outcome, delayMs, reuse) = engine.state.withLock { state in
             let decision = state.decide(call, nowMs: nowMs)

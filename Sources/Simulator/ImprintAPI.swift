@@ -39,7 +39,8 @@ struct ImprintAPI {
 
     private func provision(_ request: HTTPServerRequest, cardID: String, walletName: String, _ responder: HTTPResponder) {
         let parsed = BodyReader.lenient(request.body)
-        engine.record(.imprint, cardID: cardID) { Self.handshake(parsed, wallet: walletName) }
+        let handshake = Self.handshake(parsed, wallet: walletName)
+        engine.record(.imprint, cardID: cardID) { handshake }
         let magic = MagicBehaviour(identifier: cardID)
         guard let program = engine.bearerProgram(.imprint, request) else {
             return engine.send(Self.error(401, "unauthenticated", "missing or unknown API key; send Authorization: Bearer <key>"),
@@ -50,7 +51,8 @@ struct ImprintAPI {
                                after: engine.delay(for: magic, issuer: .imprint), responder)
         }
         let card = CardKey(issuer: .imprint, program: program.name, cardID: cardID)
-        var call = ProvisioningCall(card: card, magic: magic, wallet: wallet.rawValue, deviceRef: "", deviceIneligible: false, nonce: nil)
+        var call = ProvisioningCall(card: card, magic: magic, wallet: wallet.rawValue, deviceRef: "", deviceIneligible: false, nonce: nil,
+                                    handshake: handshake)
         var apple: ValidatedAppleHandshake?
         var opcRequested = false
         do throws(FieldProblem) {
@@ -161,6 +163,7 @@ struct ImprintAPI {
                 "device_ref": .string(token.deviceRef),
                 "status": .string("ACTIVE"),
                 "created_at": .string(RFC3339.format(milliseconds: token.createdAtMs)),
+                "handshake_ref": .string(token.handshake),
             ])
         }
         responder.respond(SimulatorEngine.json(200, .object(["data": .array(data)])))

@@ -12,4 +12,6 @@ struct ProvisioningCall: Sendable {
     var deviceIneligible: Bool
     /// The Apple nonce digest, for the single-use rule.
     var nonce: DigestKey?
+    /// The handshake's reference (`HandshakeReference`), kept on the token the call creates.
+    var handshake = ""
 }

@@ -28,14 +28,13 @@ public struct SimulatorCall: Sendable, Hashable {
     /// The Apple handshake key: SHA-256 hex of the nonce's decoded bytes (of its UTF-8 text when it
     /// is not strict base64).
     public static func appleHandshake(nonce: String) -> String {
-        if let bytes = Crypto.base64Decode(nonce), !bytes.isEmpty { return Crypto.hex(Crypto.sha256(bytes)) }
-        return Crypto.hex(Crypto.sha256(utf8: nonce))
+        HandshakeReference.apple(nonce: nonce)
     }
 
     /// The Google handshake key: SHA-256 hex of wallet id, device id and server session id
     /// concatenated as UTF-8 without separators (an absent session id counts as empty).
     public static func googleHandshake(walletID: String, deviceID: String, serverSessionID: String?) -> String {
-        Crypto.hex(Crypto.sha256(utf8: walletID + deviceID + (serverSessionID ?? "")))
+        HandshakeReference.google(walletID: walletID, deviceID: deviceID, serverSessionID: serverSessionID)
     }
 
     /// The Worldpay handshake key: SHA-256 hex of the wallet token string's UTF-8 bytes.

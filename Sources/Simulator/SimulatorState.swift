@@ -150,7 +150,8 @@ struct SimulatorState: Sendable {
         case .hang: return (.hang, profile.hangMilliseconds)
         default: break
         }
-        let token = WalletTokenRecord(id: "wt_" + randomHex(24), wallet: call.wallet, deviceRef: call.deviceRef, createdAtMs: nowMs)
+        let token = WalletTokenRecord(id: "wt_" + randomHex(24), wallet: call.wallet, deviceRef: call.deviceRef, createdAtMs: nowMs,
+                                      handshake: call.handshake)
         tokens.set(existing + [token], for: call.card)
         if let nonce = call.nonce { usedNonces.set(true, for: nonce) }
         return (call.magic == .timeoutApplied ? .gatewayTimeout : .success, delayMs)
@@ -158,6 +159,12 @@ struct SimulatorState: Sendable {
 
     func walletTokens(for card: CardKey) -> [WalletTokenRecord] {
         tokens[card] ?? []
+    }
+
+    /// Every wallet token held, with its card: the wallet state `GET /_sim/wallet` shows.
+    var allWalletTokens: [(card: CardKey, token: WalletTokenRecord)] {
+        tokens.values.flatMap { card, list in list.map { (card, $0) } }
+            .sorted { ($0.token.createdAtMs, $0.token.id) < ($1.token.createdAtMs, $1.token.id) }
     }
 
     // MARK: - Payments

@@ -8,4 +8,6 @@ struct WalletTokenRecord: Sendable, Hashable {
     let deviceRef: String
     /// Creation time, epoch milliseconds.
     let createdAtMs: Int64
+    /// The reference of the handshake whose call created it (`HandshakeReference`).
+    let handshake: String
 }

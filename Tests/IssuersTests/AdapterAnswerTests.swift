@@ -132,8 +132,10 @@ import Testing
         #expect(answer("") == .notApplied)
         #expect(answer(#"{"id":"t","wallet":"google_wallet","device_ref":"abcdef","status":"active","created_at":"2026-11-29T09:59:55.000Z"}"#)
             != .notApplied, "5 s of skew allowed")
-        #expect(answer(#"{"id":"t","wallet":"google_wallet","device_ref":"abcdef","status":"active","created_at":"2026-11-29T09:59:54.999Z"}"#)
-            == .notApplied, "older tokens belong to an earlier attempt")
+        guard case .alreadyPresent = answer(#"{"id":"t","wallet":"google_wallet","device_ref":"abcdef","status":"active","created_at":"2026-11-29T09:59:54.999Z"}"#) else {
+            Issue.record("an older token is an earlier attempt's: the card is already in that wallet on that device")
+            return
+        }
         #expect(answer(#"{"id":"t","wallet":"google_pay","device_ref":"abcdef","status":"active","created_at":"2026-11-29T10:00:01.000Z"}"#)
             == .notApplied, "another wallet")
         #expect(answer(#"{"id":"t","wallet":"google_wallet","device_ref":"012345","status":"active","created_at":"2026-11-29T10:00:01.000Z"}"#)
@@ -146,6 +148,44 @@ import Testing
         }
         guard case .unknown = adapter.reconcileAnswer(for: Requests.response(404, "not found"), to: query) else {
             Issue.record("a 404 without Imprint's code says nothing about the card")
+            return
+        }
+    }
+
+    /// With `handshake_ref`, a token is this call's only when it names this call's handshake; any
+    /// other token for the wallet and device is an earlier call's (`already_provisioned`), however
+    /// close to the window it was made. Legacy Google Pay's reference recurs: only a token made
+    /// since the window's start (less the skew) is this call's.
+    @Test func imprintReconciliationByHandshakeReference() {
+        let adapter = ImprintAdapter(endpoint: Requests.endpoint(.imprint))
+        let start = RFC3339.parse("2026-11-29T10:00:00.000Z") ?? 0
+        let ours = String(repeating: "a", count: 64), theirs = String(repeating: "b", count: 64)
+        var query = ReconcileQuery(requestID: "r", kind: .provision, wallet: .googleWallet, cardID: Sensitive("pm"),
+                                   deviceRef: "abcdef", windowStartMs: start, handshakeRef: ours)
+        func answer(_ tokens: String) -> ReconcileAnswer {
+            adapter.reconcileAnswer(for: Requests.response(200, #"{"data":[\#(tokens)]}"#), to: query)
+        }
+        func token(_ reference: String, _ created: String, wallet: String = "google_wallet") -> String {
+            #"{"id":"t","wallet":"\#(wallet)","device_ref":"abcdef","status":"active","created_at":"\#(created)","handshake_ref":"\#(reference)"}"#
+        }
+        func isAlreadyPresent(_ answer: ReconcileAnswer) -> Bool {
+            if case .alreadyPresent = answer { return true }
+            return false
+        }
+        #expect(isAlreadyPresent(answer(token(theirs, "2026-11-29T09:59:58.000Z"))),
+                "another call's token 2 s before the window (within the skew allowance) is not ours")
+        #expect(isAlreadyPresent(answer(token(theirs, "2026-11-29T10:00:03.000Z"))), "another call's token made during the window")
+        #expect(answer(token(theirs, "2026-11-29T10:00:03.000Z") + "," + token(ours, "2026-11-29T10:00:04.000Z")) != .notApplied)
+        guard case .applied = answer(token(theirs, "2026-11-29T09:00:00.000Z") + "," + token(ours, "2026-11-29T10:00:04.000Z")) else {
+            Issue.record("our own token wins over an earlier one")
+            return
+        }
+        #expect(answer(token(theirs, "2026-11-29T10:00:03.000Z", wallet: "google_pay")) == .notApplied, "another wallet's token")
+        query.wallet = .googlePay
+        #expect(isAlreadyPresent(answer(token(ours, "2026-11-29T09:00:00.000Z", wallet: "google_pay"))),
+                "Legacy Google Pay: the same stable ids an hour before the window are an earlier attempt")
+        guard case .applied = answer(token(ours, "2026-11-29T10:00:01.000Z", wallet: "google_pay")) else {
+            Issue.record("Legacy Google Pay: the same reference within the window is this call's")
             return
         }
     }

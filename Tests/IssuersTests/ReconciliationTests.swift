@@ -43,10 +43,37 @@ import Testing
         #expect(await reconcile(otherWallet, fixture.endpoint(.imprint)) == .notApplied)
         var laterWindow = query
         laterWindow.windowStartMs = WallClock.nowMs() + 10_000
-        #expect(await reconcile(laterWindow, fixture.endpoint(.imprint)) == .notApplied, "a token from before the window is an earlier attempt's")
+        guard case .alreadyPresent = await reconcile(laterWindow, fixture.endpoint(.imprint)) else {
+            Issue.record("a token from before the window is an earlier attempt's: the card is already there")
+            return
+        }
         var anyDevice = query
         anyDevice.deviceRef = nil
         #expect(isApplied(await reconcile(anyDevice, fixture.endpoint(.imprint))))
+    }
+
+    /// A card already in the device's wallet (an earlier request provisioned it): a later call for
+    /// the same card and device whose answer was lost is `alreadyPresent` (the issuer answers such
+    /// a call 409 `already_provisioned`), never "not applied".
+    @Test func imprintRecurringCardOnOneDeviceIsAlreadyPresent() async throws {
+        let device = try SimulatedDevice()
+        let card = SimulatorFixture.card()
+        let first = SimulatorFixture.appleRequest(try device.appleHandshake(), card: card)
+        let (report, _, _) = await fixture.provision(first, fixture.endpoint(.imprint))
+        #expect(report.outcome.status == .provisioned, "\(report.summary)")
+        var second = SimulatorFixture.appleRequest(try device.appleHandshake(), card: card)
+        second.requestID = "req-second"
+        let query = ReconcileQuery(request: second, windowStartMs: WallClock.nowMs())
+        #expect(query.handshakeRef != ReconcileQuery(request: first, windowStartMs: 0).handshakeRef)
+        guard case .alreadyPresent = await reconcile(query, fixture.endpoint(.imprint)) else {
+            Issue.record("the earlier request's token puts the card in that wallet on that device")
+            return
+        }
+        guard case .applied = await reconcile(ReconcileQuery(request: first, windowStartMs: WallClock.nowMs() - 60_000),
+                                              fixture.endpoint(.imprint)) else {
+            Issue.record("the first request's own token is found by its handshake")
+            return
+        }
     }
 
     @Test func imprintGoogleAppliedTimeoutUsesTheDeviceIDHash() async throws {

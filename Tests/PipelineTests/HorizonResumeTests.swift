@@ -35,6 +35,14 @@ struct HorizonResumeTests {
             }
         }
 
+        /// Appends `message` (a marker or a fence) as the next record.
+        func append(_ message: KafkaOutgoingMessage, atMs: Int64) {
+            state.withLock { state in
+                state.records.append(KafkaMessage(topic: "markers", partition: 0, offset: Int64(state.records.count), key: message.key,
+                                                  value: message.value ?? [], headers: message.headers, timestampMs: atMs))
+            }
+        }
+
         /// Deletes records below `offset`, as retention does.
         func truncate(below offset: Int64) { state.withLock { $0.low = offset } }
         var timeLookups: Int { state.withLock { $0.timeLookups } }

@@ -49,6 +49,25 @@ extension SimulatorTests {
             #expect(try await harness.imprint("pm_c1", "apple_pay", apple.requestFields).status == 200)
         }
 
+        /// The wallet state: each token names the handshake whose call made it, as the call log
+        /// does, and Imprint's state query reports the same reference.
+        @Test func walletStateNamesTheHandshakeBehindEachToken() async throws {
+            let harness = try SimulatorHarness()
+            let device = try SimulatedDevice()
+            let apple = try device.appleHandshake()
+            #expect(try await harness.imprint("pm_w1", "apple_pay", apple.requestFields).status == 200)
+            let second = try device.appleHandshake()
+            #expect(try await harness.imprint("pm_w1", "apple_pay", second.requestFields).status == 409, "the card is already there")
+            let wallet = try SimulatorHarness.json(try await harness.send("GET", "/_sim/wallet"))["tokens"]?.arrayValue ?? []
+            #expect(wallet.count == 1)
+            #expect(wallet.first?["card_id"]?.stringValue == "pm_w1" && wallet.first?["wallet"]?.stringValue == "apple_pay")
+            #expect(wallet.first?["handshake"]?.stringValue == apple.callHandshake)
+            #expect(wallet.first?["device_ref"]?.stringValue == apple.deviceRef)
+            let tokens = try await harness.imprintTokens("pm_w1")
+            #expect(tokens.map { $0["handshake_ref"]?.stringValue } == [apple.callHandshake])
+            #expect(try await harness.send("POST", "/_sim/wallet").status == 405)
+        }
+
         @Test func handshakeKeysFollowTheDocumentedFormulas() throws {
             let nonce = Crypto.base64Encode([1, 2, 3, 4])
             #expect(SimulatorCall.appleHandshake(nonce: nonce) == Crypto.hex(Crypto.sha256([1, 2, 3, 4])))

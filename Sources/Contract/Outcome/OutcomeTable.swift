@@ -85,6 +85,13 @@ public enum OutcomeTable {
                 message: "reconciled: the issuer applied the call; check the device wallet for the card")
     }
 
+    /// Reconciliation: the call made no wallet token, and an earlier call's token holds the card in
+    /// that wallet on that device (the call itself was, or would have been, refused as a repeat).
+    public static func reconciledAlreadyProvisioned() -> Outcome {
+        Outcome(status: .alreadyProvisioned, code: nil, nextAction: .none, isFinal: true, retry: .never,
+                message: "reconciled: the card is already in this wallet on this device")
+    }
+
     /// Reconciliation: the issuer did not apply the call (for payments: no payment has the reference).
     public static func reconciledNotApplied(wallet: Wallet, kind: RequestKind) -> Outcome {
         kind == .provision

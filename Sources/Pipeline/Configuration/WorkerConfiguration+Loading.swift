@@ -242,6 +242,7 @@ extension WorkerConfiguration {
             }
         }
         configuration.reconcileMaxHeldPerPartition = reconcile.int("max_held_per_partition", default: 1_000, in: 2...1_000_000)
+        configuration.reconcileApplyHorizonMs = reconcile.integer("apply_horizon_ms", default: 5_000, in: 0...3_600_000)
         root.absorb(reconcile)
 
         var nonce = root.object("nonce_guard")

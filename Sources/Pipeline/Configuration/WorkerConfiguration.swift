@@ -44,6 +44,10 @@ public struct WorkerConfiguration: Sendable {
     public var maxPending = 4_096
     /// Reconciliation delays, one per attempt.
     public var reconcileTiersMs: [Int64] = [2_000, 10_000, 60_000, 300_000]
+    /// `reconcile.apply_horizon_ms`: how long after a call was given up an issuer may still apply
+    /// it. Before then, a state query that finds no trace of the call proves nothing: the job asks
+    /// again at its next tier (or, out of tiers, answers `check_wallet`), never `not_provisioned`.
+    public var reconcileApplyHorizonMs: Int64 = 5_000
     /// `reconcile.max_held_per_partition`: jobs one reconcile partition may hold waiting for their
     /// tier before it is paused (resumed below half); never more are held.
     public var reconcileMaxHeldPerPartition = 1_000

@@ -217,7 +217,7 @@ extension RequestFlow {
                             windowStartMs: job.window.startMs, deadlineMs: job.window.deadlineMs, attempt: 1,
                             dueAtMs: dueAtMs,
                             firstIndeterminateAtMs: now, traceparent: job.origin.traceparent, handOver: handOver, decidedIn: decidedIn,
-                            reply: job.origin.reply)
+                            reply: job.origin.reply, handshakeRef: HandshakeReference.of(request))
     }
 
     /// Answers an admitted job without calling its issuer (`stage`: `rejected` or `expired`).

@@ -18,15 +18,20 @@ final class MarkerCatchUp: Sendable {
     private let timeoutMs: Int64
     private let closed = Mutex(false)
     private let undecodable: Counter?
+    /// A look-up judges a decision without a call by the fences read from the look-up's position
+    /// only (those before it, since the decision's writer took the partition, are missed).
+    private let fencesFromPositionOnly: Bool
 
     /// A catch-up reading through `reader` on `queue` (serial: the reader is used there only); a
     /// read that makes no progress for `timeoutMs` fails (and is retried).
-    init(reader: any MarkerLogReader, queue: any WorkQueue, logger: Logger, timeoutMs: Int64 = 30_000, undecodable: Counter? = nil) {
+    init(reader: any MarkerLogReader, queue: any WorkQueue, logger: Logger, timeoutMs: Int64 = 30_000, undecodable: Counter? = nil,
+         fencesFromPositionOnly: Bool = false) {
         self.reader = reader
         self.queue = queue
         self.logger = logger
         self.timeoutMs = timeoutMs
         self.undecodable = undecodable
+        self.fencesFromPositionOnly = fencesFromPositionOnly
     }
 
     /// How far back a catch-up reads for the duplicate horizon, and the index it fills.
@@ -137,8 +142,9 @@ final class MarkerCatchUp: Sendable {
                 readFrom = nil
             }
         }
+        var attributed: [(marker: CallMarker, offset: Int64)] = []
         let end = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
-            if offset >= handOverFrom { found.add(marker, at: offset) }
+            if offset >= handOverFrom { attributed.append((marker, offset)) }
             // A decision without a call (it carries its writer's fence) may have been withdrawn
             // (written after a newer owner's fence, which this read may not reach): only the
             // plain `completed` marker written once it was published counts for the horizon.
@@ -156,6 +162,10 @@ final class MarkerCatchUp: Sendable {
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
         guard let end else { return nil }
+        // Each marker is judged by every fence since its writer's epoch, which may lie before this read.
+        guard let earlier = earlierFences(partition: partition, before: readFrom ?? 0, markers: attributed) else { return nil }
+        found.fences = earlier + found.fences
+        for (marker, offset) in attributed { found.add(marker, at: offset) }
         return (found, answered.map { HorizonIndex(answered: $0, readThrough: end) })
     }
 
@@ -204,31 +214,60 @@ final class MarkerCatchUp: Sendable {
     /// Looks for the `completed` markers and the first decision of marker key `key`
     /// (`CallMarker.key`) in markers partition `partition`, from `position` to the end (one read,
     /// no retries). Markers of a new owner's recovery (`recovered`) are not a previous owner's answer.
+    ///
+    /// A decision without a call counts only if no newer owner's fence lies between its writer's
+    /// epoch and it, and that epoch may lie before `position` (a zombie that took the partition
+    /// before the caller whose `started` marker the look-up starts at): then the fences from the
+    /// earliest such epoch up to `position` are read too, so every reader judges it alike.
     func lookUp(key: CallMarker.Key, partition: Int32, from position: Int64, completion: @escaping @Sendable (LookUp) -> Void) {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
-            var found = LookUp()
+            var markers: [(marker: CallMarker, offset: Int64)] = []
+            var fences: [InheritedMarkers.Fence] = []
             scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
-                found.add(marker, at: offset, key: key)
+                if marker.key.speaks(for: key) { markers.append((marker, offset)) }
             }, fence: { offset, fence in
-                found.fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+                fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
             }, unreadable: { _, _ in })
+            // Unreadable: nothing found, so a decision is looked for again (never judged on part of the fences).
+            guard let earlier = earlierFences(partition: partition, before: position, markers: markers) else { return completion(LookUp()) }
+            fences = earlier + fences
+            var found = LookUp()
+            found.fences = fences
+            for (marker, offset) in markers { found.add(marker, at: offset, key: key) }
             completion(found)
         }
     }
 
-    /// Reads markers partition `partition` from `position` (its start when nil) to its end,
+    /// The fences before `position` that can judge `markers` (read from `position` on): those after
+    /// the earliest epoch of a marker that counts only if its writer was not fenced out
+    /// (`InheritedMarkers.countsOnlyIfNotFencedOut`); none when every such epoch is at or after
+    /// `position`; nil when they could not be read.
+    private func earlierFences(partition: Int32, before position: Int64,
+                               markers: [(marker: CallMarker, offset: Int64)]) -> [InheritedMarkers.Fence]? {
+        let epochs = markers.compactMap { InheritedMarkers.countsOnlyIfNotFencedOut($0.marker) ? $0.marker.fence : nil }
+        guard !fencesFromPositionOnly, let earliest = epochs.min(), earliest < position else { return [] }
+        var earlier: [InheritedMarkers.Fence] = []
+        let reached = scan(partition: partition, from: earliest, until: position, attributeFrom: .max, visit: { _, _ in }, fence: { offset, fence in
+            earlier.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+        }, unreadable: { _, _ in })
+        return reached == nil ? nil : earlier
+    }
+
+    /// Reads markers partition `partition` from `position` (its start when nil) to its end (or to `until`),
     /// handing each marker and its offset to `visit`, and the offset and request named by the key of each marker whose value
     /// cannot be read (nil when the key names none) to `unreadable`, after counting and logging it
     /// (only from `attributeFrom` on: earlier ones, read for the duplicate horizon, are skipped),
     /// and each owner's fence (`MarkerFence`) with its offset to `fence`; returns the end reached
     /// (the high watermark read first), nil when it could not be reached (no progress for the timeout).
     @discardableResult
-    private func scan(partition: Int32, from position: Int64?, attributeFrom: Int64, visit: (CallMarker, Int64) -> Void,
-                      fence: (Int64, MarkerFence) -> Void, unreadable: (Int64, String?) -> Void) -> Int64? {
-        let marks: (low: Int64, high: Int64)
+    private func scan(partition: Int32, from position: Int64?, until: Int64? = nil, attributeFrom: Int64,
+                      visit: (CallMarker, Int64) -> Void, fence: (Int64, MarkerFence) -> Void,
+                      unreadable: (Int64, String?) -> Void) -> Int64? {
+        var marks: (low: Int64, high: Int64)
         do {
             marks = try reader.watermarks(partition: partition)
+            if let until { marks.high = min(marks.high, until) }
         } catch {
             logger.error("marker read could not get watermarks",
                          [("partition", .integer(Int64(partition))), ("error", .string(error.description))])

@@ -81,6 +81,13 @@ package struct CoreMutations: Sendable, Equatable {
     /// F1 reverted ("a final is decided once" removed): every attempt publishes its own final, a
     /// handed-over reconciliation without looking for the previous owner's answer.
     package var finalsUndecided = false
+    /// Reconciliation reads the issuer's state by time alone: a token made before the window counts
+    /// for nothing (no `already_provisioned`), one made just before it by another call counts as ours.
+    package var reconcileByTimeOnly = false
+    /// Reconciliation trusts "no trace of the call" at once, before the issuer's apply horizon.
+    package var notAppliedAtOnce = false
+    /// A decision's look-up judges a decision without a call by the fences after its start only.
+    package var fencesFromPositionOnly = false
 
     /// None: production.
     package init() {}

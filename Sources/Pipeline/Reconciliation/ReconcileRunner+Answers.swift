@@ -30,7 +30,8 @@ extension ReconcileRunner {
         let job = held.job
         guard let endpoint = context.endpoints[job.program] else { return exhausted(held, reason: "the program is not configured on this worker") }
         let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
-                                   deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference)
+                                   deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference,
+                                   handshakeRef: context.mutations.reconcileByTimeOnly ? nil : job.handshakeRef)
         context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
             context.executor.pool.async { self.answered(held, answer: answer, previousOwnerMayAnswer: previousOwnerMayAnswer) }
         }
@@ -51,6 +52,17 @@ extension ReconcileRunner {
         case .applied:
             context.metrics.countReconcile("applied")
             publishFinal(held, outcome: OutcomeTable.reconciledApplied())
+        case .alreadyPresent where context.mutations.reconcileByTimeOnly:
+            context.metrics.countReconcile("not_applied")
+            publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
+        case .alreadyPresent:
+            context.metrics.countReconcile("already_present")
+            publishFinal(held, outcome: OutcomeTable.reconciledAlreadyProvisioned())
+        case .notApplied where context.clock() < Self.callGivenUpAtMs(job).clampedAdding(context.configuration.reconcileApplyHorizonMs)
+            && !context.mutations.notAppliedAtOnce:
+            // The issuer may still apply a call it received late: no trace of it proves nothing yet.
+            context.metrics.countReconcile("not_applied_yet")
+            retryLater(held, reason: "the issuer may still apply the call")
         case .notApplied:
             context.metrics.countReconcile("not_applied")
             publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
@@ -72,6 +84,12 @@ extension ReconcileRunner {
             context.metrics.countReconcile("unknown")
             retryLater(held, reason: "the state query gave no usable answer")
         }
+    }
+
+    /// When the job's call was given up at the latest: its own indeterminate answer, or, for a
+    /// call a previous owner started, the request's deadline (no call outlives its window).
+    static func callGivenUpAtMs(_ job: ReconcileJob) -> Int64 {
+        job.handOver == nil ? job.firstIndeterminateAtMs : max(job.firstIndeterminateAtMs, job.deadlineMs)
     }
 
     /// A handed-over job: did the previous owner decide or answer after all?

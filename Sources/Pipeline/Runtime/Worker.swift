@@ -103,7 +103,8 @@ public final class Worker: Sendable {
                                    counted: { workerMetrics.countDecision($0) }) { () throws(KafkaError) in
             MarkerCatchUp(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-reader", [:]),
                           queue: executor.serialQueue(label: "provisioner.marker-look-up", onPool: false), logger: deciderLogger,
-                          timeoutMs: 10_000, undecodable: workerMetrics.undecodableMarkers)
+                          timeoutMs: 10_000, undecodable: workerMetrics.undecodableMarkers,
+                          fencesFromPositionOnly: runtime.mutations.fencesFromPositionOnly)
         }
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,

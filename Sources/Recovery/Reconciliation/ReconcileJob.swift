@@ -22,6 +22,9 @@ public struct ReconcileJob: Sendable, Hashable {
     public var deviceRef: String?
     /// Worldpay transaction reference (payments).
     public var transactionReference: String?
+    /// The reference of the request's wallet handshake (`HandshakeReference`): which wallet token
+    /// the call would have created; nil for payments and in jobs written before the field existed.
+    public var handshakeRef: String?
     /// When the request's window started (tokens created before it are older attempts).
     public var windowStartMs: Int64
     /// The request's deadline (for the record; reconciliation runs after it).
@@ -78,7 +81,7 @@ public struct ReconcileJob: Sendable, Hashable {
     public init(requestID: String, program: String, issuer: IssuerKind, wallet: Wallet, kind: RequestKind, cardID: Sensitive,
                 deviceRef: String?, transactionReference: String?, windowStartMs: Int64, deadlineMs: Int64, attempt: Int,
                 dueAtMs: Int64, firstIndeterminateAtMs: Int64, traceparent: String?, handOver: MarkersPosition? = nil,
-                decidedIn: MarkersPosition? = nil, reply: ReplyRoute? = nil) {
+                decidedIn: MarkersPosition? = nil, reply: ReplyRoute? = nil, handshakeRef: String? = nil) {
         self.requestID = requestID
         self.program = program
         self.issuer = issuer
@@ -96,6 +99,7 @@ public struct ReconcileJob: Sendable, Hashable {
         self.handOver = handOver
         self.decidedIn = decidedIn
         self.reply = reply
+        self.handshakeRef = handshakeRef
     }
 
     /// The JSON record written to the reconcile topic.
@@ -111,6 +115,7 @@ public struct ReconcileJob: Sendable, Hashable {
         writer.key("card_id"); writer.string(cardID.revealed)
         writer.key("device_ref"); writer.string(orNull: deviceRef)
         writer.key("transaction_reference"); writer.string(orNull: transactionReference)
+        if let handshakeRef { writer.key("handshake_ref"); writer.string(handshakeRef) }
         writer.key("window_start"); writer.integer(windowStartMs)
         writer.key("deadline"); writer.integer(deadlineMs)
         writer.key("attempt"); writer.integer(Int64(attempt))
@@ -168,6 +173,10 @@ public struct ReconcileJob: Sendable, Hashable {
         if let transactionReference, !RecordBounds.isTransactionReference(transactionReference) {
             return .failure(RecordProblem("transaction_reference is malformed"))
         }
+        let handshakeRef = document["handshake_ref"]?.stringValue
+        if let handshakeRef, !HandshakeReference.isWellFormed(handshakeRef) {
+            return .failure(RecordProblem("handshake_ref is not 64 lowercase hex digits"))
+        }
         let traceparent = document["traceparent"]?.stringValue
         if let traceparent, !RecordBounds.isTraceparent(traceparent) {
             return .failure(RecordProblem("traceparent is malformed"))
@@ -207,7 +216,7 @@ public struct ReconcileJob: Sendable, Hashable {
                                      cardID: Sensitive(cardID), deviceRef: deviceRef, transactionReference: transactionReference,
                                      windowStartMs: times[0], deadlineMs: times[1], attempt: Int(attempt), dueAtMs: times[2],
                                      firstIndeterminateAtMs: times[3], traceparent: traceparent, handOver: handOver,
-                                     decidedIn: decidedIn, reply: reply))
+                                     decidedIn: decidedIn, reply: reply, handshakeRef: handshakeRef))
     }
 }
 
