@@ -22,6 +22,9 @@ final class SimCluster: @unchecked Sendable {
     private(set) var violations: [String] = []
     /// Until when produce acknowledgements are slow (a broker hiccup).
     var slowUntilMs: Int64 = 0
+    /// Topics every produce to fails, until when (a partition leader gone): each send is reported
+    /// failed after a produce timeout, written or not.
+    var produceOutageUntilMs: [String: Int64] = [:]
     /// Markers partitions that cannot be read, until when.
     var unreadableUntilMs: [Int32: Int64] = [:]
     /// The rebalance protocol of every group.

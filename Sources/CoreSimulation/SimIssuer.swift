@@ -34,6 +34,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     private(set) var tokens: [String: [Token]] = [:]
     /// Each card's behaviour (ok when not listed).
     var behaviours: [String: Behaviour] = [:]
+    /// Calls the issuer applied after the client's timeout.
+    private(set) var appliedLate = 0
 
     init(world: SimWorld) {
         self.world = world
@@ -129,6 +131,7 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         if !firstUse { return error(400, dcs ? "NONCE_USED" : "invalid_request") }
         if behaviour == .unappliedThen504 { return (504, [:]) }
         tokens[card, default: []].append(Token(device: device, createdAtMs: world.nowMs, handshake: handshake))
+        if behaviour == .appliedLate { appliedLate += 1 }
         world.note("issuer applied \(handshake.prefix(12)) for card \(card)")
         let payload: JSONValue = .object(["opaque_payment_card": .string("opc-\(card)")])
         return dcs ? (200, ["code": .string("SYS_SUCCESS"), "data": .object(["opaquePaymentCard": .string("opc-\(card)")])])

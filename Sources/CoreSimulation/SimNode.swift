@@ -12,6 +12,8 @@ final class SimNode: @unchecked Sendable {
     let producer: SimProducer
     private(set) var consumers: [SimConsumer] = []
     private(set) var worker: Worker?
+    /// The worker's metrics: what it counted, kept after it died (`SimulationCoverage`).
+    let metrics = MetricsRegistry()
     /// Whether a graceful stop was asked.
     private(set) var isLeaving = false
 
@@ -38,7 +40,7 @@ final class SimNode: @unchecked Sendable {
         runtime.probe = probe
         let logger = Logger(label: name, minimumLevel: world.isTracing ? .info : .error, handler: SimLogHandler(world: world, name: name))
         worker = try Worker(configuration: SimulationRun.configuration(workerID: name, settings: settings),
-                            environment: SimulationRun.environment, logger: logger, metrics: MetricsRegistry(), runtime: runtime)
+                            environment: SimulationRun.environment, logger: logger, metrics: metrics, runtime: runtime)
         try worker?.start()
     }
 

@@ -6,7 +6,8 @@ import Pipeline
 /// acknowledgement follows, in append order per partition (as librdkafka reports deliveries of one
 /// partition in order). With the run's fault rate a send fails: not written, or written but
 /// reported as timed out (the publisher's retry then writes it again: a duplicate in the log, as
-/// with a real produce timeout). When the process dies, what it had in flight lands or not.
+/// with a real produce timeout). During a produce outage of its topic every send fails, reported
+/// after a produce timeout. When the process dies, what it had in flight lands or not.
 final class SimProducer: RecordProducer, @unchecked Sendable {
     let cluster: SimCluster
     let process: SimProcess
@@ -30,7 +31,10 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         let slow = cluster.slowUntilMs > world.nowMs ? world.int(200...3_000) : 0
         let appendAt = max(world.nowMs + world.int(1...8) + slow, lastAppendMs[topicPartition] ?? 0)
         lastAppendMs[topicPartition] = appendAt
-        let fault = world.chance(faultRate) ? world.pick([Fault.notWritten, .writtenButTimedOut]) : nil
+        let outage = (cluster.produceOutageUntilMs[message.topic] ?? 0) > world.nowMs
+        let fault = outage || world.chance(faultRate) ? world.pick([Fault.notWritten, .writtenButTimedOut]) : nil
+        // In an outage the failure is reported only once the produce timed out, as librdkafka does.
+        let reportDelay = outage ? world.int(500...5_000) : world.int(0...4)
         let landsIfDead = world.chance(0.5)
         outstandingCount += 1
         var stamped = message
@@ -41,7 +45,7 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         world.at(appendAt, nil, "append") { [self] in
             var offset: Int64?
             if fault != .notWritten && (process.isAlive || landsIfDead) { offset = cluster.append(record, partition: partition) }
-            let reportAt = max(world.nowMs + world.int(0...4), lastReportMs[topicPartition] ?? 0)
+            let reportAt = max(world.nowMs + reportDelay, lastReportMs[topicPartition] ?? 0)
             lastReportMs[topicPartition] = reportAt
             world.at(reportAt, process, "delivery report") { [self] in
                 outstandingCount -= 1

@@ -12,10 +12,13 @@ public enum SimulationBatch {
         public var schedules = 0
         /// Requests, issuer calls, answered requests, identical duplicate finals, dead letters, events (summed).
         public var requests = 0, calls = 0, finals = 0, identical = 0, deadLetters = 0, events = 0
+        /// How often each path ran.
+        public var coverage = SimulationCoverage()
 
         mutating func add(_ report: SimulationReport) {
             add(Summary(failed: report.violations.isEmpty ? [] : [report], schedules: 1, requests: report.requests, calls: report.calls,
-                        finals: report.finals, identical: report.identicalDuplicates, deadLetters: report.deadLetters, events: report.events))
+                        finals: report.finals, identical: report.identicalDuplicates, deadLetters: report.deadLetters, events: report.events,
+                        coverage: report.coverage))
         }
 
         mutating func add(_ other: Summary) {
@@ -26,6 +29,7 @@ public enum SimulationBatch {
             identical += other.identical
             deadLetters += other.deadLetters
             events += other.events
+            coverage.add(other.coverage)
             failed += other.failed
         }
     }

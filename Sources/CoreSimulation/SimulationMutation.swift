@@ -17,12 +17,19 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     /// A zombie's decision without a call judged by the fences after the look-up's start only.
     case fencesFromPosition = "fences-from-position"
 
+    /// How many schedules the self-test may run before this mutation must have been caught: the
+    /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
+    /// (about 1 in 2,000 schedules); the others are caught within the first few dozen.
+    public var seedBudget: Int {
+        self == .fencesFromPosition ? 10_000 : 2_000
+    }
+
     /// What the defect is, in words.
     public var summary: String {
         switch self {
         case .gate: "the catch-up gate removed"
         case .fencing: "zombie-owner fencing removed"
-        case .f1: "F1 reverted: finals not decided once (no look for the previous owner's answer)"
+        case .f1: "finals not decided once (no look for the previous owner's answer)"
         case .reconcileByTime: "reconciliation reads wallet tokens by time alone (an earlier call's token is not already_provisioned)"
         case .notAppliedAtOnce: "reconciliation answers not_provisioned before the issuer's apply horizon"
         case .fencesFromPosition: "a decision's look-up misses the fences before its start (a zombie's expiry counts)"

@@ -20,4 +20,6 @@ public struct SimulationReport: Sendable {
     public let identicalDuplicates: Int
     /// Requests dead-lettered.
     public let deadLetters: Int
+    /// The paths the run took.
+    public let coverage: SimulationCoverage
 }

@@ -2,6 +2,7 @@ import Contract
 import Foundation
 import Kafka
 import Pipeline
+import Recovery
 import Simulator
 
 /// One seeded schedule: three or four real workers (`SimNode`) in one consumer group over a
@@ -40,13 +41,13 @@ final class SimulationRun: @unchecked Sendable {
         var sessionTimeoutMs: Int64 = 8_000
         var produceFaultRate = 0.0
         var resendRate = 0.1
-        var kills = 0, losses = 0, joins = 0, leaves = 0, hiccups = 0, unreadable = 0
+        var kills = 0, losses = 0, joins = 0, leaves = 0, hiccups = 0, unreadable = 0, outages = 0
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
-                + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) "
-                + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable)"
+                + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
+                + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -60,13 +61,15 @@ final class SimulationRun: @unchecked Sendable {
             drainMs = world.pick([3_000, 5_000, 10_200])
             rebalanceTimeoutMs = world.pick([6_000, 15_000, 60_000])
             sessionTimeoutMs = world.pick([6_000, 10_000])
-            produceFaultRate = world.pick([0, 0, 0.02, 0.08])
+            produceFaultRate = world.pick([0, 0, 0.02, 0.08, 0.2])
+            resendRate = world.pick([0.1, 0.1, 0.3])
             kills = Int(world.int(0...2))
             losses = Int(world.int(0...2))
             joins = Int(world.int(0...1))
             leaves = Int(world.int(0...1))
             hiccups = Int(world.int(0...2))
             unreadable = Int(world.int(0...2))
+            outages = world.pick([0, 0, 1])
             self.mutations = mutations
         }
     }
@@ -79,6 +82,8 @@ final class SimulationRun: @unchecked Sendable {
     let probe = SimProbe()
     private var nodes: [SimNode] = []
     private var started = 0
+    /// Faults the schedule carried out, by name (`SimulationCoverage`).
+    private var carriedOut: [String: Int] = [:]
     private var sent: [Sent] = []
 
     /// A request the workload produced, and what its finals are judged by.
@@ -125,7 +130,7 @@ final class SimulationRun: @unchecked Sendable {
             let card = world.pick(cards)
             let device = "d\(world.int(0...2))-\(card.id)"
             let at = world.int(1_000...Self.sendWindowMs)
-            let resend = world.chance(settings.resendRate) ? world.int(0...8_000) : nil
+            let resend = world.chance(settings.resendRate) ? world.int(0...15_000) : nil
             world.after(at, nil, "request produced") { [self] in
                 let request = request(id: "r\(index)", program: card.program, card: card.id, device: device, wallet: "w\(index)")
                 sent.append(Sent(requestID: request.requestID, program: card.program, card: card.id, device: device,
@@ -182,25 +187,36 @@ final class SimulationRun: @unchecked Sendable {
         schedule(settings.kills, "fault: kill -9") { [self] in
             guard live.count > 1 || true, let victim = live.isEmpty ? nil : world.pick(live) else { return }
             world.note("kill -9 \(victim.process.name)")
+            carriedOut["kill", default: 0] += 1
             victim.kill()
             world.after(world.int(1_000...6_000), nil, "restart") { [self] in startWorker() }
         }
         schedule(settings.losses, "fault: member evicted") { [self] in
             guard !live.isEmpty else { return }
             let victim = world.pick(live)
-            for consumer in victim.consumers where world.chance(0.7) { consumer.evictFromGroup(noticeAfterMs: world.int(200...6_000)) }
+            for consumer in victim.consumers where world.chance(0.7) {
+                consumer.evictFromGroup(noticeAfterMs: world.int(200...6_000))
+                carriedOut["eviction", default: 0] += 1
+            }
         }
         schedule(settings.joins, "fault: a worker joins") { [self] in startWorker() }
         schedule(settings.leaves, "fault: a worker leaves") { [self] in
             guard live.count > 1 else { return }
             let leaving = world.pick(live)
             world.note("SIGTERM \(leaving.process.name)")
+            carriedOut["leave", default: 0] += 1
             leaving.leave(world: world)
         }
         schedule(settings.hiccups, "fault: slow acknowledgements") { [self] in cluster.slowUntilMs = world.nowMs + world.int(1_000...4_000) }
         schedule(settings.unreadable, "fault: markers unreadable") { [self] in
             let partition = Int32(world.int(0...Int64(settings.partitions - 1)))
             cluster.unreadableUntilMs[partition] = world.nowMs + world.int(1_000...6_000)
+            carriedOut["unreadable", default: 0] += 1
+        }
+        schedule(settings.outages, "fault: produce outage") { [self] in
+            let topic = world.pick([Self.topics.results, Self.topics.markers])
+            cluster.produceOutageUntilMs[topic] = world.nowMs + world.int(2_000...15_000)
+            carriedOut["outage", default: 0] += 1
         }
     }
 
@@ -272,7 +288,20 @@ final class SimulationRun: @unchecked Sendable {
         }
         return SimulationReport(seed: seed, settings: settings.description, violations: cluster.violations + probe.violations,
                                 trace: world.trace, events: world.ran, requests: seen.count, calls: calls, finals: finalCount,
-                                identicalDuplicates: identical, deadLetters: deadLettered.count)
+                                identicalDuplicates: identical, deadLetters: deadLettered.count, coverage: coverage())
+    }
+
+    /// The paths this run took: the workers' counters (every process, killed ones included) and
+    /// what the schedule carried out.
+    private func coverage() -> SimulationCoverage {
+        var series: [String: Double] = [:]
+        for node in nodes { series.merge(SimulationCoverage.series(of: node.metrics), uniquingKeysWith: +) }
+        var schedule = carriedOut
+        schedule["applied-late"] = issuer.appliedLate
+        schedule["recovered"] = cluster.records(Self.topics.markers).filter { record in
+            CallMarker.decode(record.value).map { $0.state == .completed && $0.outcome == .recovered } ?? false
+        }.count
+        return SimulationCoverage(series: series, schedule: schedule)
     }
 
     /// Two finals agree when status, code, next action and whether a payload came agree.

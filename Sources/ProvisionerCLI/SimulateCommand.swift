@@ -8,6 +8,8 @@ enum SimulateCommand: Command {
     static let name = "simulate"
     static let summary = "runs seeded schedules of several workers' real core over a simulated cluster and checks every promise"
     static let switchNames: Set<String> = ["trace", "self-test"]
+    /// From this many schedules on, a batch fails when a required path (`SimulationCoverage`) never ran.
+    static let coverageSeeds = 1_000
     static let help = """
         usage: provisioner simulate [--seeds N] [--first-seed S] [--lanes L]
                provisioner simulate --seed S [--trace] [--mutation M]
@@ -29,7 +31,7 @@ enum SimulateCommand: Command {
           --lanes L        threads (default 2; each schedule is single-threaded)
           --seed S         one schedule; --trace prints its event trace
           --mutation M     put a fix back (see --self-test for the list) to see the simulation catch it
-          --self-test      each fix put back in turn must make a schedule fail within --seeds (default 2000)
+          --self-test      each fix put back in turn must make a schedule fail within --seeds (default: its own budget)
 
         Set SWIFT_DETERMINISTIC_HASHING=1 (scripts/simulate does) so a seed replays the same
         schedule in every process.
@@ -46,11 +48,12 @@ enum SimulateCommand: Command {
             guard let mutation = SimulationMutation(rawValue: text) else { throw UsageError("--mutation is one of " + SimulationMutation.allCases.map(\.rawValue).joined(separator: ", ")) }
             return mutation
         }
-        let count = try arguments.integer("seeds", default: selfTest ? 2_000 : 10_000, in: 1...10_000_000)
+        let seedsGiven = arguments.option("seeds") != nil
+        let count = try arguments.integer("seeds", default: 10_000, in: 1...10_000_000)
         let first = try arguments.integer("first-seed", default: 1, in: 0...Int.max / 2)
         let lanes = try arguments.integer("lanes", default: 2, in: 1...64)
         try arguments.rejectUnknown()
-        if selfTest { return selfTestRun(count: count, lanes: lanes) }
+        if selfTest { return selfTestRun(count: seedsGiven ? count : nil, lanes: lanes) }
         if let one {
             let summary = SimulationBatch.run([one], mutation: mutation, tracing: trace, lanes: 1)
             guard let report = summary.failed.first else {
@@ -75,21 +78,27 @@ enum SimulateCommand: Command {
             print("seed \(report.seed) broke a promise (replay: scripts/simulate \(report.seed))\n  settings: \(report.settings)")
             report.violations.prefix(5).forEach { print("  \($0)") }
         }
-        return summary.failed.isEmpty ? 0 : 1
+        print("paths taken (times, over every schedule):")
+        summary.coverage.table.forEach { print("  \($0)") }
+        // A batch that finds nothing must show it ran every path worth testing; a small batch may miss some.
+        let missing = count >= Self.coverageSeeds ? summary.coverage.missing : []
+        if !missing.isEmpty { print("paths never taken in \(count) schedules: \(missing.joined(separator: "; "))") }
+        return summary.failed.isEmpty && missing.isEmpty ? 0 : 1
     }
 
-    /// Each fix put back must make some schedule fail within `count` seeds.
-    private static func selfTestRun(count: Int, lanes: Int) -> Int32 {
+    /// Each fix put back must make some schedule fail within `count` seeds (its own budget when nil).
+    private static func selfTestRun(count: Int?, lanes: Int) -> Int32 {
         var missed = 0
         for mutation in SimulationMutation.allCases {
             let started = Date()
-            let summary = SimulationBatch.run((1...count).map(UInt64.init), mutation: mutation, stopAtFirstFailure: true, lanes: lanes)
+            let budget = count ?? mutation.seedBudget
+            let summary = SimulationBatch.run((1...budget).map(UInt64.init), mutation: mutation, stopAtFirstFailure: true, lanes: lanes)
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
             if let first = summary.failed.first {
                 print("\(mutation.summary): caught by seed \(first.seed) (\(summary.schedules) schedules, \(seconds) s): \(first.violations.first ?? "")")
             } else {
                 missed += 1
-                print("\(mutation.summary): NOT caught in \(count) schedules")
+                print("\(mutation.summary): NOT caught in \(budget) schedules")
             }
         }
         return missed == 0 ? 0 : 1

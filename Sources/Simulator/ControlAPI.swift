@@ -14,8 +14,8 @@ struct ControlAPI {
             responder.respond(SimulatorEngine.json(200, .object(["calls": .array(calls.map(\.jsonValue))])))
         case ("wallet", "GET"):
             let tokens = engine.state.withLock { $0.allWalletTokens }
-            responder.respond(SimulatorEngine.json(200, .object(["tokens": .array(tokens.map { card, token in
-                .object(["issuer": .string(card.issuer.rawValue), "card_id": .string(card.cardID), "wallet": .string(token.wallet),
+            responder.respond(SimulatorEngine.json(200, .object(["tokens": .array(tokens.map { token in
+                .object(["issuer": .string(token.issuer), "card_id": .string(token.cardID), "wallet": .string(token.wallet),
                          "device_ref": .string(token.deviceRef), "handshake": .string(token.handshake),
                          "created_at_ms": .integer(token.createdAtMs)])
             })])))

@@ -61,6 +61,11 @@ public final class IssuerSimulator: Sendable {
         engine.state.withLock { $0.calls }
     }
 
+    /// The wallet state (as `GET /_sim/wallet`): every token held, oldest first.
+    public var walletTokens: [SimulatorWalletToken] {
+        engine.state.withLock { $0.allWalletTokens }
+    }
+
     /// How many calls arrived in `[fromMs, toMs)` (epoch ms, the simulator's own clock, stamped
     /// as each request was received), among the newest `CallTimes.capacity` calls: rates
     /// measured where the issuer sees them.

@@ -161,10 +161,14 @@ struct SimulatorState: Sendable {
         tokens[card] ?? []
     }
 
-    /// Every wallet token held, with its card: the wallet state `GET /_sim/wallet` shows.
-    var allWalletTokens: [(card: CardKey, token: WalletTokenRecord)] {
+    /// Every wallet token held, oldest first: the wallet state `GET /_sim/wallet` shows.
+    var allWalletTokens: [SimulatorWalletToken] {
         tokens.values.flatMap { card, list in list.map { (card, $0) } }
-            .sorted { ($0.token.createdAtMs, $0.token.id) < ($1.token.createdAtMs, $1.token.id) }
+            .sorted { ($0.1.createdAtMs, $0.1.id) < ($1.1.createdAtMs, $1.1.id) }
+            .map { card, token in
+                SimulatorWalletToken(issuer: card.issuer.rawValue, cardID: card.cardID, wallet: token.wallet, deviceRef: token.deviceRef,
+                                     handshake: token.handshake, createdAtMs: token.createdAtMs)
+            }
     }
 
     // MARK: - Payments

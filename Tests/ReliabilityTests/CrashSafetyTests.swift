@@ -154,6 +154,9 @@ extension ReliabilityTests {
             }
         }
         #expect(conflicts.isEmpty, "requests with two different finals: \(conflicts.prefix(5).map { "\($0): \(FinalAnswers.describe(snapshot.results[$0]?.map(\.result) ?? []))" })")
+        // Every final is true: compared with the simulator's call log and wallet state.
+        let untrue = FinalTruthCheck.untrue(planned.map { ($0.request, $0.sentAtMs) }, final: { snapshot.final($0) }, simulator: simulator)
+        #expect(untrue.isEmpty, "\(untrue.count) of \(ids.count) finals contradict what the issuer did: \(untrue.prefix(5))")
         let lastFinalMs = ids.compactMap { id in snapshot.results[id]?.first { $0.result.isFinal }?.consumedAtMs }.max() ?? 0
 
         ReliabilityReport.emit(broker == .mockCluster ? "crash" : "crash_\(broker.rawValue)", [
@@ -172,6 +175,7 @@ extension ReliabilityTests {
             "marker_catch_up_retries": ReliabilityReport.int(catchUpRetries),
             "requests_with_two_final_results": ReliabilityReport.int(duplicateResults),
             "conflicting_final_results": ReliabilityReport.int(conflicts.count),
+            "untrue_finals": ReliabilityReport.int(untrue.count),
             "last_final_after_kill_ms": ReliabilityReport.int(max(0, lastFinalMs - (killed.first?.atMs ?? lastFinalMs))),
         ])
     }

@@ -19,3 +19,4 @@ enum FinalAnswers {
         results.filter(\.isFinal).map { "\(key($0)) (attempt \($0.attempt))" }.joined(separator: ", ")
     }
 }
+

@@ -15,7 +15,8 @@ extension ReliabilityTests {
     /// `already_provisioned` while its state query says "applied" for the card: a hand-over that
     /// published a reconciled final beside the previous owner's would contradict it. Every request
     /// must end with one final (identical duplicates are counted, never two different finals:
-    /// `FinalAnswers`), and no handshake may reach the issuer twice.
+    /// `FinalAnswers`), every final must be true to the simulator's call log and wallet state
+    /// (`FinalTruthCheck`), and no handshake may reach the issuer twice.
     @Test("scale 1 → 3 → 2 with slow calls in flight: every request final, no handshake twice, no two different finals")
     func scaleWhileCalling() async throws {
         try await Self.scaleWhileCalling(on: .mockCluster)
@@ -90,6 +91,10 @@ extension ReliabilityTests {
             }
         }
         #expect(conflicts.isEmpty, "requests with two different finals: \(conflicts.prefix(5).map { "\($0): \(FinalAnswers.describe(snapshot.results[$0]?.map(\.result) ?? []))" })")
+        // Every final is true: compared with the simulator's call log and wallet state (the cards
+        // recur on the same devices, so reconciliation must tell this call's token from an earlier one's).
+        let untrue = FinalTruthCheck.untrue(planned.map { ($0.request, $0.sentAtMs) }, final: { snapshot.final($0) }, simulator: simulator)
+        #expect(untrue.isEmpty, "\(untrue.count) of \(ids.count) finals contradict what the issuer did: \(untrue.prefix(5))")
         let invalid = ids.filter { snapshot.final($0)?.code == .invalidRequest }
         #expect(invalid.isEmpty, "answered invalid_request (a handshake used twice): \(invalid.prefix(5))")
 
@@ -130,6 +135,7 @@ extension ReliabilityTests {
             "handshakes_called_twice": ReliabilityReport.int(repeated.count),
             "requests_with_two_identical_finals": ReliabilityReport.int(duplicates),
             "conflicting_final_results": ReliabilityReport.int(conflicts.count),
+            "untrue_finals": ReliabilityReport.int(untrue.count),
             "recovered_from_marker": ReliabilityReport.int(recovered),
             "partitions_revoked": ReliabilityReport.int(revoked),
             "records_before_catch_up_rewound": ReliabilityReport.int(beforeCatchUp),

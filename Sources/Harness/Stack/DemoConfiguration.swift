@@ -44,7 +44,7 @@ public enum DemoConfiguration {
   "results": { "require_encryption": true },
   "audit": { "pseudonym_key_env": "PROVISIONER_AUDIT_KEY" },
   "http": { "listen": "127.0.0.1:9464" },
-  "reconcile": { "tiers_ms": [500, 1000, 2000, 5000] },
+  "reconcile": { "tiers_ms": [500, 1000, 2000, 5000], "apply_horizon_ms": 0 },
   "log": { "level": "notice" }
 }
 """#

@@ -42,6 +42,7 @@ extension RequestFlow {
         let marker = CallMarker(job.identity, state: .started, requestOffset: origin.offset,
                                 atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
                                 fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration)
+        context.markerIndex.started(marker.key, in: origin.partition)
         markers.write(marker, for: origin, attempts: 3) { [self] write in
             // A broker outage can hold the marker write for seconds, long enough to lose the
             // partition: its new owner may have read the markers without this one and will call the

@@ -43,6 +43,19 @@ final class MarkerIndex: Sendable {
         }
     }
 
+    /// This owner is writing a `started` marker for `key` in `partition`: catch-up read the
+    /// partition before it, so without this a later copy of the request in the same assignment
+    /// (produced again after the original was dead-lettered or given up) would find no marker and
+    /// call the issuer a second time with the same handshake. It reconciles instead. Recorded
+    /// before the write is acknowledged: a write that fails may still have landed.
+    func started(_ key: CallMarker.Key, in partition: TopicPartition) {
+        entries.withLock { entries in
+            guard var entry = entries[partition], entry.found.states[key] != .completed else { return }
+            entry.found.states[key] = .started
+            entries[partition] = entry
+        }
+    }
+
     /// Forgets a partition.
     func remove(_ partitions: [TopicPartition]) {
         awaited.withLock { awaited in

@@ -1,0 +1,86 @@
+import Observability
+
+/// How often each path worth testing ran in a batch of schedules: read from what the workers
+/// counted (their `/metrics` series, summed over every process of a run, killed ones included)
+/// and from the faults the schedule carried out. A batch that finds nothing must show these paths
+/// ran; `provisioner simulate` fails when one of `required` never did.
+public struct SimulationCoverage: Sendable, Equatable {
+    /// A path and how it is recognised.
+    public struct Path: Sendable, Hashable {
+        /// Its name in the report.
+        public let name: String
+        /// The workers' series that count it (summed), e.g. `provisioner_reconcile_total{outcome="applied"}`;
+        /// or, for a path the schedule itself counts, a name starting with `schedule:`.
+        let series: [String]
+    }
+
+    /// The paths every CI batch must run.
+    public static let required: [Path] = [
+        Path(name: "hand-over: a new owner recovers a call its predecessor started", series: ["schedule:recovered"]),
+        Path(name: "previous owner's decision found by the reconciler", series: [#"provisioner_reconcile_total{outcome="previous_owner_decided"}"#]),
+        Path(name: "fenced out: a zombie's call stopped by a newer owner's fence", series: [#"provisioner_call_fencing_total{verdict="fenced_out"}"#]),
+        Path(name: "withdrawn decision: a zombie's answer never published", series: [#"provisioner_decisions_total{verdict="withdrawn"}"#]),
+        Path(name: "earlier decision published instead of one's own", series: [#"provisioner_decisions_total{verdict="earlier"}"#]),
+        Path(name: "stale assignment: a newer owner's fence found at catch-up", series: ["provisioner_stale_assignments_total"]),
+        Path(name: "reconciled: applied", series: [#"provisioner_reconcile_total{outcome="applied"}"#]),
+        Path(name: "reconciled: already in the wallet (another call's token)", series: [#"provisioner_reconcile_total{outcome="already_present"}"#]),
+        Path(name: "reconciled: not applied", series: [#"provisioner_reconcile_total{outcome="not_applied"}"#]),
+        Path(name: "reconciled: too early to trust 'not applied' (apply horizon)", series: [#"provisioner_reconcile_total{outcome="not_applied_yet"}"#]),
+        Path(name: "reconciled: no state query (check_wallet)", series: [#"provisioner_reconcile_total{outcome="no_state_api"}"#]),
+        Path(name: "duplicate ignored", series: ["provisioner_duplicates_ignored_total"]),
+        Path(name: "expired without a call", series: ["provisioner_expired_total"]),
+        Path(name: "publish retried after a produce fault", series: ["provisioner_publish_retries_total"]),
+        Path(name: "schedule: kill -9", series: ["schedule:kill"]),
+        Path(name: "schedule: member evicted while it works (zombie)", series: ["schedule:eviction"]),
+        Path(name: "schedule: issuer applies after the client's timeout", series: ["schedule:applied-late"]),
+        Path(name: "schedule: markers partition unreadable", series: ["schedule:unreadable"]),
+        Path(name: "schedule: worker leaves (SIGTERM)", series: ["schedule:leave"]),
+        Path(name: "schedule: produce outage of results or markers", series: ["schedule:outage"]),
+        Path(name: "dead-lettered after a call", series: [#"provisioner_dead_letters_total{code="publish_failed"}"#]),
+    ]
+
+    /// Count per path name.
+    public private(set) var counts: [String: Int] = [:]
+
+    /// Nothing counted.
+    public init() {}
+
+    /// The paths of one run: `series` the summed workers' series (`name{labels}` → value),
+    /// `schedule` what the schedule itself did.
+    init(series: [String: Double], schedule: [String: Int]) {
+        for path in Self.required {
+            counts[path.name] = path.series.reduce(0) { sum, name in
+                sum + (name.hasPrefix("schedule:") ? schedule[String(name.dropFirst(9)), default: 0] : Self.total(name, in: series))
+            }
+        }
+    }
+
+    /// The sum of the series named `name`: exactly, or those with more labels after the ones it
+    /// names (`name{a="x"}` counts `name{a="x",b="y"}`), or for a name without labels every series
+    /// of that metric.
+    private static func total(_ name: String, in series: [String: Double]) -> Int {
+        let prefix = name.hasSuffix("}") ? String(name.dropLast()) + "," : name + "{"
+        return Int(series.reduce(0) { $0 + ($1.key == name || $1.key.hasPrefix(prefix) ? $1.value : 0) })
+    }
+
+    /// Adds another run's or batch's counts.
+    mutating func add(_ other: SimulationCoverage) {
+        counts.merge(other.counts, uniquingKeysWith: +)
+    }
+
+    /// The required paths that never ran.
+    public var missing: [String] { Self.required.map(\.name).filter { counts[$0, default: 0] == 0 } }
+
+    /// One line per path: its count and name.
+    public var table: [String] { Self.required.map { String(format: "%8d  %@", counts[$0.name, default: 0], $0.name) } }
+
+    /// The counter series of `registry` with a value: `name{labels}` (as rendered) → value.
+    static func series(of registry: MetricsRegistry) -> [String: Double] {
+        var series: [String: Double] = [:]
+        for line in registry.renderPrometheus().split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]), value != 0 else { continue }
+            series[String(line[..<space]), default: 0] += value
+        }
+        return series
+    }
+}

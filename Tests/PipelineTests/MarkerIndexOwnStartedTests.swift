@@ -1,0 +1,54 @@
+import Contract
+import Kafka
+import Recovery
+import Testing
+@testable import Pipeline
+
+/// The marker index learns this owner's own `started` markers: catch-up read the partition before
+/// them, so without this a copy of a request this owner called and then dead-lettered (its result
+/// could not be published) would find no marker in the same assignment and call the issuer again
+/// with the same handshake. It is admitted as a recovery instead: reconciled, never called.
+@Suite("The marker index knows the owner's own started markers")
+struct MarkerIndexOwnStartedTests {
+    let partition = TopicPartition(topic: "requests", partition: 0)
+    let key = CallMarker.key(RequestIdentity(program: "p", requestID: "r"), replayOf: nil)
+
+    func installed() -> MarkerIndex {
+        let index = MarkerIndex()
+        index.expect(partition, generation: 1)
+        #expect(index.install(partition, generation: 1, found: InheritedMarkers(), readFrom: 0))
+        return index
+    }
+
+    @Test("a started marker written after catch-up makes a later copy a recovery")
+    func startedAfterCatchUp() {
+        let index = installed()
+        #expect(index.state(of: key, in: partition) == nil)
+        index.started(key, in: partition)
+        #expect(index.state(of: key, in: partition) == .started)
+        #expect(index.state(RequestIdentity(program: "p", requestID: "r"), replayOf: nil, in: partition) == .started)
+        #expect(index.state(of: CallMarker.key(RequestIdentity(program: "q", requestID: "r"), replayOf: nil), in: partition) == nil,
+                "another program's request with the same id is untouched")
+    }
+
+    @Test("a completed state read by catch-up stays completed")
+    func completedStays() {
+        let index = MarkerIndex()
+        index.expect(partition, generation: 1)
+        var found = InheritedMarkers()
+        found.add(CallMarker(RequestIdentity(program: "p", requestID: "r"), state: .completed, requestOffset: 0, atMs: 1, worker: "w",
+                             outcome: .answered), at: 0)
+        #expect(index.install(partition, generation: 1, found: found, readFrom: 0))
+        index.started(key, in: partition)
+        #expect(index.state(of: key, in: partition) == .completed)
+    }
+
+    @Test("a partition not installed (released, or still catching up) records nothing")
+    func notInstalled() {
+        let index = MarkerIndex()
+        index.started(key, in: partition)
+        index.expect(partition, generation: 1)
+        #expect(index.install(partition, generation: 1, found: InheritedMarkers(), readFrom: 0))
+        #expect(index.state(of: key, in: partition) == nil)
+    }
+}
