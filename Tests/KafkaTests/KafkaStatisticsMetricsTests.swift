@@ -55,11 +55,11 @@ struct KafkaStatisticsMetricsTests {
             "provisioner_kafka_broker_up{broker=\"2\",client=\"requests\"} 0",
             "provisioner_kafka_consumer_lag_messages{client=\"requests\",partition=\"0\",topic=\"provisioning.requests\"} 12",
             "provisioner_kafka_consumer_lag_messages{client=\"requests\",partition=\"3\",topic=\"provisioning.requests\"} 0",
-            "provisioner_kafka_fetch_state{client=\"requests\",partition=\"0\",state=\"active\",topic=\"provisioning.requests\"} 1",
-            "provisioner_kafka_fetch_state{client=\"requests\",partition=\"1\",state=\"offset-query\",topic=\"provisioning.requests\"} 1",
-            "provisioner_kafka_fetch_state{client=\"requests\",partition=\"3\",state=\"other\",topic=\"provisioning.requests\"} 1",
-            "provisioner_kafka_statistics_reports_total{client=\"requests\",outcome=\"read\"} 1",
-            "provisioner_kafka_statistics_reports_total{client=\"requests\",outcome=\"unreadable\"} 0",
+            "provisioner_kafka_fetch_state{client=\"requests\",fetch_state=\"active\",partition=\"0\",topic=\"provisioning.requests\"} 1",
+            "provisioner_kafka_fetch_state{client=\"requests\",fetch_state=\"offset-query\",partition=\"1\",topic=\"provisioning.requests\"} 1",
+            "provisioner_kafka_fetch_state{client=\"requests\",fetch_state=\"other\",partition=\"3\",topic=\"provisioning.requests\"} 1",
+            "provisioner_kafka_statistics_reports_total{client=\"requests\",readable=\"false\"} 0",
+            "provisioner_kafka_statistics_reports_total{client=\"requests\",readable=\"true\"} 1",
         ], "\(series.joined(separator: "\n"))")
 
         // Partition 0 given up, partition 1 now active: the next report is all that remains.
@@ -68,10 +68,10 @@ struct KafkaStatisticsMetricsTests {
         #expect(registry.value(KafkaStatisticsMetrics.Name.consumerLag, labels: ["client": "requests", "topic": "provisioning.requests", "partition": "1"]) == 4)
         #expect(registry.total(KafkaStatisticsMetrics.Name.fetchState, matching: ["client": "requests"]) == 1)
         #expect(registry.value(KafkaStatisticsMetrics.Name.fetchState,
-                               labels: ["client": "requests", "topic": "provisioning.requests", "partition": "1", "state": "active"]) == 1)
+                               labels: ["client": "requests", "topic": "provisioning.requests", "partition": "1", "fetch_state": "active"]) == 1)
 
         handler(.failure(KafkaError(code: .badMessage, message: "unreadable")))
-        #expect(registry.value("provisioner_kafka_statistics_reports_total", labels: ["client": "requests", "outcome": "unreadable"]) == 1)
+        #expect(registry.value("provisioner_kafka_statistics_reports_total", labels: ["client": "requests", "readable": "false"]) == 1)
         #expect(registry.value(KafkaStatisticsMetrics.Name.consumerLag, labels: ["client": "requests", "topic": "provisioning.requests", "partition": "1"]) == 4,
                 "an unreadable report leaves the last series")
     }

@@ -6,7 +6,7 @@ import Observability
 /// Every label comes from a bounded set: `client` from `Client`; `broker` is the node id of a
 /// broker of the cluster (learned from metadata; bootstrap entries, the internal broker and the
 /// logical coordinator entries are left out); `topic` and `partition` only for the partitions of
-/// the consumer's own topic assigned to it; `state` from librdkafka's fetch states (`other` for a
+/// the consumer's own topic assigned to it; `fetch_state` from librdkafka's fetch states (`other` for a
 /// word this code does not know). Each report replaces its client's series, so a partition given
 /// up or a broker gone disappears at the next report.
 package struct KafkaStatisticsMetrics: Sendable {
@@ -25,7 +25,7 @@ package struct KafkaStatisticsMetrics: Sendable {
     /// millisecond of the poll thread.
     package static let defaultIntervalMs = 15_000
 
-    /// librdkafka's partition fetch states: the only values of the `state` label besides `other`.
+    /// librdkafka's partition fetch states: the only values of the `fetch_state` label besides `other`.
     package static let fetchStates: Set<String> = ["none", "stopping", "stopped", "offset-query", "offset-wait", "validate-epoch-wait", "active"]
 
     /// Series names.
@@ -38,7 +38,7 @@ package struct KafkaStatisticsMetrics: Sendable {
         package static let queueBytes = "provisioner_kafka_producer_queue_bytes"
         /// Per assigned partition: records after the committed offset, as the client sees the high watermark.
         package static let consumerLag = "provisioner_kafka_consumer_lag_messages"
-        /// Per assigned partition: 1 with the current fetch state as `state`.
+        /// Per assigned partition: 1 with the current fetch state as `fetch_state`.
         package static let fetchState = "provisioner_kafka_fetch_state"
     }
 
@@ -59,11 +59,11 @@ package struct KafkaStatisticsMetrics: Sendable {
     /// The handler for `client`'s reports; `topic` is the topic it consumes (nil for the
     /// producer). Its report counters start at 0.
     package func handler(for client: Client, topic: String?) -> KafkaStatistics.Handler {
-        for outcome in ["read", "unreadable"] { _ = reportCounter(client, outcome) }
+        for readable in [true, false] { _ = reportCounter(client, readable: readable) }
         return { [self] result in
             switch result {
             case .success(let statistics): record(statistics, client: client, topic: topic)
-            case .failure: reportCounter(client, "unreadable").increment()
+            case .failure: reportCounter(client, readable: false).increment()
             }
         }
     }
@@ -101,7 +101,7 @@ package struct KafkaStatisticsMetrics: Sendable {
                 let labels = ["client": client.rawValue, "topic": topic, "partition": String(partition.partition)]
                 if let value = partition.consumerLag { lag[MetricLabels(labels)] = Double(value) }
                 let state = Self.fetchStates.contains(partition.fetchState) ? partition.fetchState : "other"
-                fetch[MetricLabels(labels.merging(["state": state]) { $1 })] = 1
+                fetch[MetricLabels(labels.merging(["fetch_state": state]) { $1 })] = 1
             }
             registry.replaceGauges(Name.consumerLag,
                                    help: "Records after the committed offset of each assigned partition, against the high watermark the client last fetched (librdkafka consumer_lag).",
@@ -109,11 +109,11 @@ package struct KafkaStatisticsMetrics: Sendable {
             registry.replaceGauges(Name.fetchState, help: "Fetch state of each assigned partition as the client sees it (the series with value 1 names it).",
                                    scope: scope, with: fetch)
         }
-        reportCounter(client, "read").increment()
+        reportCounter(client, readable: true).increment()
     }
 
-    private func reportCounter(_ client: Client, _ outcome: String) -> Counter {
+    private func reportCounter(_ client: Client, readable: Bool) -> Counter {
         registry.counter(Name.reports, help: "librdkafka statistics reports received, by client and whether they could be read.",
-                         labels: ["client": client.rawValue, "outcome": outcome])
+                         labels: ["client": client.rawValue, "readable": String(readable)])
     }
 }
