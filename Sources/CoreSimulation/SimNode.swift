@@ -27,8 +27,8 @@ final class SimNode: @unchecked Sendable {
         let process = self.process
         var runtime = WorkerRuntime(
             executor: executor, clock: { world.nowMs },
-            makeProducer: { _, _ in producer },
-            makeGroupConsumer: { [unowned self] properties, relay, committed in
+            makeProducer: { _, _, _ in producer },
+            makeGroupConsumer: { [unowned self] properties, relay, committed, _ in
                 let consumer = SimConsumer(cluster: cluster, process: process, executor: executor,
                                            groupID: properties["group.id"] ?? "sim", relay: relay, committed: committed)
                 consumers.append(consumer)

@@ -8,6 +8,7 @@ extension KafkaConsumer {
 
         let listener: (any KafkaRebalanceListener)?
         let commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)?
+        let statistics: KafkaStatistics.Handler?
         private let owner = Mutex(Owner())
         private let pendingErrors = Mutex<[KafkaError]>([])
         /// Whether an assignment was ever handed over (the group's assignor state exists then).
@@ -20,9 +21,11 @@ extension KafkaConsumer {
         private let deferred = Mutex<(partitions: [TopicPartition], cooperative: Bool)?>(nil)
 
         init(listener: (any KafkaRebalanceListener)?,
-             commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)?) {
+             commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)?,
+             statistics: KafkaStatistics.Handler?) {
             self.listener = listener
             self.commitHandler = commitHandler
+            self.statistics = statistics
         }
 
         /// Links the consumer once it is fully initialized (weakly: nil again while it deinitializes).

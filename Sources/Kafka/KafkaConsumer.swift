@@ -37,15 +37,18 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     /// Creates a consumer. `rebalanceListener` hears about assigned, revoked and lost partitions;
     /// `commitHandler`, when given, receives the outcome of each commit made with
-    /// `synchronously: false`, inside `poll` (automatic commits are not reported). Throws
-    /// `.invalidArgument` for a bad property.
+    /// `synchronously: false`, inside `poll` (automatic commits are not reported); `statistics`
+    /// receives each statistics report (every `statistics.interval.ms`, when that property is above
+    /// 0), inside `poll` too. Throws `.invalidArgument` for a bad property.
     public init(configuration: [String: String],
                 rebalanceListener: (any KafkaRebalanceListener)?,
-                commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)? = nil) throws(KafkaError) {
+                commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)? = nil,
+                statistics: KafkaStatistics.Handler? = nil) throws(KafkaError) {
         let properties = KafkaConfiguration.merged(defaults: Self.defaultConfiguration, overrides: configuration)
         let conf = try KafkaConfiguration.make(properties)
-        let callbacks = Callbacks(listener: rebalanceListener, commitHandler: commitHandler)
+        let callbacks = Callbacks(listener: rebalanceListener, commitHandler: commitHandler, statistics: statistics)
         rd_kafka_conf_set_rebalance_cb(conf, kafkaConsumerRebalance)
+        if statistics != nil { rd_kafka_conf_set_stats_cb(conf, kafkaConsumerStatistics) }
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         self.handle = try KafkaConfiguration.makeHandle(type: RD_KAFKA_CONSUMER, conf: conf, role: "consumer")
         self.callbacks = callbacks

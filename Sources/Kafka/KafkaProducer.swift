@@ -24,7 +24,11 @@ public final class KafkaProducer: @unchecked Sendable {
     /// Callback context reachable from librdkafka's opaque pointer; lives as long as the producer.
     final class Callbacks: Sendable {
         let onError: (@Sendable (KafkaError) -> Void)?
-        init(onError: (@Sendable (KafkaError) -> Void)?) { self.onError = onError }
+        let statistics: KafkaStatistics.Handler?
+        init(onError: (@Sendable (KafkaError) -> Void)?, statistics: KafkaStatistics.Handler?) {
+            self.onError = onError
+            self.statistics = statistics
+        }
     }
 
     private let handle: OpaquePointer
@@ -34,14 +38,18 @@ public final class KafkaProducer: @unchecked Sendable {
     private let inFlight = InFlight()
 
     /// Creates a producer; `onError` receives client-level errors (brokers down, fatal errors) on the
-    /// poll thread. Throws `.invalidArgument` for an unknown property or a bad value.
+    /// poll thread, and `statistics` each statistics report (every `statistics.interval.ms`, when
+    /// that property is above 0) on the same thread. Throws `.invalidArgument` for an unknown
+    /// property or a bad value.
     public init(configuration: [String: String],
-                onError: (@Sendable (KafkaError) -> Void)? = nil) throws(KafkaError) {
+                onError: (@Sendable (KafkaError) -> Void)? = nil,
+                statistics: KafkaStatistics.Handler? = nil) throws(KafkaError) {
         let properties = KafkaConfiguration.merged(defaults: Self.defaultConfiguration, overrides: configuration)
         let conf = try KafkaConfiguration.make(properties)
-        let callbacks = Callbacks(onError: onError)
+        let callbacks = Callbacks(onError: onError, statistics: statistics)
         rd_kafka_conf_set_dr_msg_cb(conf, kafkaProducerDeliveryReport)
         rd_kafka_conf_set_error_cb(conf, kafkaProducerError)
+        if statistics != nil { rd_kafka_conf_set_stats_cb(conf, kafkaProducerStatistics) }
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         self.handle = try KafkaConfiguration.makeHandle(type: RD_KAFKA_PRODUCER, conf: conf, role: "producer")
         self.callbacks = callbacks

@@ -50,7 +50,7 @@ struct ConsoleEndToEndTests {
         // each row of the page is at or behind what an independent read finds a moment later.
         let table = try #require(lag.body.components(separatedBy: "id=\"lag-\(rig.stack.topics.requests)\"").last?
             .components(separatedBy: "</table>").first)
-        let cells = try NSRegularExpression(pattern: "<tr><td>(\\d+)</td><td>(\\d+|none)</td><td>(\\d+)</td><td>(\\d+)</td><td id=\"paused-[^\"]+\">(no|paused by [^<]+)</td></tr>")
+        let cells = try NSRegularExpression(pattern: "<tr><td>(\\d+)</td><td>(\\d+|none)</td><td>(\\d+)</td><td>(\\d+)</td><td id=\"client-lag-[^\"]+\">[^<]+</td><td id=\"fetch-state-[^\"]+\">[^<]+</td><td id=\"paused-[^\"]+\">(no|paused by [^<]+)</td></tr>")
         let shown = cells.matches(in: table, range: NSRange(table.startIndex..., in: table)).map { match in
             (1...4).map { String(table[Range(match.range(at: $0), in: table)!]) }
         }

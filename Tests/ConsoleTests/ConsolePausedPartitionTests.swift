@@ -92,3 +92,32 @@ struct ConsolePausedPartitionTests {
         #expect(resumed.allSatisfy { $0 == "no" }, "\(resumed)")
     }
 }
+
+/// The Lag page's client columns, read from the workers' librdkafka statistics series.
+@Suite("Console: the Kafka clients' view of each partition on the Lag page", .timeLimit(.minutes(1)))
+struct ConsoleClientPartitionTests {
+    @Test("lag and fetch state per partition and worker, round trips per client and broker; nothing known before a scrape")
+    func parsesTheStatisticsSeries() {
+        let a = PrometheusExposition("""
+            provisioner_kafka_consumer_lag_messages{client="requests",partition="0",topic="req"} 12
+            provisioner_kafka_consumer_lag_messages{client="requests",partition="x",topic="req"} 3
+            provisioner_kafka_fetch_state{client="requests",fetch_state="active",partition="0",topic="req"} 1
+            provisioner_kafka_fetch_state{client="requests",fetch_state="offset-query",partition="1",topic="req"} 1
+            provisioner_kafka_broker_rtt_average_seconds{broker="1",client="requests"} 0.0015
+            provisioner_kafka_broker_rtt_p99_seconds{broker="1",client="requests"} 0.012
+            """)
+        let b = PrometheusExposition("""
+            provisioner_kafka_consumer_lag_messages{client="requests",partition="0",topic="req"} 0
+            provisioner_kafka_fetch_state{client="requests",fetch_state="stopped",partition="0",topic="req"} 1
+            """)
+        let states = ClientPartitionStates(MetricsScrape(atMs: 0, expositions: ["http://w2/metrics": b, "http://w1/metrics": a], unreachable: []))
+        let handedOver = states.cells(topic: "req", partition: 0)
+        #expect(handedOver.lag == "12 at http://w1/metrics, 0 at http://w2/metrics")
+        #expect(handedOver.fetchState == "active at http://w1/metrics, stopped at http://w2/metrics")
+        #expect(states.cells(topic: "req", partition: 1) == ("not known", "offset-query"))
+        #expect(states.cells(topic: "req", partition: 2) == ("not reported", "not reported"))
+        #expect(states.roundTrips == [.init(endpoint: "http://w1/metrics", client: "requests", broker: "1", average: 0.0015, p99: 0.012)])
+        #expect(ConsoleApp.milliseconds(0.0015) == "1.5 ms" && ConsoleApp.milliseconds(nil) == "-")
+        #expect(ClientPartitionStates(nil).cells(topic: "req", partition: 0) == ("unknown", "unknown"))
+    }
+}

@@ -140,7 +140,9 @@ struct DashboardTests {
 
     /// The bounded set of each label name the worker may use: true when `value` belongs to it.
     /// `topics`: the worker's configured topics; `partitions`: the most any of them has.
-    static func boundedSets(programs: Set<String>, endpoints: Set<String>, topics: Set<String> = [], partitions: Int = 0) -> [String: (String) -> Bool] {
+    /// `brokers`: the node ids of the cluster's brokers.
+    static func boundedSets(programs: Set<String>, endpoints: Set<String>, topics: Set<String> = [], partitions: Int = 0,
+                            brokers: Set<String> = []) -> [String: (String) -> Bool] {
         let unknown = WorkerMetrics.unknownLabel
         return [
             "topic": { topics.contains($0) },
@@ -159,12 +161,16 @@ struct DashboardTests {
             "verdict": { value in MarkerFencing.Confirmation.allCases.contains { $0.label == value } || FinalDecider.Verdict.labels.contains(value) },
             "le": { $0 == "+Inf" || Double($0) != nil },
             "version": { $0 == KafkaRuntime.version },
+            "client": { KafkaStatisticsMetrics.Client(rawValue: $0) != nil },
+            "broker": { brokers.contains($0) },
+            "fetch_state": { KafkaStatisticsMetrics.fetchStates.contains($0) || $0 == WorkerMetrics.otherLabel },
+            "readable": { $0 == "true" || $0 == "false" },
         ]
     }
 
     /// What in `exposition` breaks the conventions (empty when nothing does).
     static func conventionProblems(_ exposition: Exposition, programs: Set<String>, endpoints: Set<String>,
-                                   topics: Set<String> = [], partitions: Int = 0) -> [String] {
+                                   topics: Set<String> = [], partitions: Int = 0, brokers: Set<String> = []) -> [String] {
         var problems = exposition.problems
         for (name, kind) in exposition.types.sorted(by: { $0.key < $1.key }) {
             if !name.hasPrefix("provisioner_") { problems.append("\(name): not under provisioner_") }
@@ -196,7 +202,7 @@ struct DashboardTests {
                 problems.append("\(name): a duration histogram whose name does not end in _seconds")
             }
         }
-        let bounded = boundedSets(programs: programs, endpoints: endpoints, topics: topics, partitions: partitions)
+        let bounded = boundedSets(programs: programs, endpoints: endpoints, topics: topics, partitions: partitions, brokers: brokers)
         var reported: Set<String> = []
         for sample in exposition.samples {
             guard let family = exposition.family(of: sample.name) else {
@@ -226,6 +232,8 @@ struct DashboardTests {
         /// The worker's configured topics and their partition count (the `topic` and `partition` labels' sets).
         var topics: Set<String>
         var partitions: Int
+        /// The node ids of the cluster's brokers (the `broker` label's set).
+        var brokers: Set<String>
     }
 
     /// One scrape shared by the tests that need it (starting a worker takes seconds).
@@ -245,6 +253,9 @@ struct DashboardTests {
         var environment = stack.environment
         environment["DASHBOARD_GNOSIS_SIGNING"] = "dashboard-signing-" + Crypto.hex(Crypto.randomBytes(16))
         let configuration = try stack.configuration(groupID: UniqueName.make("dashboard"), workerID: "dashboard-w1") { configuration in
+            // librdkafka's statistics series come with the first report: soon, not after the default 15 s.
+            configuration.kafkaConsumer["statistics.interval.ms"] = "500"
+            configuration.kafkaProducer["statistics.interval.ms"] = "500"
             var breaker = CircuitBreaker.Settings()
             breaker.windowSeconds = 30
             breaker.minimumCalls = 3
@@ -300,6 +311,11 @@ struct DashboardTests {
                        "provisioner_issuer_latency_seconds"] {
             try await wait("\(family) counted") { registry.total(family) > 0 }
         }
+        try await wait("two statistics reports read from each Kafka client") {
+            KafkaStatisticsMetrics.Client.allCases.allSatisfy { client in
+                (registry.value(KafkaStatisticsMetrics.Name.reports, labels: ["client": client.rawValue, "readable": "true"]) ?? 0) >= 2
+            }
+        }
         let port = try #require(worker.observabilityPort, "the worker serves no /metrics")
         let client = HTTPClient()
         defer { client.shutdown() }
@@ -307,7 +323,8 @@ struct DashboardTests {
         try #require(response.status == 200, "/metrics answered \(response.status)")
         return Scrape(text: response.body.string, programs: Set(configuration.programs.keys),
                       endpoints: Set(configuration.programs.values.map(\.endpoint)),
-                      topics: [configuration.topics.requests, configuration.topics.reconcile], partitions: stack.partitions)
+                      topics: [configuration.topics.requests, configuration.topics.reconcile], partitions: stack.partitions,
+                      brokers: Set(stack.cluster.brokerIDs.map(String.init)))
     }
 
     // MARK: - Tests
@@ -356,7 +373,7 @@ struct DashboardTests {
             #expect(exposition.types[old] == "histogram" && exposition.types[new] == "histogram", "\(old) and \(new) are both exported")
         }
         let problems = Self.conventionProblems(exposition, programs: scrape.programs, endpoints: scrape.endpoints,
-                                               topics: scrape.topics, partitions: scrape.partitions)
+                                               topics: scrape.topics, partitions: scrape.partitions, brokers: scrape.brokers)
         #expect(problems.isEmpty, "\(problems.count) problems:\n\(problems.joined(separator: "\n"))")
     }
 

@@ -59,10 +59,11 @@ struct DocumentationTests {
 
     @Test("every metric Deploy/README.md names is registered by the worker")
     func metricNamesExist() throws {
-        let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/Worker.swift"]
+        let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/Worker.swift",
+                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift"]
             .map(Repository.text).joined()
         let readme = try Repository.text("Deploy/README.md")
-        let pattern = try NSRegularExpression(pattern: #"provisioner_[a-z_]+"#)
+        let pattern = try NSRegularExpression(pattern: #"provisioner_[a-z0-9_]+"#)
         let names = Set(pattern.matches(in: readme, range: NSRange(readme.startIndex..., in: readme)).compactMap { match in
             Range(match.range, in: readme).map { String(readme[$0]) }
         })

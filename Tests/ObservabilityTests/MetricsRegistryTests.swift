@@ -56,3 +56,21 @@ struct MetricsRegistryTests {
         #expect(Timestamps.rfc3339(milliseconds: 0) == "1970-01-01T00:00:00.000Z")
     }
 }
+
+@Suite("Metrics: gauges replaced by a later report", .timeLimit(.minutes(1)))
+struct ReplacedGaugeTests {
+    @Test("replaceGauges drops the scope's series the new values do not name and keeps other scopes'")
+    func replacesOnlyTheScope() {
+        let registry = MetricsRegistry()
+        registry.replaceGauges("lag", help: "Lag.", scope: ["client": "a"], with: [["client": "a", "partition": "0"]: 5, ["client": "a", "partition": "1"]: 6])
+        registry.replaceGauges("lag", help: "Lag.", scope: ["client": "b"], with: [["client": "b", "partition": "0"]: 7])
+        registry.replaceGauges("lag", help: "Lag.", scope: ["client": "a"], with: [["client": "a", "partition": "1"]: 1])
+        let text = registry.renderPrometheus()
+        #expect(!text.contains("lag{client=\"a\",partition=\"0\"}"), "\(text)")
+        #expect(text.contains("lag{client=\"a\",partition=\"1\"} 1"))
+        #expect(text.contains("lag{client=\"b\",partition=\"0\"} 7"))
+        registry.replaceGauges("lag", help: "Lag.", scope: ["client": "a"], with: [:])
+        #expect(registry.total("lag") == 7)
+        #expect(registry.renderPrometheus().contains("# TYPE lag gauge"))
+    }
+}

@@ -55,6 +55,24 @@ public final class MetricsRegistry: Sendable {
         }
     }
 
+    /// Replaces every series of the gauge `name` whose labels include all of `scope`'s with
+    /// `values` (each a set of labels that includes `scope`), in one step: for reports that
+    /// supersede the last one, so a series the new report no longer names (a partition given up, a
+    /// broker gone) disappears instead of keeping its last value.
+    public func replaceGauges(_ name: String, help: String, scope: MetricLabels, with values: [MetricLabels: Double]) {
+        families.withLock { families in
+            var family = families[name] ?? Family(kind: .gauge, help: help)
+            precondition(family.kind == .gauge, "metric \(name) registered as \(family.kind.rawValue), used as gauge")
+            family.series = family.series.filter { labels, _ in !scope.pairs.allSatisfy(labels.pairs.contains) }
+            for (labels, value) in values {
+                let gauge = Gauge()
+                gauge.set(value)
+                family.series[labels] = .gauge(gauge)
+            }
+            families[name] = family
+        }
+    }
+
     /// The histogram `name` with `labels`, created on first use with `buckets`.
     public func histogram(_ name: String, help: String, labels: MetricLabels = .none,
                           buckets: [Double] = Histogram.latencyMillisecondBuckets) -> Histogram {

@@ -14,13 +14,16 @@ package struct WorkerRuntime: Sendable {
     package var executor: any Executor
     /// Wall-clock milliseconds.
     package var clock: @Sendable () -> Int64
-    /// Makes the producer from librdkafka properties; `errors` hears its client-level errors (a fatal one among them).
-    package var makeProducer: @Sendable (_ properties: [String: String], _ errors: @escaping @Sendable (KafkaError) -> Void) throws(KafkaError)
+    /// Makes the producer from librdkafka properties; `errors` hears its client-level errors (a
+    /// fatal one among them), `statistics` its statistics reports.
+    package var makeProducer: @Sendable (_ properties: [String: String], _ errors: @escaping @Sendable (KafkaError) -> Void,
+                                         _ statistics: KafkaStatistics.Handler?) throws(KafkaError)
         -> any RecordProducer
     /// Makes a group member from librdkafka properties; rebalances go to the relay, asynchronous
-    /// commit outcomes to the handler.
+    /// commit outcomes to the handler, statistics reports to `statistics`.
     package var makeGroupConsumer: @Sendable (_ properties: [String: String], _ relay: RebalanceRelay,
-                                              _ committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) throws(KafkaError)
+                                              _ committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void,
+                                              _ statistics: KafkaStatistics.Handler?) throws(KafkaError)
         -> any GroupConsumer
     /// Makes a reader of `topic` for a purpose (its consumer's group id suffix), with property overrides.
     package var makeMarkerReader: @Sendable (_ properties: [String: String], _ topic: String, _ purpose: String,
@@ -38,9 +41,11 @@ package struct WorkerRuntime: Sendable {
 
     /// Creates a runtime from its ports.
     package init(executor: any Executor, clock: @escaping @Sendable () -> Int64,
-                 makeProducer: @escaping @Sendable ([String: String], @escaping @Sendable (KafkaError) -> Void) throws(KafkaError) -> any RecordProducer,
+                 makeProducer: @escaping @Sendable ([String: String], @escaping @Sendable (KafkaError) -> Void,
+                                                   KafkaStatistics.Handler?) throws(KafkaError) -> any RecordProducer,
                  makeGroupConsumer: @escaping @Sendable ([String: String], RebalanceRelay,
-                                                        @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) throws(KafkaError)
+                                                        @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void,
+                                                        KafkaStatistics.Handler?) throws(KafkaError)
                      -> any GroupConsumer,
                  makeMarkerReader: @escaping @Sendable ([String: String], String, String, [String: String]) throws(KafkaError) -> any MarkerLogReader,
                  http: any HTTPExchanging, shutdownHTTP: @escaping @Sendable () -> Void, instance: String) {
@@ -59,9 +64,11 @@ package struct WorkerRuntime: Sendable {
         let http = HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: caBundlePath))
         return WorkerRuntime(
             executor: DispatchExecutor(), clock: clock,
-            makeProducer: { (properties, errors) throws(KafkaError) in try KafkaProducer(configuration: properties, onError: errors) },
-            makeGroupConsumer: { (properties, relay, committed) throws(KafkaError) in
-                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed)
+            makeProducer: { (properties, errors, statistics) throws(KafkaError) in
+                try KafkaProducer(configuration: properties, onError: errors, statistics: statistics)
+            },
+            makeGroupConsumer: { (properties, relay, committed, statistics) throws(KafkaError) in
+                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed, statistics: statistics)
             },
             makeMarkerReader: { (properties, topic, purpose, overrides) throws(KafkaError) in
                 try KafkaMarkerLogReader(properties: properties, topic: topic, purpose: purpose, overrides: overrides)

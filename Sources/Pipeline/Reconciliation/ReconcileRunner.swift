@@ -87,8 +87,9 @@ final class ReconcileRunner: Sendable {
                                         seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
         let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile", assignmentStrategy: KafkaRuntime.defaultAssignor)
             .applied(to: context.configuration.consumerProperties)
-        loop = try ConsumerLoop(runtime: runtime, properties: properties, ledger: OffsetLedger(), commitIntervalMs: 200,
-                                logger: context.logger.child("reconcile"))
+        loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), ledger: OffsetLedger(),
+                                commitIntervalMs: 200, logger: context.logger.child("reconcile"),
+                                statistics: context.metrics.kafkaStatistics.handler(for: .reconcile, topic: context.configuration.topics.reconcile))
         timer = context.executor.timer(label: "provisioner.reconcile-timer")
         // Weak: the loop (and its relay) must not keep its owner alive.
         loop.attach(.init(assigned: { [weak self] in self?.assigned($0) }, revoked: { [weak self] in self?.revoked($0) ?? .now },

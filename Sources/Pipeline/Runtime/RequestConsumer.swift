@@ -54,7 +54,9 @@ final class RequestConsumer: Sendable {
         let base = context.configuration.consumerProperties
         let properties = KafkaConsumerRole.committingMember(groupID: base["group.id"] ?? context.configuration.groupID,
                                                             assignmentStrategy: KafkaRuntime.defaultAssignor).applied(to: base)
-        loop = try ConsumerLoop(runtime: runtime, properties: properties, ledger: context.ledger, commitIntervalMs: 100, logger: context.logger)
+        loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), ledger: context.ledger,
+                                commitIntervalMs: 100, logger: context.logger,
+                                statistics: context.metrics.kafkaStatistics.handler(for: .requests, topic: context.configuration.topics.requests))
         let reader = try runtime.makeMarkerReader(base, context.configuration.topics.markers, "marker-reader", [:])
         catchUp = MarkerCatchUp(reader: reader, queue: context.executor.serialQueue(label: "provisioner.marker-catch-up", onPool: false),
                                 logger: context.logger, undecodable: context.metrics.undecodableMarkers)

@@ -84,12 +84,13 @@ public final class Worker: Sendable {
             }
             replaySecret = Sensitive(secret)
         }
-        var producerProperties = configuration.producerProperties
+        var producerProperties = KafkaStatisticsMetrics.withInterval(configuration.producerProperties)
         producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
         let fault = self.fault
-        producer = try runtime.makeProducer(producerProperties) { error in fault.record(error) }
-        let executor = runtime.executor
         let workerMetrics = WorkerMetrics(registry: metrics, programs: Array(configuration.programs.values))
+        producer = try runtime.makeProducer(producerProperties, { error in fault.record(error) },
+                                            workerMetrics.kafkaStatistics.handler(for: .producer, topic: nil))
+        let executor = runtime.executor
         let publisher = OutputPublisher(producer: producer, retryQueue: executor.serialQueue(label: "provisioner.publish-retry", onPool: false),
                                         maxAttempts: configuration.publishAttempts, metrics: workerMetrics, logger: logger.child("publish"), fault: fault)
         let consumerProperties = configuration.consumerProperties
@@ -245,8 +246,6 @@ public final class Worker: Sendable {
     /// Requests received and not yet finished.
     public var unsettledCount: Int { context.ledger.unsettledCount() }
 
-    /// The computed gauges. Their closures hold the worker's parts weakly: the registry is held by
-    /// those parts' metrics, and a strong capture would keep a stopped worker alive.
     /// The computed gauges. Their closures hold the worker's parts weakly: those parts hold the
     /// registry (through their metrics), and a strong capture would keep a stopped worker alive.
     private func registerGauges() {

@@ -40,6 +40,8 @@ struct WorkerMetrics: Sendable {
     /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
     private let endpoints: Set<String>
     let undecodableMarkers: Counter
+    /// librdkafka's statistics reports of the worker's clients.
+    var kafkaStatistics: KafkaStatisticsMetrics { KafkaStatisticsMetrics(registry: registry) }
 
     init(registry: MetricsRegistry, programs: [ProgramConfiguration]) {
         self.registry = registry
