@@ -24,9 +24,11 @@ enum ProduceCommand: Command {
           --bootstrap B      bootstrap servers (host:port,...)
           --file F           read from F instead of standard input
           --topic T          topic (default provisioning.requests)
-          --sign-env VAR     sign each line (CONTRACT section 11, v2): add x-request-timestamp (now, epoch
-                             ms) and x-request-signature: v2=<HMAC-SHA256> with the secret in
-                             environment variable VAR (programs configured with request_signing)
+          --sign-env VAR     sign each line (docs/CONTRACT.md, signature v3) with the secret in
+                             environment variable VAR (programs configured with request_signing):
+                             write it to the partition murmur2(card.id) picks (Java's and librdkafka's
+                             keyed partitioner) and add x-request-partition, x-request-timestamp (now,
+                             epoch ms) and x-request-signature: v3=<HMAC-SHA256>
           --property K=V     an extra librdkafka producer property (repeatable: give it once per property)
         """
 
@@ -61,10 +63,20 @@ enum ProduceCommand: Command {
         } catch {
             throw CommandFailure("could not create a producer: \(error.message)")
         }
+        // A signed record names its partition, so the signer needs the topic's partition count.
+        var partitionCount = 1
+        if signer != nil {
+            do {
+                partitionCount = try producer.partitionCount(topic: topic, timeoutMs: 10_000)
+            } catch {
+                producer.close(timeoutMs: 5_000)
+                throw CommandFailure("could not read the partition count of \(topic): \(error.message)")
+            }
+        }
         let tally = Mutex((sent: 0, delivered: 0, failed: 0, lastError: ""))
         for value in LineReader(handle: input) where !value.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) {
             var message = KafkaOutgoingMessage(topic: topic, key: cardKey(value).map { Array($0.utf8) }, value: value, headers: [])
-            if let signer { message = signer.signed(message, nowMs: Timestamps.nowMs()) }
+            if let signer { message = signer.signed(message, partitionCount: partitionCount, nowMs: Timestamps.nowMs()) }
             while true {
                 do {
                     try producer.send(message) { result in

@@ -36,7 +36,7 @@ enum RequestCommand: Command {
         options:
           --key-file KEY.pem  the backend's private key (PKCS#8 PEM, P-256 or X25519); default: a new key for this run
           --reply-curve C     the curve of that new key: p256 (default) or x25519 (reply.jwk kty OKP)
-          --sign-env VAR      sign v2 with the program's secret in environment variable VAR
+          --sign-env VAR      sign v3 with the program's secret in environment variable VAR
           --window-ms MS      how long to wait (default: the wallet's window, 20 s Apple, 60 s Google)
           --topic T           requests topic (default provisioning.requests)
           --json              print one JSON object instead of a line

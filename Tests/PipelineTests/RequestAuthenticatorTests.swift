@@ -11,6 +11,8 @@ struct RequestAuthenticatorTests {
     static let now: Int64 = 1_796_000_000_000
     static let programSecret = Sensitive("program-secret")
     static let replaySecret = Sensitive("replay-secret")
+    /// The partition the signed messages here are written to and read from.
+    static let partition: Int32 = 4
     let value = Array(#"{"version":1,"request_id":"r1","program":"signed"}"#.utf8)
     let key = Array("pm_1".utf8)
 
@@ -24,12 +26,13 @@ struct RequestAuthenticatorTests {
         if let replayOf { headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
         if let operatorName { headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName)) }
         guard let secret else { return headers }
-        return RequestSigner(secret: secret).signed(key: key, value: value, headers: headers, nowMs: at)
+        return RequestSigner(secret: secret).signed(key: key, value: value, headers: headers, partition: Self.partition, nowMs: at)
     }
 
     func verdict(_ authenticator: RequestAuthenticator, program: String?, configured: Bool = true, _ headers: [KafkaHeader],
-                 now: Int64 = now) -> RequestAuthenticator.Verdict {
-        authenticator.verdict(program: program, isConfigured: configured, key: key, value: value, headers: headers, nowMs: now)
+                 partition: Int32 = partition, now: Int64 = now) -> RequestAuthenticator.Verdict {
+        authenticator.verdict(program: program, isConfigured: configured, key: key, value: value, headers: headers, partition: partition,
+                              nowMs: now)
     }
 
     func isUnauthentic(_ verdict: RequestAuthenticator.Verdict) -> Bool {
@@ -69,13 +72,14 @@ struct RequestAuthenticatorTests {
     @Test func nullCoveredHeadersAreNeverAuthentic() {
         let signed = headers(Self.programSecret)
         #expect(verdict(authenticator(), program: "signed", signed) == .authentic(replayBy: nil))
-        for name in RequestSignature.coveredHeaders {
+        for name in RequestSignature.Version.v3.coveredHeaders {
             let withNull = signed + [KafkaHeader(key: name, value: nil)]
             #expect(isUnauthentic(verdict(authenticator(), program: "signed", withNull)), "\(name)")
             #expect(isUnauthentic(verdict(authenticator(), program: "other", configured: false, withNull)), "\(name)")
         }
         let signedWithNull = RequestSigner(secret: Self.programSecret).signed(key: key, value: value,
-                                                                              headers: [KafkaHeader(key: "kafka_correlationId", value: nil)], nowMs: Self.now)
+                                                                              headers: [KafkaHeader(key: "kafka_correlationId", value: nil)],
+                                                                              partition: Self.partition, nowMs: Self.now)
         #expect(verdict(authenticator(), program: "signed", signedWithNull) == .authentic(replayBy: nil))
         // A program that does not sign keeps its own rules (routing refuses the null header).
         #expect(verdict(authenticator(), program: "open", [KafkaHeader(key: "kafka_correlationId", value: nil)]) == .notRequired)
@@ -103,6 +107,36 @@ struct RequestAuthenticatorTests {
         #expect(isUnauthentic(verdict(auth, program: "signed", moved)))
         #expect(isUnauthentic(verdict(authenticator(replayKey: false), program: "signed",
                                       headers(Self.replaySecret, replayOf: dlq, operatorName: "alice"))))
+    }
+
+    /// A signature names the partition its record was written to: a byte copy of the message (a
+    /// producer's or an operator's replay) read from any other partition is unauthentic, and so is
+    /// one whose `x-request-partition` was changed to the copy's partition.
+    @Test func signedMessagesAreAuthenticOnlyOnTheirPartition() {
+        let auth = authenticator()
+        let dlq = "provisioning.dlq:0:7"
+        let signed = headers(Self.programSecret)
+        let replay = headers(Self.replaySecret, replayOf: dlq, operatorName: "alice")
+        for partition in Int32(0)...7 where partition != Self.partition {
+            #expect(isUnauthentic(verdict(auth, program: "signed", signed, partition: partition)), "copy on \(partition)")
+            #expect(isUnauthentic(verdict(auth, program: nil, configured: false, signed, partition: partition)), "copy on \(partition)")
+            #expect(isUnauthentic(verdict(auth, program: "signed", replay, partition: partition)), "replay copy on \(partition)")
+            let moved = signed.map { $0.key == RequestSignature.partitionHeader ? KafkaHeader(key: $0.key, string: String(partition)) : $0 }
+            #expect(isUnauthentic(verdict(auth, program: "signed", moved, partition: partition)), "moved header on \(partition)")
+        }
+        // An unsigned program's replay copied to another partition is an ordinary message (no replay's standing).
+        #expect(verdict(auth, program: "open", headers(Self.replaySecret, replayOf: dlq, operatorName: "alice"), partition: 0) == .notRequired)
+    }
+
+    /// v2 (no partition) only where a program opts in (`accept_v2`), for moving producers to v3.
+    @Test func v2OnlyWhereConfigured() {
+        var v2 = [KafkaHeader(key: RequestSignature.timestampHeader, string: String(Self.now))]
+        v2.append(KafkaHeader(key: RequestSignature.header, string: RequestSignature.sign(.v2, secret: Self.programSecret, key: key,
+                                                                                           timestampMs: Self.now, value: value) { _ in .absent }))
+        #expect(isUnauthentic(verdict(authenticator(), program: "signed", v2)))
+        let optedIn = RequestAuthenticator(programs: ["signed": .init(secret: Self.programSecret, policy: .init(acceptsV2: true))])
+        #expect(verdict(optedIn, program: "signed", v2) == .authentic(replayBy: nil))
+        #expect(verdict(optedIn, program: "signed", v2, partition: 0) == .authentic(replayBy: nil), "v2 covers no partition")
     }
 
     @Test func legacyV1OnlyWhereConfigured() {

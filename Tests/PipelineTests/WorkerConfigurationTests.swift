@@ -263,6 +263,23 @@ struct WorkerConfigurationTests {
         }
     }
 
+    /// `request_signing` accepts v3 only unless `accept_v2` / `accept_v1` say otherwise.
+    @Test("request_signing: v3 only by default; accept_v2 and accept_v1 opt in")
+    func signatureVersionsAcceptedByProgram() throws {
+        func program(_ signing: String) throws -> ProgramConfiguration? {
+            let text = """
+            {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+             "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                                   "request_signing": \(signing)}}}
+            """
+            return try load(text, env: ["ACME_SIGNING": "acme-signing-key-0123456789abcdef0123"]).0.program("acme")
+        }
+        let plain = try program(#"{"secret_env": "ACME_SIGNING"}"#)
+        #expect(plain?.requestSigningAcceptsV2 == false && plain?.requestSigningAcceptsV1 == false)
+        let migrating = try program(#"{"secret_env": "ACME_SIGNING", "accept_v2": true, "accept_v1": true}"#)
+        #expect(migrating?.requestSigningAcceptsV2 == true && migrating?.requestSigningAcceptsV1 == true)
+    }
+
     /// Issue 29 item 12: signing keys are at least 32 bytes, and the replay key is none of the
     /// programs' signing secrets; problems name the variable, never the value (at load, and in the
     /// worker however it got its configuration).

@@ -32,6 +32,9 @@ public struct ProgramConfiguration: Sendable {
     public var requestSigningSecretEnvironmentVariable: String?
     /// `request_signing.accept_v1`: also accept the legacy v1 signature (value only, no freshness).
     public var requestSigningAcceptsV1 = false
+    /// `request_signing.accept_v2`: also accept v2 signatures, which cover no partition (a byte copy
+    /// on another partition verifies); for moving producers to v3 only.
+    public var requestSigningAcceptsV2 = false
     /// `request_signing.max_skew_ms`: how far `x-request-timestamp` may be from the worker's clock.
     public var requestSigningMaxSkewMs: Int64 = 300_000
     /// `reply_topics`: the reply topics this program's requests may name (names, or prefixes ending

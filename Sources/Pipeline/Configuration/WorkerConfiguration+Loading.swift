@@ -335,6 +335,7 @@ extension WorkerConfiguration {
         if !signing.members.isEmpty {
             program.requestSigningSecretEnvironmentVariable = signing.requiredString("secret_env")
             program.requestSigningAcceptsV1 = signing.bool("accept_v1", default: false)
+            program.requestSigningAcceptsV2 = signing.bool("accept_v2", default: false)
             program.requestSigningMaxSkewMs = signing.integer("max_skew_ms", default: program.requestSigningMaxSkewMs, in: 1_000...3_600_000)
         }
         reader.absorb(signing)

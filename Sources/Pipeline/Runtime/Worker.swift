@@ -74,7 +74,8 @@ public final class Worker: Sendable {
                 }
                 signing[name] = RequestAuthenticator.Signing(
                     secret: Sensitive(secret),
-                    policy: RequestSignature.Policy(maxSkewMs: program.requestSigningMaxSkewMs, acceptsV1: program.requestSigningAcceptsV1))
+                    policy: RequestSignature.Policy(maxSkewMs: program.requestSigningMaxSkewMs, acceptsV1: program.requestSigningAcceptsV1,
+                                                   acceptsV2: program.requestSigningAcceptsV2))
             }
         }
         var replaySecret: Sensitive?
