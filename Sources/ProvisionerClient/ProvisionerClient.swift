@@ -133,6 +133,7 @@ public final class ProvisionerClient: Sendable {
             let chosen = RequestPartitioner.partition(key: key, count: count)
             partition = chosen
             headers.append(KafkaHeader(key: RequestSignature.partitionHeader, string: String(chosen)))
+            if let keyID = configuration.signingKeyID { headers.append(KafkaHeader(key: RequestSignature.keyIDHeader, string: keyID)) }
             let now = Self.nowMs()
             let signature = RequestSignature.sign(.v3, secret: secret, key: key, timestampMs: now, value: value) { name in
                 RequestSignature.Header(headers.last { $0.key == name }.map(\.value))

@@ -35,11 +35,12 @@ struct ProvisionerClientTests {
         #expect(opc?.revealed.isEmpty == false, "the OPC Google asked for")
     }
 
-    /// A signing program (`request_signing`): the client signs v3 for the partition murmur2 of the
-    /// card id picks on the requests topic, writes the request there, and the worker answers it.
-    @Test("a signing program: the client writes each request to the partition murmur2 of its card id picks, signed v3 for it; answered")
+    /// A signing program (`request_signing.keys`): the client signs v3 with the key it names, for the
+    /// partition murmur2 of the card id picks on the requests topic, writes the request there, and
+    /// the worker answers it.
+    @Test("a signing program: the client writes each request to the partition murmur2 of its card id picks, signed v3 for it with its key id; answered")
     func signedRequestsNameTheirPartition() async throws {
-        let rig = try ClientRig(signingSecret: "client-signing-" + Crypto.hex(Crypto.randomBytes(16)))
+        let rig = try ClientRig(signingSecret: "client-signing-" + Crypto.hex(Crypto.randomBytes(16)), signingKeyID: "2026-12")
         defer { rig.stop() }
         let (client, _) = try rig.client(partition: 2)
         defer { client.close() }
@@ -56,6 +57,7 @@ struct ProvisionerClientTests {
             let expected = RequestPartitioner.partition(key: Array(request.cardID.utf8), count: 3)
             #expect(record.partition == expected && record.header(RequestSignature.partitionHeader) == Array(String(expected).utf8))
             #expect(record.header(RequestSignature.header).map { String(decoding: $0, as: UTF8.self).hasPrefix("v3=") } == true)
+            #expect(record.header(RequestSignature.keyIDHeader) == Array("2026-12".utf8))
         }
     }
 

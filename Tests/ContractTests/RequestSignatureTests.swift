@@ -13,14 +13,16 @@ struct RequestSignatureTests {
     /// The vector's partition: murmur2 of its key on a topic of 5 partitions.
     static let partition: Int32 = 4
     static let headers: [String: [UInt8]] = [
-        "x-request-partition": Array("4".utf8),
+        "x-request-partition": Array("4".utf8), "x-request-key-id": Array("2026-12".utf8),
         "kafka_replyTopic": Array("backend.replies".utf8), "kafka_replyPartition": [0, 0, 0, 3], "kafka_correlationId": [1, 2, 3, 4],
     ]
     /// The vectors published in docs/CONTRACT.md: v3, then the same message with
     /// `kafka_correlationId` present but null.
-    static let published = "v3=c716ae65ba03c594ea8d6e9f739df1dca25828b23fe3c197a8a9e1934fdc806c"
-    static let publishedNull = "v3=555ad38408cbe14f5ec287812b81a0431ee27a050f434e6b44ac0246651c0d2e"
-    /// The v2 vectors (v2 ignores `x-request-partition`).
+    static let published = "v3=0d6c8055f9d588394731c2545d282740e5f489e2953afe76a4f84943ed2e3de7"
+    static let publishedNull = "v3=8dc410587141bdb95a285a57777d05389907cd7a2575dce865f34099a491686a"
+    /// v3 signed by an unnamed key: without `x-request-key-id`.
+    static let publishedUnnamed = "v3=f3b8549e11e9a9a4b02a1717d99225cbd0665e3b4535c79fc986ef63987f9727"
+    /// The v2 vectors (v2 ignores `x-request-partition` and `x-request-key-id`).
     static let publishedV2 = "v2=6acdfb6c1dcb35c28c6409a7a949deeba4efb0ff74562fbf824e54b0a513bd8f"
     static let publishedV2Null = "v2=cce3fe38e04ee80c1943159196d88d050bb4be93befb716e75c892e4b6c05c44"
 
@@ -52,6 +54,9 @@ struct RequestSignatureTests {
         null["kafka_correlationId"] = Self.null
         #expect(sign() == Self.published)
         #expect(sign(headers: null) == Self.publishedNull)
+        var unnamed = Self.headers
+        unnamed["x-request-key-id"] = nil
+        #expect(sign(headers: unnamed) == Self.publishedUnnamed)
         #expect(sign(.v2) == Self.publishedV2)
         #expect(sign(.v2, headers: null) == Self.publishedV2Null)
         #expect(RequestPartitioner.partition(key: Self.key, count: 5) == Self.partition)
@@ -77,7 +82,7 @@ struct RequestSignatureTests {
                 if b is NULL: return b'\\xff\\xff\\xff\\xfe'
                 return struct.pack('>I', len(b)) + b
             routing = ["x-replay-of", "x-replay-operator", "kafka_replyTopic", "kafka_replyPartition", "kafka_correlationId"]
-            covered = {"v2": routing, "v3": ["x-request-partition"] + routing}
+            covered = {"v2": routing, "v3": ["x-request-partition", "x-request-key-id"] + routing}
             def sign(version, headers):
                 data = field(b"provisioner-request-signature-" + version.encode()) + field(b"pm_test_vector") + field(b"1796000000000")
                 for name in covered[version]: data += field(name.encode()) + field(headers.get(name))
@@ -99,7 +104,10 @@ struct RequestSignatureTests {
             headers = {"kafka_replyTopic": b"backend.replies", "kafka_replyPartition": b"\\x00\\x00\\x00\\x03",
                        "kafka_correlationId": b"\\x01\\x02\\x03\\x04"}
             headers["x-request-partition"] = str((murmur2(b"pm_test_vector") & 0x7fffffff) % 5).encode()
+            headers["x-request-key-id"] = b"2026-12"
             print(sign("v3", headers)); print(sign("v2", headers))
+            unnamed = dict(headers); del unnamed["x-request-key-id"]
+            print(sign("v3", unnamed))
             headers["kafka_correlationId"] = NULL
             print(sign("v3", headers)); print(sign("v2", headers))
             for key in [b"", b"a", b"ab", b"abc", b"pm_7Hq2", "pm_ü€".encode()] + [bytes(range(n)) for n in range(4, 40, 7)]:
@@ -110,8 +118,10 @@ struct RequestSignatureTests {
         let output = try PythonPeer.run(script).split(separator: "\n").map(String.init)
         var null = Self.headers
         null["kafka_correlationId"] = Self.null
-        #expect(Array(output.prefix(4)) == [sign(), sign(.v2), sign(headers: null), sign(.v2, headers: null)])
-        #expect(Array(output.dropFirst(4)) == keys.map { String(RequestPartitioner.partition(key: $0, count: 1_000_003)) })
+        var unnamed = Self.headers
+        unnamed["x-request-key-id"] = nil
+        #expect(Array(output.prefix(5)) == [sign(), sign(.v2), sign(headers: unnamed), sign(headers: null), sign(.v2, headers: null)])
+        #expect(Array(output.dropFirst(5)) == keys.map { String(RequestPartitioner.partition(key: $0, count: 1_000_003)) })
     }
 
     @Test func validWithinTheWindowEitherWay() {

@@ -139,6 +139,37 @@ struct RequestAuthenticatorTests {
         #expect(verdict(optedIn, program: "signed", v2, partition: 0) == .authentic(replayBy: nil), "v2 covers no partition")
     }
 
+    /// Key rotation: a program with named keys accepts a message signed by any key it lists, by
+    /// the id the message names (covered by the signature), until that key's `not_after`; an
+    /// unknown id, a missing id (no unnamed key), or an id swapped after signing is refused.
+    @Test func namedKeysAreAcceptedUntilTheyRetire() {
+        let old = Sensitive("old-key"), new = Sensitive("new-key"), retired = Sensitive("retired-key")
+        let auth = RequestAuthenticator(programs: ["signed": .init(keys: [.init(id: "2026-11", secret: old, notAfterMs: Self.now + 60_000),
+                                                                          .init(id: "2026-12", secret: new),
+                                                                          .init(id: "2026-10", secret: retired, notAfterMs: Self.now - 1)],
+                                                                   policy: .init())])
+        func signed(_ secret: Sensitive, id: String?, at: Int64 = Self.now) -> [KafkaHeader] {
+            RequestSigner(secret: secret, keyID: id).signed(key: key, value: value, headers: [], partition: Self.partition, nowMs: at)
+        }
+        #expect(verdict(auth, program: "signed", signed(old, id: "2026-11")) == .authentic(replayBy: nil))
+        #expect(verdict(auth, program: "signed", signed(new, id: "2026-12")) == .authentic(replayBy: nil))
+        #expect(verdict(auth, program: nil, configured: false, signed(new, id: "2026-12")) == .authentic(replayBy: nil))
+        // The old key retires at now + 60 s: a message it signed 1 s before is refused once the time has come.
+        #expect(verdict(auth, program: "signed", signed(old, id: "2026-11", at: Self.now + 59_000), now: Self.now + 60_000)
+                == .unauthentic("program signed: signing key '2026-11' retired at \(RFC3339.format(milliseconds: Self.now + 60_000))"))
+        #expect(isUnauthentic(verdict(auth, program: "signed", signed(retired, id: "2026-10"))))
+        #expect(verdict(auth, program: "signed", signed(new, id: "2027-01"))
+                == .unauthentic("program signed: signing key '2027-01' is not one of this program's keys"))
+        #expect(isUnauthentic(verdict(auth, program: "signed", signed(new, id: nil))), "no unnamed key")
+        #expect(isUnauthentic(verdict(auth, program: "signed", signed(old, id: "2026-12"))), "signed by one key, naming another")
+        let swapped = signed(old, id: "2026-11").map { $0.key == RequestSignature.keyIDHeader ? KafkaHeader(key: $0.key, string: "2026-12") : $0 }
+        #expect(isUnauthentic(verdict(auth, program: "signed", swapped)), "the key id is covered")
+        // A program with an unnamed key and named ones accepts both.
+        let mixed = RequestAuthenticator(programs: ["signed": .init(keys: [.init(id: nil, secret: old), .init(id: "next", secret: new)], policy: .init())])
+        #expect(verdict(mixed, program: "signed", signed(old, id: nil)) == .authentic(replayBy: nil))
+        #expect(verdict(mixed, program: "signed", signed(new, id: "next")) == .authentic(replayBy: nil))
+    }
+
     @Test func legacyV1OnlyWhereConfigured() {
         let v1 = [KafkaHeader(key: RequestSignature.header, string: RequestSignature.signV1(secret: Self.programSecret, value: value))]
         #expect(isUnauthentic(verdict(authenticator(), program: "signed", v1)))

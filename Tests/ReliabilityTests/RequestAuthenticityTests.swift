@@ -25,17 +25,20 @@ extension ReliabilityTests {
 
         let partitions: Int
 
-        init(partitions: Int = 3, name: String) async throws {
+        /// `configure` may change the worker's configuration further (with `environment` beside).
+        init(partitions: Int = 3, name: String, environment extra: [String: String] = [:],
+             configure: (inout WorkerConfiguration) -> Void = { _ in }) async throws {
             self.partitions = partitions
             stack = try EmbeddedStack(brokers: 1, partitions: partitions)
             secret = "imprint-signing-" + Crypto.hex(Crypto.randomBytes(16))
             replaySecret = "replay-signing-" + Crypto.hex(Crypto.randomBytes(16))
-            var environment = stack.environment
+            var environment = stack.environment.merging(extra) { $1 }
             environment["RELIABILITY_IMPRINT_SIGNING"] = secret
             environment["RELIABILITY_REPLAY_SIGNING"] = replaySecret
             let configuration = try stack.configuration(groupID: UniqueName.make(name), workerID: "\(name)-w1") {
                 $0.programs["demo-imprint"]?.requestSigningSecretEnvironmentVariable = "RELIABILITY_IMPRINT_SIGNING"
                 $0.replaySigningSecretEnvironmentVariable = "RELIABILITY_REPLAY_SIGNING"
+                configure(&$0)
             }
             logs = CapturingLogHandler()
             registry = MetricsRegistry()

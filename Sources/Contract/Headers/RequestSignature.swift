@@ -5,7 +5,7 @@
 ///   tag, the record key, the producer timestamp header `x-request-timestamp` (epoch ms, decimal),
 ///   every header that changes how the request is handled or where it may be taken
 ///   (`Version.coveredHeaders`: first `x-request-partition`, the partition the producer wrote the
-///   record to), and the value; accepted only within a freshness window around the worker's clock
+///   record to, and `x-request-key-id`, which key signed), and the value; accepted only within a freshness window around the worker's clock
 ///   and only on the partition it names, so a byte copy on another partition is not authentic.
 /// - `v2=<hex>`: the same without the partition; accepted only where a program enables it.
 /// - `v1=<hex>` (legacy): HMAC-SHA256 over the value alone; accepted only where a program enables it.
@@ -44,6 +44,9 @@ public enum RequestSignature {
     public static let timestampHeader = "x-request-timestamp"
     /// The partition the producer wrote the record to (ASCII decimal), covered by v3.
     public static let partitionHeader = "x-request-partition"
+    /// Which of the program's keys signed (an operator-chosen id), covered by v3; absent when the
+    /// program's one unnamed key (`request_signing.secret_env`) signed.
+    public static let keyIDHeader = "x-request-key-id"
     /// The headers v2 covers, in signing order: each decides where an answer goes or how the
     /// request is handled (a replay, who replayed it, reply routing).
     public static let routingHeaders = ["x-replay-of", "x-replay-operator", "kafka_replyTopic", "kafka_replyPartition", "kafka_correlationId"]
@@ -54,7 +57,8 @@ public enum RequestSignature {
     public enum Version: String, Sendable, CaseIterable {
         /// Key, timestamp, routing headers and value.
         case v2
-        /// v2 and the partition the record was written to (`x-request-partition`).
+        /// v2, the partition the record was written to (`x-request-partition`) and the signing
+        /// key's id (`x-request-key-id`).
         case v3
 
         /// The label that starts the signing input.
@@ -63,7 +67,7 @@ public enum RequestSignature {
         public var coveredHeaders: [String] {
             switch self {
             case .v2: RequestSignature.routingHeaders
-            case .v3: [RequestSignature.partitionHeader] + RequestSignature.routingHeaders
+            case .v3: [RequestSignature.partitionHeader, RequestSignature.keyIDHeader] + RequestSignature.routingHeaders
             }
         }
     }

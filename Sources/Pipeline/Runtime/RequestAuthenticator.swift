@@ -13,10 +13,58 @@ import Recovery
 /// Runs before anything that can publish a result or touch the duplicate filter, markers or the
 /// nonce guard. Pure: time is passed in.
 struct RequestAuthenticator: Sendable {
-    /// A signed program's secret and policy.
+    /// A signed program's keys and policy.
     struct Signing: Sendable {
-        var secret: Sensitive
+        /// One key: its id (`x-request-key-id`; nil for the unnamed key), secret and retirement.
+        struct Key: Sendable {
+            var id: String?
+            var secret: Sensitive
+            /// Messages it signs are refused from this time (epoch ms); nil: never.
+            var notAfterMs: Int64?
+        }
+
+        var keys: [Key]
         var policy: RequestSignature.Policy
+
+        /// A program with one unnamed key.
+        init(secret: Sensitive, policy: RequestSignature.Policy) {
+            self.init(keys: [Key(id: nil, secret: secret)], policy: policy)
+        }
+
+        /// A program with `keys` (each accepted until its `notAfterMs`).
+        init(keys: [Key], policy: RequestSignature.Policy) {
+            self.keys = keys
+            self.policy = policy
+        }
+
+        /// The verdict on a message by the key it names (`x-request-key-id`, absent: the unnamed
+        /// key), read from `partition` at `nowMs`: the signature must verify under that key, and
+        /// the key must not have retired. A message never tries every key: one header, one HMAC.
+        func verdict(key: [UInt8]?, value: [UInt8], partition: Int32, nowMs: Int64,
+                     header: (String) -> RequestSignature.Header) -> RequestSignature.Verdict {
+            let chosen: Key
+            switch header(RequestSignature.keyIDHeader) {
+            case .absent:
+                guard let unnamed = keys.first(where: { $0.id == nil }) else {
+                    return .invalid("the request names no signing key (\(RequestSignature.keyIDHeader)), and this program's keys all have ids")
+                }
+                chosen = unnamed
+            case .null:
+                return .invalid("the \(RequestSignature.keyIDHeader) header is null")
+            case .bytes(let bytes):
+                let id = String(decoding: bytes, as: UTF8.self)
+                guard let named = keys.first(where: { $0.id == id }) else {
+                    return .invalid("signing key '\(AuditEvent.safeIdentifier(id))' is not one of this program's keys")
+                }
+                chosen = named
+            }
+            let verdict = RequestSignature.verdict(secret: chosen.secret, policy: policy, key: key, value: value, partition: partition,
+                                                   nowMs: nowMs, header: header)
+            if case .valid = verdict, let notAfter = chosen.notAfterMs, nowMs >= notAfter {
+                return .invalid("signing key '\(chosen.id ?? "unnamed")' retired at \(RFC3339.format(milliseconds: notAfter))")
+            }
+            return verdict
+        }
     }
 
     /// How a message was judged.
@@ -58,8 +106,7 @@ struct RequestAuthenticator: Sendable {
         let isReplay = header(DeadLetterHeader.replayOf) != .absent
         if let program, isConfigured, let signing = programs[program] {
             if isReplay { return replayVerdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) }
-            switch RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value, partition: partition,
-                                            nowMs: nowMs, header: header) {
+            switch signing.verdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) {
             case .valid: return .authentic(replayBy: nil)
             case .invalid(let reason): return .unauthentic("program \(program): \(reason)")
             }
@@ -76,8 +123,7 @@ struct RequestAuthenticator: Sendable {
         // Names no program this worker serves: answerable only if a key held here verifies it.
         if isReplay { return replayVerdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) }
         for signing in programs.values {
-            if case .valid = RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value,
-                                                      partition: partition, nowMs: nowMs, header: header) {
+            if case .valid = signing.verdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) {
                 return .authentic(replayBy: nil)
             }
         }

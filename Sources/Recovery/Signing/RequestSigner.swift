@@ -8,19 +8,24 @@ import Kafka
 public struct RequestSigner: Sendable {
     /// The key (the replay key seals dead letters with it: `DeadLetterSeal(signer:)`).
     let secret: Sensitive
+    /// The key's id among the program's keys (`x-request-key-id`); nil for an unnamed key.
+    let keyID: String?
 
-    /// Creates a signer for `secret` (a program's signing secret, or the replay key).
-    public init(secret: Sensitive) {
+    /// Creates a signer for `secret` (a program's signing secret, or the replay key), named
+    /// `keyID` among the program's keys when the program has named keys.
+    public init(secret: Sensitive, keyID: String? = nil) {
         self.secret = secret
+        self.keyID = keyID
     }
 
-    /// `headers` with any earlier signature, timestamp or partition removed, then the partition
-    /// the record is written to (`partition`), the timestamp (`nowMs`) and a v3 signature over
-    /// `key`, the covered headers among them, and `value`.
+    /// `headers` with any earlier signature, timestamp, partition or key id removed, then the
+    /// partition the record is written to (`partition`), the key id, the timestamp (`nowMs`) and a
+    /// v3 signature over `key`, the covered headers among them, and `value`.
     public func signed(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], partition: Int32, nowMs: Int64) -> [KafkaHeader] {
-        let replaced = [RequestSignature.header, RequestSignature.timestampHeader, RequestSignature.partitionHeader]
+        let replaced = [RequestSignature.header, RequestSignature.timestampHeader, RequestSignature.partitionHeader, RequestSignature.keyIDHeader]
         var headers = headers.filter { !replaced.contains($0.key) }
         headers.append(KafkaHeader(key: RequestSignature.partitionHeader, string: String(partition)))
+        if let keyID { headers.append(KafkaHeader(key: RequestSignature.keyIDHeader, string: keyID)) }
         let signature = RequestSignature.sign(.v3, secret: secret, key: key, timestampMs: nowMs, value: value) { name in
             RequestSignature.Header(headers.last { $0.key == name }.map(\.value))
         }
