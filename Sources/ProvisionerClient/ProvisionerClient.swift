@@ -30,7 +30,9 @@ public final class ProvisionerClient: Sendable {
     /// request names the partition it is written to: signature v3).
     private let requestPartitionCount: Int?
 
-    /// Connects: creates the producer and assigns the reply partition at its end, before any request can be sent.
+    /// Connects: creates the producer, reads the requests topic's partition count when the client
+    /// signs (a signed request names its partition), and assigns the reply partition at its end,
+    /// before any request can be sent.
     public init(configuration: ProvisionerClientConfiguration) throws(ProvisionerClientError) {
         self.configuration = configuration
         do {
