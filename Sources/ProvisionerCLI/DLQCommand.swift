@@ -43,8 +43,9 @@ enum DLQCommand: Command {
                             Kafka principal (sasl.username) is written, NAME beside it as a label
           --sign-env VAR    replay: the replay key is in VAR; by default the key named by the
                             configuration's dlq.replay_signing_secret_env. It checks each entry's
-                            dlq.mac (without it nothing is replayed) and signs each replay (v2):
-                            workers accept replays of programs with request_signing only so signed
+                            dlq.mac (without it nothing is replayed) and signs each replay (v3,
+                            for the original partition, where it is written): workers accept
+                            replays of programs with request_signing only so signed
           --json            machine-readable output
         """
     static let switchNames: Set<String> = ["json", "parked", "dry-run"]

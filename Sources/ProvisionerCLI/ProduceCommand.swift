@@ -12,7 +12,7 @@ enum ProduceCommand: Command {
     static let name = "produce"
     static let summary = "produces requests (one JSON per line) keyed by card id"
     static let help = """
-        usage: provisioner produce --bootstrap B [--file F.jsonl] [--topic T] [--sign-env VAR] [--property K=V ...]
+        usage: provisioner produce --bootstrap B [--file F.jsonl] [--topic T] [--sign-env VAR [--key-id ID]] [--property K=V ...]
 
         Reads one request per line from F (or standard input) and produces each line unchanged to
         the requests topic, keyed by its card.id (CONTRACT section 3) so one card's requests stay in
@@ -24,9 +24,13 @@ enum ProduceCommand: Command {
           --bootstrap B      bootstrap servers (host:port,...)
           --file F           read from F instead of standard input
           --topic T          topic (default provisioning.requests)
-          --sign-env VAR     sign each line (CONTRACT section 11, v2): add x-request-timestamp (now, epoch
-                             ms) and x-request-signature: v2=<HMAC-SHA256> with the secret in
-                             environment variable VAR (programs configured with request_signing)
+          --sign-env VAR     sign each line (docs/CONTRACT.md, signature v3) with the secret in
+                             environment variable VAR (programs configured with request_signing):
+                             write it to the partition murmur2(card.id) picks (Java's and librdkafka's
+                             keyed partitioner) and add x-request-partition, x-request-timestamp (now,
+                             epoch ms) and x-request-signature: v3=<HMAC-SHA256>
+          --key-id ID        the id of that secret among the program's keys (request_signing.keys[].id),
+                             sent as x-request-key-id (covered); omit it for the program's unnamed key
           --property K=V     an extra librdkafka producer property (repeatable: give it once per property)
         """
 
@@ -35,18 +39,20 @@ enum ProduceCommand: Command {
         let file = arguments.option("file")
         let topic = arguments.option("topic") ?? TopicNames().requests
         let signVariable = arguments.option("sign-env")
+        let keyID = arguments.option("key-id")
         var properties = ["bootstrap.servers": bootstrap, "linger.ms": "5"]
         if let property = arguments.option("property") {
             guard let equals = property.firstIndex(of: "=") else { throw UsageError("--property must be KEY=VALUE") }
             properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
         }
         try arguments.rejectUnknown()
+        guard keyID == nil || signVariable != nil else { throw UsageError("--key-id names the key of --sign-env; give both") }
         var signer: RequestSigner?
         if let signVariable {
             guard let value = ProcessInfo.processInfo.environment[signVariable], !value.isEmpty else {
                 throw CommandFailure("--sign-env names \(signVariable), which is not set")
             }
-            signer = RequestSigner(secret: Sensitive(value))
+            signer = RequestSigner(secret: Sensitive(value), keyID: keyID)
         }
         let input: FileHandle
         if let file {
@@ -61,10 +67,20 @@ enum ProduceCommand: Command {
         } catch {
             throw CommandFailure("could not create a producer: \(error.message)")
         }
+        // A signed record names its partition, so the signer needs the topic's partition count.
+        var partitionCount = 1
+        if signer != nil {
+            do {
+                partitionCount = try producer.partitionCount(topic: topic, timeoutMs: 10_000)
+            } catch {
+                producer.close(timeoutMs: 5_000)
+                throw CommandFailure("could not read the partition count of \(topic): \(error.message)")
+            }
+        }
         let tally = Mutex((sent: 0, delivered: 0, failed: 0, lastError: ""))
         for value in LineReader(handle: input) where !value.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) {
             var message = KafkaOutgoingMessage(topic: topic, key: cardKey(value).map { Array($0.utf8) }, value: value, headers: [])
-            if let signer { message = signer.signed(message, nowMs: Timestamps.nowMs()) }
+            if let signer { message = signer.signed(message, partitionCount: partitionCount, nowMs: Timestamps.nowMs()) }
             while true {
                 do {
                     try producer.send(message) { result in

@@ -13,7 +13,7 @@ enum RequestCommand: Command {
     static let help = """
         usage: provisioner request --bootstrap B --reply-topic T --reply-partition N
                                    (--file REQUEST.json | --program P --card-id C --last4 NNNN WALLET-VALUES)
-                                   [--key-file KEY.pem | --reply-curve p256|x25519] [--sign-env VAR] [--window-ms MS]
+                                   [--key-file KEY.pem | --reply-curve p256|x25519] [--sign-env VAR [--key-id ID]] [--window-ms MS]
                                    [--request-id ID] [--json]
 
         Builds one request with the ProvisionerClient library (started_at = now, reply.jwk = the
@@ -36,7 +36,8 @@ enum RequestCommand: Command {
         options:
           --key-file KEY.pem  the backend's private key (PKCS#8 PEM, P-256 or X25519); default: a new key for this run
           --reply-curve C     the curve of that new key: p256 (default) or x25519 (reply.jwk kty OKP)
-          --sign-env VAR      sign v2 with the program's secret in environment variable VAR
+          --sign-env VAR      sign v3 with the program's secret in environment variable VAR
+          --key-id ID         that secret's id among the program's keys (request_signing.keys[].id)
           --window-ms MS      how long to wait (default: the wallet's window, 20 s Apple, 60 s Google)
           --topic T           requests topic (default provisioning.requests)
           --json              print one JSON object instead of a line
@@ -52,6 +53,7 @@ enum RequestCommand: Command {
         let keyFile = arguments.option("key-file")
         let curveName = arguments.option("reply-curve")
         let signVariable = arguments.option("sign-env")
+        let keyID = arguments.option("key-id")
         let windowMs = try arguments.integer("window-ms", default: 0, in: 0...600_000)
         let requestsTopic = arguments.option("topic") ?? "provisioning.requests"
         try arguments.rejectUnknown()
@@ -80,9 +82,12 @@ enum RequestCommand: Command {
             }
             secret = Sensitive(value)
         }
-        let configuration = ProvisionerClientConfiguration(kafka: ["bootstrap.servers": bootstrap], requestsTopic: requestsTopic,
-                                                           replyTopic: replyTopic, replyPartition: Int32(partition), replyKey: key,
-                                                           signingSecret: secret, answerWindowMs: windowMs > 0 ? Int64(windowMs) : nil)
+        guard keyID == nil || signVariable != nil else { throw UsageError("--key-id names the key of --sign-env; give both") }
+        var settings = ProvisionerClientConfiguration(kafka: ["bootstrap.servers": bootstrap], requestsTopic: requestsTopic,
+                                                      replyTopic: replyTopic, replyPartition: Int32(partition), replyKey: key,
+                                                      signingSecret: secret, answerWindowMs: windowMs > 0 ? Int64(windowMs) : nil)
+        settings.signingKeyID = keyID
+        let configuration = settings
         let outcome = Self.await { () async throws(ProvisionerClientError) -> ProvisioningAnswer in
             let client = try ProvisionerClient(configuration: configuration)
             defer { client.close() }

@@ -26,8 +26,13 @@ public final class ProvisionerClient: Sendable {
     private let pending = PendingReplies()
     private let reader: ReplyReader
     private let timers = DispatchQueue(label: "provisioner-client.windows")
+    /// The requests topic's partition count, read at start when the client signs (a signed
+    /// request names the partition it is written to: signature v3).
+    private let requestPartitionCount: Int?
 
-    /// Connects: creates the producer and assigns the reply partition at its end, before any request can be sent.
+    /// Connects: creates the producer, reads the requests topic's partition count when the client
+    /// signs (a signed request names its partition), and assigns the reply partition at its end,
+    /// before any request can be sent.
     public init(configuration: ProvisionerClientConfiguration) throws(ProvisionerClientError) {
         self.configuration = configuration
         do {
@@ -41,6 +46,13 @@ public final class ProvisionerClient: Sendable {
             producer = try KafkaProducer(configuration: properties)
         } catch {
             throw ProvisionerClientError(.kafka, "the producer could not be created: \(error.description)")
+        }
+        do {
+            requestPartitionCount = configuration.signingSecret == nil ? nil
+                : try producer.partitionCount(topic: configuration.requestsTopic, timeoutMs: 10_000)
+        } catch {
+            producer.close(timeoutMs: 1_000)
+            throw ProvisionerClientError(.kafka, "the requests topic's partition count could not be read: \(error.description)")
         }
         do {
             reader = try ReplyReader(properties: configuration.kafka, fetchWaitMs: configuration.replyFetchWaitMs,
@@ -117,15 +129,21 @@ public final class ProvisionerClient: Sendable {
         let key = Array(request.cardID.utf8)
         let route = ReplyRoute(topic: configuration.replyTopic, partition: configuration.replyPartition, correlationID: correlation)
         var headers = route.requestHeaders.map { KafkaHeader(key: $0.name, value: $0.value) }
-        if let secret = configuration.signingSecret {
+        var partition: Int32?
+        if let secret = configuration.signingSecret, let count = requestPartitionCount {
+            // Signature v3: written to the partition the contract's partitioner picks, which it names.
+            let chosen = RequestPartitioner.partition(key: key, count: count)
+            partition = chosen
+            headers.append(KafkaHeader(key: RequestSignature.partitionHeader, string: String(chosen)))
+            if let keyID = configuration.signingKeyID { headers.append(KafkaHeader(key: RequestSignature.keyIDHeader, string: keyID)) }
             let now = Self.nowMs()
-            let signature = RequestSignature.signV2(secret: secret, key: key, timestampMs: now, value: value) { name in
+            let signature = RequestSignature.sign(.v3, secret: secret, key: key, timestampMs: now, value: value) { name in
                 RequestSignature.Header(headers.last { $0.key == name }.map(\.value))
             }
             headers.append(KafkaHeader(key: RequestSignature.timestampHeader, string: String(now)))
             headers.append(KafkaHeader(key: RequestSignature.header, string: signature))
         }
-        return KafkaOutgoingMessage(topic: configuration.requestsTopic, key: key, value: value, headers: headers)
+        return KafkaOutgoingMessage(topic: configuration.requestsTopic, key: key, value: value, headers: headers, partition: partition)
     }
 
     /// Produces `message`, waiting a little while the local queue is full; a delivery failure ends the wait.

@@ -15,8 +15,13 @@ public struct ProvisionerClientConfiguration: Sendable {
     /// decrypts the payloads. P-256 by default; an X25519 key (`ReplyPrivateKey.generate(.x25519)`)
     /// makes the worker encrypt with X25519, which costs it less per result.
     public var replyKey: ReplyPrivateKey
-    /// The program's request signing secret, when the program signs (`request_signing`): requests are signed v2.
+    /// The program's request signing secret, when the program signs (`request_signing`): requests are
+    /// signed v3, each written to the partition murmur2 of its card id picks (`RequestPartitioner`).
     public var signingSecret: Sensitive?
+    /// The id of that secret among the program's keys (`request_signing.keys[].id`), sent as
+    /// `x-request-key-id` and covered by the signature; nil for the program's unnamed key. During a
+    /// key rotation, sign with the new key's secret and id once every worker accepts it.
+    public var signingKeyID: String?
     /// How long an answer is awaited, from the handshake; nil: the contract window of the wallet
     /// (Apple Pay 20 s, Google wallets 60 s).
     public var answerWindowMs: Int64?

@@ -9,14 +9,20 @@ import Simulator
 import TestSupport
 
 /// One client test's world: the embedded stack (broker + simulator), the reply topic
-/// `backend.replies` (4 partitions) allowed by a real worker, and clients made on demand.
+/// `backend.replies` (4 partitions) allowed by a real worker, and clients made on demand. With a
+/// `signingSecret`, `demo-imprint` signs its requests (`request_signing`) and clients sign with it:
+/// as the key named `signingKeyID` in `request_signing.keys` when one is given.
 final class ClientRig: Sendable {
     static let replyTopic = "backend.replies"
     let stack: EmbeddedStack
     let logs = CapturingLogHandler()
     let worker: Worker
+    let signingSecret: String?
+    let signingKeyID: String?
 
-    init() throws {
+    init(signingSecret: String? = nil, signingKeyID: String? = nil) throws {
+        self.signingSecret = signingSecret
+        self.signingKeyID = signingKeyID
         stack = try EmbeddedStack(partitions: 3)
         do {
             try stack.cluster.createTopic(Self.replyTopic, partitions: 4, replicationFactor: 1)
@@ -24,8 +30,16 @@ final class ClientRig: Sendable {
             let configuration = try stack.configuration(groupID: "client-\(UUID().uuidString)") { configuration in
                 configuration.replyTopics = [Self.replyTopic]
                 configuration.reconcileTiersMs = [300, 600, 1200]
+                if signingSecret != nil, let signingKeyID {
+                    configuration.programs["demo-imprint"]?.requestSigningKeys = [
+                        RequestSigningKey(id: signingKeyID, secretEnvironmentVariable: "CLIENT_SIGNING", keyPath: "keys[0]"),
+                    ]
+                } else if signingSecret != nil {
+                    configuration.programs["demo-imprint"]?.requestSigningSecretEnvironmentVariable = "CLIENT_SIGNING"
+                }
             }
-            worker = try stack.startWorker(configuration, logger: Logger(label: "worker", minimumLevel: .warning, handler: logs))
+            worker = try stack.startWorker(configuration, extraEnvironment: signingSecret.map { ["CLIENT_SIGNING": $0] } ?? [:],
+                                           logger: Logger(label: "worker", minimumLevel: .warning, handler: logs))
             guard stack.waitForGroup(timeoutMs: 60_000) else { throw TestSupportError("the worker group did not form within 60 s") }
         } catch {
             stack.stop()
@@ -37,8 +51,10 @@ final class ClientRig: Sendable {
     func client(partition: Int32, topic: String = ClientRig.replyTopic, windowMs: Int64? = nil,
                 key: ReplyPrivateKey? = nil) throws -> (ProvisionerClient, ReplyPrivateKey) {
         let key = try key ?? ReplyPrivateKey.generate()
-        let configuration = ProvisionerClientConfiguration(kafka: ["bootstrap.servers": stack.bootstrapServers], replyTopic: topic,
-                                                           replyPartition: partition, replyKey: key, answerWindowMs: windowMs)
+        var configuration = ProvisionerClientConfiguration(kafka: ["bootstrap.servers": stack.bootstrapServers], replyTopic: topic,
+                                                           replyPartition: partition, replyKey: key,
+                                                           signingSecret: signingSecret.map(Sensitive.init), answerWindowMs: windowMs)
+        configuration.signingKeyID = signingKeyID
         return (try ProvisionerClient(configuration: configuration), key)
     }
 

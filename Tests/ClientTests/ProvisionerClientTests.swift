@@ -35,6 +35,32 @@ struct ProvisionerClientTests {
         #expect(opc?.revealed.isEmpty == false, "the OPC Google asked for")
     }
 
+    /// A signing program (`request_signing.keys`): the client signs v3 with the key it names, for the
+    /// partition murmur2 of the card id picks on the requests topic, writes the request there, and
+    /// the worker answers it.
+    @Test("a signing program: the client writes each request to the partition murmur2 of its card id picks, signed v3 for it with its key id; answered")
+    func signedRequestsNameTheirPartition() async throws {
+        let rig = try ClientRig(signingSecret: "client-signing-" + Crypto.hex(Crypto.randomBytes(16)), signingKeyID: "2026-12")
+        defer { rig.stop() }
+        let (client, _) = try rig.client(partition: 2)
+        defer { client.close() }
+        var requests: [ClientRequest] = []
+        for _ in 0..<6 { requests.append(ClientRig.google()) }
+        requests.append(try ClientRig.apple())
+        for request in requests {
+            let answer = try await client.provision(request)
+            #expect(answer.status == .provisioned && answer.isFinal, "\(request.requestID): \(answer.status)")
+        }
+        let records = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).readExisting(topic: rig.stack.topics.requests)
+        for request in requests {
+            let record = try #require(records.first { (try? JSONParser().parse($0.value))?["request_id"]?.stringValue == request.requestID })
+            let expected = RequestPartitioner.partition(key: Array(request.cardID.utf8), count: 3)
+            #expect(record.partition == expected && record.header(RequestSignature.partitionHeader) == Array(String(expected).utf8))
+            #expect(record.header(RequestSignature.header).map { String(decoding: $0, as: UTF8.self).hasPrefix("v3=") } == true)
+            #expect(record.header(RequestSignature.keyIDHeader) == Array("2026-12".utf8))
+        }
+    }
+
     @Test("an X25519 reply key (RFC 8037 OKP): requests carry it, the worker encrypts to it, the client decrypts both wallets")
     func x25519ReplyKey() async throws {
         let rig = try ClientRig()

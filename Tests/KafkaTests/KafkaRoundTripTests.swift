@@ -1,3 +1,4 @@
+import Contract
 import Foundation
 import Kafka
 import Testing
@@ -74,6 +75,24 @@ struct KafkaRoundTripTests {
         }
         #expect(partitionsByKey.values.allSatisfy { $0.count == 1 })
         #expect(Set(partitionsByKey.values.flatMap { $0 }).count > 1, "8 keys over 6 partitions use more than one")
+    }
+
+    /// The partitioner the contract names for signed requests (`RequestPartitioner`) is the one
+    /// librdkafka's `murmur2_random` (and Java's default) uses: a producer that lets its client pick
+    /// the partition lands where the signature says.
+    @Test("librdkafka's murmur2_random partitioner picks the partition RequestPartitioner computes")
+    func murmur2MatchesLibrdkafka() async throws {
+        let cluster = try TestCluster()
+        let partitions = 7
+        let topic = try cluster.makeTopic(partitions: partitions)
+        let producer = try cluster.producer(["partitioner": "murmur2_random"])
+        defer { producer.close(timeoutMs: 1_000) }
+        var keys: [[UInt8]] = [[], Array("pm_7Hq2".utf8), Array("pm_ü€".utf8)]
+        for index in 0..<40 { keys.append(Array("card-\(index)-".utf8) + Array(repeating: UInt8(index), count: index % 9)) }
+        for key in keys {
+            let report = try await producer.send(KafkaOutgoingMessage(topic: topic, key: key, value: [1]))
+            #expect(report.partition == RequestPartitioner.partition(key: key, count: partitions), "key \(key)")
+        }
     }
 
     @Test("delivery callbacks run on the producer's poll thread, once per record")

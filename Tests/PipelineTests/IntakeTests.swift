@@ -103,9 +103,32 @@ struct IntakeTests {
     @Test("a signed message for a signing program is admitted")
     func signedIsAdmitted() throws {
         let request = try request(program: "signed")
-        let headers = RequestSigner(secret: Self.signingSecret).signed(key: request.key, value: request.value, headers: [], nowMs: Self.now)
+        let headers = signed(request)
         let decision = decide(intake(), request.value, origin(key: request.key, headers: headers, value: request.value))
         guard case .admitted(_, _, .submit) = decision else { Issue.record("got \(decision)"); return }
+    }
+
+    /// A signed request's identity holds group-wide: its byte copy read from another partition (one
+    /// another worker may own, whose duplicate filter and markers never saw it) is unauthentic
+    /// before it claims anything; the copy read from the signed partition is judged as before.
+    @Test("a byte copy of a signed request read from another partition is refused unauthentic and claims nothing")
+    func signedCopyOnAnotherPartitionIsRefused() throws {
+        let request = try request(program: "signed")
+        let headers = signed(request)
+        let intake = intake()
+        for partition in [Int32(0), 1, 3, 5] {
+            let copy = RecordOrigin(message: KafkaMessage(topic: Self.partition.topic, partition: partition, offset: 7, key: request.key,
+                                                          value: request.value, headers: headers, timestampMs: Self.now),
+                                    generation: 1, receivedAtMs: Self.now)
+            guard case .refuseUnauthentic(let reason, request.requestID, "signed", _) = decide(intake, request.value, copy) else {
+                Issue.record("the copy on partition \(partition) was not refused")
+                continue
+            }
+            #expect(reason.contains("signed for partition \(Self.partition.partition) and read from partition \(partition)"), "\(reason)")
+        }
+        #expect(duplicates.count == 0, "a refused copy claimed the identity")
+        let decision = decide(intake, request.value, origin(key: request.key, headers: headers, value: request.value))
+        guard case .admitted(_, _, .submit) = decision else { Issue.record("the genuine request after the copies: \(decision)"); return }
     }
 
     @Test("a second copy under the same delivery is a duplicate in flight that claims nothing")
@@ -286,7 +309,8 @@ extension IntakeTests {
     }
 
     func signed(_ request: GeneratedRequest, headers: [KafkaHeader] = [], with secret: Sensitive = signingSecret) -> [KafkaHeader] {
-        RequestSigner(secret: secret).signed(key: request.key, value: request.value, headers: headers, nowMs: Self.now)
+        RequestSigner(secret: secret).signed(key: request.key, value: request.value, headers: headers, partition: Self.partition.partition,
+                                             nowMs: Self.now)
     }
 
     @Test("another program's copy of a request (same id, same Apple nonce) claims nothing of it: the genuine signed request is admitted, its nonce fresh")

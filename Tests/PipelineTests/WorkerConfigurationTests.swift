@@ -263,6 +263,76 @@ struct WorkerConfigurationTests {
         }
     }
 
+    /// `request_signing` accepts v3 only unless `accept_v2` / `accept_v1` say otherwise.
+    @Test("request_signing: v3 only by default; accept_v2 and accept_v1 opt in")
+    func signatureVersionsAcceptedByProgram() throws {
+        func program(_ signing: String) throws -> ProgramConfiguration? {
+            let text = """
+            {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+             "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                                   "request_signing": \(signing)}}}
+            """
+            return try load(text, env: ["ACME_SIGNING": "acme-signing-key-0123456789abcdef0123"]).0.program("acme")
+        }
+        let plain = try program(#"{"secret_env": "ACME_SIGNING"}"#)
+        #expect(plain?.requestSigningAcceptsV2 == false && plain?.requestSigningAcceptsV1 == false)
+        let migrating = try program(#"{"secret_env": "ACME_SIGNING", "accept_v2": true, "accept_v1": true}"#)
+        #expect(migrating?.requestSigningAcceptsV2 == true && migrating?.requestSigningAcceptsV1 == true)
+    }
+
+    /// `request_signing.keys`: named keys with an overlap window; ids checked, every key's secret
+    /// checked like the unnamed one's; `signingKeyRetirements` (what `config check` prints) warns
+    /// about keys retired or retiring within 7 days.
+    @Test("request_signing.keys: named keys with not_after; bad entries named by key path; retirements reported")
+    func namedSigningKeys() throws {
+        func text(_ keys: String) -> String {
+            """
+            {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+             "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                                   "request_signing": {"keys": \(keys)}}}}
+            """
+        }
+        let env = ["OLD": "acme-old-signing-key-0123456789abcdef", "NEW": "acme-new-signing-key-0123456789abcdef"]
+        let good = text(#"[{"id": "2026-11", "secret_env": "OLD", "not_after": "2026-12-10T00:00:00Z"}, {"id": "2026-12", "secret_env": "NEW"}]"#)
+        let program = try #require(try load(good, env: env).0.program("acme"))
+        #expect(program.signsRequests && program.requestSigningSecretEnvironmentVariable == nil)
+        #expect(program.signingKeys.map(\.id) == ["2026-11", "2026-12"])
+        #expect(program.signingKeys.map(\.notAfterMs) == [RFC3339.parse("2026-12-10T00:00:00Z"), nil])
+        #expect(program.signingKeys.map(\.keyPath) == ["programs.acme.request_signing.keys[0].secret_env", "programs.acme.request_signing.keys[1].secret_env"])
+
+        let bad: [(String, [String: String], String, String)] = [
+            (#"[]"#, env, "programs.acme.request_signing.keys", "non-empty array"),
+            (#"[{"id": "a b", "secret_env": "NEW"}]"#, env, "programs.acme.request_signing.keys[0].id", "1 to 64"),
+            (#"[{"id": "k", "secret_env": "OLD"}, {"id": "k", "secret_env": "NEW"}]"#, env, "programs.acme.request_signing.keys[1].id", "repeats key id 'k'"),
+            (#"[{"id": "k", "secret_env": "NEW", "not_after": "next week"}]"#, env, "programs.acme.request_signing.keys[0].not_after", "RFC 3339"),
+            (#"[{"id": "k"}]"#, env, "programs.acme.request_signing.keys[0].secret_env", "is required"),
+            (#"[{"id": "k", "secret_env": "NEW", "extra": 1}]"#, env, "programs.acme.request_signing.keys[0].extra", "not a known key"),
+            (#"[{"id": "k", "secret_env": "SHORT"}]"#, ["SHORT": "too-short"], "programs.acme.request_signing.keys[0].secret_env", "shorter than 32 bytes"),
+            (#"[{"id": "k", "secret_env": "UNSET"}]"#, env, "programs.acme.request_signing.keys[0].secret_env", "not set"),
+        ]
+        for (keys, environment, keyPath, words) in bad {
+            do {
+                _ = try load(text(keys), env: environment)
+                Issue.record("accepted \(keys)")
+            } catch {
+                #expect(error.issues.contains { $0.keyPath == keyPath && $0.message.contains(words) }, "\(keys): \(error.issues)")
+                #expect(!error.description.contains("too-short"))
+            }
+        }
+
+        let configuration = try load(good, env: env).0
+        let notAfter = try #require(RFC3339.parse("2026-12-10T00:00:00Z"))
+        #expect(configuration.signingKeyRetirements(nowMs: notAfter - 8 * 86_400_000).isEmpty)
+        let soon = configuration.signingKeyRetirements(nowMs: notAfter - 36 * 3_600_000)
+        #expect(soon.map(\.keyPath) == ["programs.acme.request_signing.keys[0].secret_env"]
+                && soon.first?.message.contains("key '2026-11' retires at 2026-12-10T00:00:00") == true
+                && soon.first?.message.contains("(in 36 h)") == true, "\(soon)")
+        let past = configuration.signingKeyRetirements(nowMs: notAfter)
+        #expect(past.count == 1 && past.first?.message.contains("retired at") == true, "\(past)")
+        let onlyOld = try load(text(#"[{"id": "2026-11", "secret_env": "OLD", "not_after": "2026-12-10T00:00:00Z"}]"#), env: env).0
+        #expect(onlyOld.signingKeyRetirements(nowMs: notAfter).map(\.keyPath).contains("programs.acme.request_signing"))
+    }
+
     /// Issue 29 item 12: signing keys are at least 32 bytes, and the replay key is none of the
     /// programs' signing secrets; problems name the variable, never the value (at load, and in the
     /// worker however it got its configuration).

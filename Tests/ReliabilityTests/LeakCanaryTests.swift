@@ -148,11 +148,15 @@ extension ReliabilityTests {
         func add(_ path: String, _ request: GeneratedRequest, _ statuses: Set<ResultStatus>, headers: [KafkaHeader] = [],
                  partition: Int32? = nil, parked: Bool = false, appleExpiredDeadLetter: Bool = false, signed: Bool? = nil) {
             var headers = headers
+            var partition = partition
             if signed ?? (request.program == "demo-gnosis") {
-                // A replay of a signed program is signed with the replay key, as `dlq replay` does.
+                // A replay of a signed program is signed with the replay key, as `dlq replay` does;
+                // a signed record names its partition (murmur2 of its key unless the case sets one).
                 let isReplay = headers.contains { $0.key == "x-replay-of" }
+                let chosen = partition ?? RequestPartitioner.partition(key: request.key, count: partitions)
+                partition = chosen
                 headers = RequestSigner(secret: Sensitive(isReplay ? replaySigningSecret : signingSecret))
-                    .signed(key: request.key, value: request.value, headers: headers, nowMs: Timestamps.nowMs())
+                    .signed(key: request.key, value: request.value, headers: headers, partition: chosen, nowMs: Timestamps.nowMs())
             }
             caseNumber += 1
             cases.append(Case(path: path, request: request, headers: headers, partition: partition, statuses: statuses, parked: parked,

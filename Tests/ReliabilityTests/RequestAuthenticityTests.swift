@@ -9,7 +9,7 @@ import Testing
 import TestSupport
 
 /// Request authenticity end to end (CONTRACT section 11): `demo-imprint` is configured with
-/// `request_signing` (v2, ± 5 min) and the worker holds a replay key.
+/// `request_signing` (v3, ± 5 min) and the worker holds a replay key.
 extension ReliabilityTests {
     /// A running worker with `demo-imprint` signed, a collector, a producer and a request factory.
     struct SigningRig {
@@ -23,16 +23,22 @@ extension ReliabilityTests {
         let secret: String
         let replaySecret: String
 
-        init(partitions: Int = 3, name: String) async throws {
+        let partitions: Int
+
+        /// `configure` may change the worker's configuration further (with `environment` beside).
+        init(partitions: Int = 3, name: String, environment extra: [String: String] = [:],
+             configure: (inout WorkerConfiguration) -> Void = { _ in }) async throws {
+            self.partitions = partitions
             stack = try EmbeddedStack(brokers: 1, partitions: partitions)
             secret = "imprint-signing-" + Crypto.hex(Crypto.randomBytes(16))
             replaySecret = "replay-signing-" + Crypto.hex(Crypto.randomBytes(16))
-            var environment = stack.environment
+            var environment = stack.environment.merging(extra) { $1 }
             environment["RELIABILITY_IMPRINT_SIGNING"] = secret
             environment["RELIABILITY_REPLAY_SIGNING"] = replaySecret
             let configuration = try stack.configuration(groupID: UniqueName.make(name), workerID: "\(name)-w1") {
                 $0.programs["demo-imprint"]?.requestSigningSecretEnvironmentVariable = "RELIABILITY_IMPRINT_SIGNING"
                 $0.replaySigningSecretEnvironmentVariable = "RELIABILITY_REPLAY_SIGNING"
+                configure(&$0)
             }
             logs = CapturingLogHandler()
             registry = MetricsRegistry()
@@ -54,15 +60,21 @@ extension ReliabilityTests {
             stack.stop()
         }
 
-        /// v2 headers for `request` signed with `key` (the program's secret by default) at `atMs`.
+        /// v3 headers for `request` signed with `key` (the program's secret by default) at `atMs`, for
+        /// the partition murmur2 of its key picks.
         func signed(_ request: GeneratedRequest, with key: String? = nil, atMs: Int64 = Timestamps.nowMs(),
                     headers: [KafkaHeader] = []) -> [KafkaHeader] {
-            RequestSigner(secret: Sensitive(key ?? secret)).signed(key: request.key, value: request.value, headers: headers, nowMs: atMs)
+            RequestSigner(secret: Sensitive(key ?? secret)).signed(key: request.key, value: request.value, headers: headers,
+                                                                   partition: RequestPartitioner.partition(key: request.key, count: partitions),
+                                                                   nowMs: atMs)
         }
 
-        func send(_ request: GeneratedRequest, headers: [KafkaHeader], key: [UInt8]?? = nil) throws {
+        /// Sends `request` with `headers` (and `key`, if given) to `partition`, else to the one its
+        /// `x-request-partition` header names when it has one, as a signing producer does.
+        func send(_ request: GeneratedRequest, headers: [KafkaHeader], key: [UInt8]?? = nil, partition: Int32? = nil) throws {
+            let named = headers.last { $0.key == RequestSignature.partitionHeader }?.value.flatMap { Int32(String(decoding: $0, as: UTF8.self)) }
             try producer.send(KafkaOutgoingMessage(topic: stack.topics.requests, key: key ?? request.key, value: request.value,
-                                                   headers: headers)) { _ in }
+                                                   headers: headers, partition: partition ?? named)) { _ in }
         }
 
         /// Dead letters `unauthenticated` for `requestID` seen so far.
@@ -75,14 +87,17 @@ extension ReliabilityTests {
     /// `unauthenticated` (not replayable), an audit event `rejected`/`unauthenticated` and a metric,
     /// no issuer call. Correctly signed ones (`RequestSigner`, `provisioner produce --sign-env`) are
     /// provisioned; other programs are unaffected, whatever signature header they carry.
-    @Test("request signing v2: unauthentic messages get no answer (dead letter, audit, metric); signed ones are provisioned")
+    @Test("request signing v3: unauthentic messages get no answer (dead letter, audit, metric); signed ones are provisioned")
     func requestAuthenticity() async throws {
         let rig = try await SigningRig(name: "reliability-signing")
         defer { rig.stop() }
         let factory = rig.factory
         let now = Timestamps.nowMs()
 
-        struct Case { var name: String; var request: GeneratedRequest; var headers: [KafkaHeader]; var key: [UInt8]?? = nil; var accepted: Bool }
+        struct Case {
+            var name: String; var request: GeneratedRequest; var headers: [KafkaHeader]; var key: [UInt8]?? = nil; var partition: Int32? = nil
+            var accepted: Bool
+        }
         var cases: [Case] = []
         func imprint(_ wallet: Wallet = .googlePay) throws -> GeneratedRequest {
             try factory.provision(program: "demo-imprint", wallet: wallet, cardID: "pm_sig_\(cases.count)", requestID: factory.requestID("sig"))
@@ -134,10 +149,19 @@ extension ReliabilityTests {
                                                                                                                value: request.value))],
                           accepted: false))
         request = try imprint()
-        cases.append(Case(name: "v2 without its timestamp header", request: request,
+        var v2 = [KafkaHeader(key: RequestSignature.timestampHeader, string: String(now))]
+        v2.append(KafkaHeader(key: RequestSignature.header, string: RequestSignature.sign(.v2, secret: Sensitive(rig.secret), key: request.key,
+                                                                                           timestampMs: now, value: request.value) { _ in .absent }))
+        cases.append(Case(name: "v2 signature (accept_v2 off)", request: request, headers: v2, accepted: false))
+        request = try imprint()
+        let signedPartition = RequestPartitioner.partition(key: request.key, count: rig.partitions)
+        cases.append(Case(name: "signed, copied to another partition", request: request, headers: rig.signed(request),
+                          partition: (signedPartition + 1) % Int32(rig.partitions), accepted: false))
+        request = try imprint()
+        cases.append(Case(name: "v3 without its timestamp header", request: request,
                           headers: rig.signed(request).filter { $0.key != RequestSignature.timestampHeader }, accepted: false))
         request = try imprint()
-        cases.append(Case(name: "not hex", request: request, headers: [KafkaHeader(key: RequestSignature.header, string: "v2=zz")], accepted: false))
+        cases.append(Case(name: "not hex", request: request, headers: [KafkaHeader(key: RequestSignature.header, string: "v3=zz")], accepted: false))
         request = try imprint()
         cases.append(Case(name: "empty header", request: request, headers: [KafkaHeader(key: RequestSignature.header, value: [])], accepted: false))
         request = try imprint()
@@ -161,7 +185,7 @@ extension ReliabilityTests {
         // Authentic but without started_at: answered (it is the producer's own request), rejected.
         let noStart = try factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_sig_nostart", requestID: factory.requestID("sig"),
                                             omitStartedAt: true)
-        for item in cases { try rig.send(item.request, headers: item.headers, key: item.key) }
+        for item in cases { try rig.send(item.request, headers: item.headers, key: item.key, partition: item.partition) }
         try rig.send(noStart, headers: rig.signed(noStart))
 
         // `provisioner produce` as a child process: with --sign-env (accepted) and without (no answer).
@@ -331,7 +355,7 @@ extension ReliabilityTests {
             var replayed = KafkaOutgoingMessage(topic: topics.requests, key: requests[index].key, value: requests[index].value,
                                                 headers: [KafkaHeader(key: DeadLetterHeader.replayOf, string: "\(topics.deadLetters):0:\(10 + index)"),
                                                           KafkaHeader(key: DeadLetterHeader.replayOperator, string: "alice")])
-            if let key { replayed = RequestSigner(secret: Sensitive(key)).signed(replayed, nowMs: Timestamps.nowMs()) }
+            if let key { replayed = RequestSigner(secret: Sensitive(key)).signed(replayed, partitionCount: 1, nowMs: Timestamps.nowMs()) }
             _ = try await rig.producer.send(replayed)
         }
 

@@ -23,19 +23,24 @@ extension ReliabilityTests {
         var collector: ResultCollector { rig.collector }
         var factory: RequestFactory { rig.factory }
 
-        init(name: String) async throws {
-            rig = try await ProcessGroupRig(name: name, partitions: 1, brokers: 1)
+        init(name: String, partitions: Int = 1) async throws {
+            rig = try await ProcessGroupRig(name: name, partitions: partitions, brokers: 1)
             try #require(rig.mockCluster).createTopic(Self.replyTopic, partitions: 2, replicationFactor: 1)
         }
 
-        /// Starts a worker process of the rig's group and waits until it owns the partition.
-        func worker(_ name: String) async throws -> ChildWorker {
-            let worker = try rig.worker(name, environment: [
+        /// Starts a worker process of the rig's group, without waiting for partitions.
+        func spawn(_ name: String) throws -> ChildWorker {
+            try rig.worker(name, environment: [
                 "RELIABILITY_IDENTITY_SIGNING": secret,
                 "PROVISIONER_PROGRAMS__DEMO_IMPRINT__REQUEST_SIGNING": #"{"secret_env": "RELIABILITY_IDENTITY_SIGNING"}"#,
                 "PROVISIONER_RESULTS__REPLY_TOPICS": #"["\#(Self.replyTopic)"]"#,
                 "PROVISIONER_PROGRAMS__DEMO_DCS__REPLY_TOPICS": #"["dcs.replies"]"#,
             ])
+        }
+
+        /// Starts a worker process of the rig's group and waits until it owns the partition.
+        func worker(_ name: String) async throws -> ChildWorker {
+            let worker = try spawn(name)
             try #require(await ChildWorker.waitForGroup([worker], partitions: 1), "the worker process did not take the partition")
             return worker
         }
@@ -47,15 +52,17 @@ extension ReliabilityTests {
              KafkaHeader(key: ReplyRoute.correlationHeader, value: correlation)]
         }
 
-        /// Produces `value` under `key` with `headers` and waits for the broker's acknowledgement.
-        func send(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader]) async throws {
-            _ = try await rig.producer.send(KafkaOutgoingMessage(topic: rig.topics.requests, key: key, value: value, headers: headers))
+        /// Produces `value` under `key` with `headers` (to `partition`, else the keyed partitioner's)
+        /// and waits for the broker's acknowledgement.
+        func send(key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], partition: Int32? = nil) async throws {
+            _ = try await rig.producer.send(KafkaOutgoingMessage(topic: rig.topics.requests, key: key, value: value, headers: headers,
+                                                                 partition: partition))
         }
 
         /// Sends `request` signed with the program's secret, along `route`.
         func sendSigned(_ request: GeneratedRequest, route: [KafkaHeader]) async throws {
             let headers = RequestSigner(secret: Sensitive(secret)).signed(key: request.key, value: request.value, headers: route,
-                                                                         nowMs: Timestamps.nowMs())
+                                                                         partition: 0, nowMs: Timestamps.nowMs())
             try await send(key: request.key, value: request.value, headers: headers)
         }
 
@@ -198,7 +205,7 @@ extension ReliabilityTests {
                                                 requestID: rig.factory.requestID("captured"))
         let route = IdentityRig.route([]).filter { $0.key != ReplyRoute.correlationHeader }
         let signed = RequestSigner(secret: Sensitive(rig.secret)).signed(key: genuine.key, value: genuine.value, headers: route,
-                                                                         nowMs: Timestamps.nowMs())
+                                                                         partition: 0, nowMs: Timestamps.nowMs())
         try await rig.send(key: genuine.key, value: genuine.value, headers: signed)
         // The copies go out while the genuine call is in flight (the card answers after 2 s).
         let cardID = "pm_null_target-slow-2000"

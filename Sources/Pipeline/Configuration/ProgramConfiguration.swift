@@ -28,10 +28,17 @@ public struct ProgramConfiguration: Sendable {
     public var gnosisProvisionPath: String = "/api/v1/cards/{id}/apple-pay/provision"
     /// Worldpay `merchant.entity`.
     public var worldpayMerchantEntity: String = "default"
-    /// When set, requests must carry a valid `x-request-signature` HMAC from the program's backend.
+    /// `request_signing.secret_env`: the program's unnamed signing key (messages carry no
+    /// `x-request-key-id`). With it or `requestSigningKeys`, requests must carry a valid
+    /// `x-request-signature` HMAC from the program's backend.
     public var requestSigningSecretEnvironmentVariable: String?
+    /// `request_signing.keys`: named signing keys, each accepted until its `not_after`.
+    public var requestSigningKeys: [RequestSigningKey] = []
     /// `request_signing.accept_v1`: also accept the legacy v1 signature (value only, no freshness).
     public var requestSigningAcceptsV1 = false
+    /// `request_signing.accept_v2`: also accept v2 signatures, which cover no partition (a byte copy
+    /// on another partition verifies); for moving producers to v3 only.
+    public var requestSigningAcceptsV2 = false
     /// `request_signing.max_skew_ms`: how far `x-request-timestamp` may be from the worker's clock.
     public var requestSigningMaxSkewMs: Int64 = 300_000
     /// `reply_topics`: the reply topics this program's requests may name (names, or prefixes ending

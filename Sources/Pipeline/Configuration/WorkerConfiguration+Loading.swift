@@ -53,8 +53,8 @@ extension WorkerConfiguration {
     /// sign replays, which the worker lets past the duplicate horizon, and forge `dlq.mac`). Names
     /// variables, never values; keys not set are left to the check for missing secrets.
     public static func signingKeyIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
-        var keys: [(keyPath: String, variable: String)] = configuration.programs.sorted { $0.key < $1.key }.compactMap { name, program in
-            program.requestSigningSecretEnvironmentVariable.map { ("programs.\(name).request_signing.secret_env", $0) }
+        var keys: [(keyPath: String, variable: String)] = configuration.programs.sorted { $0.key < $1.key }.flatMap { _, program in
+            program.signingKeys.map { ($0.keyPath, $0.secretEnvironmentVariable) }
         }
         if let replay = configuration.replaySigningSecretEnvironmentVariable { keys.append(("dlq.replay_signing_secret_env", replay)) }
         var issues: [ConfigurationIssue] = []
@@ -147,7 +147,7 @@ extension WorkerConfiguration {
         }
         root.absorb(dlq)
         if configuration.replaySigningSecretEnvironmentVariable == nil,
-           let signed = configuration.programs.values.map(\.name).sorted().first(where: { configuration.programs[$0]?.requestSigningSecretEnvironmentVariable != nil }) {
+           let signed = configuration.programs.values.map(\.name).sorted().first(where: { configuration.programs[$0]?.signsRequests == true }) {
             root.issues.append(.init(.warning, "dlq.replay_signing_secret_env",
                                      "is not set: operator replays of dead letters of signed programs (\(signed), ...) will be refused unauthenticated"))
         }
@@ -334,8 +334,12 @@ extension WorkerConfiguration {
         program.worldpayMerchantEntity = reader.string("worldpay_merchant_entity", default: program.worldpayMerchantEntity)
         var signing = reader.object("request_signing")
         if !signing.members.isEmpty {
-            program.requestSigningSecretEnvironmentVariable = signing.requiredString("secret_env")
+            program.requestSigningKeys = signingKeys(&signing)
+            if signing.members["secret_env"] != nil || program.requestSigningKeys.isEmpty {
+                program.requestSigningSecretEnvironmentVariable = signing.requiredString("secret_env")
+            }
             program.requestSigningAcceptsV1 = signing.bool("accept_v1", default: false)
+            program.requestSigningAcceptsV2 = signing.bool("accept_v2", default: false)
             program.requestSigningMaxSkewMs = signing.integer("max_skew_ms", default: program.requestSigningMaxSkewMs, in: 1_000...3_600_000)
         }
         reader.absorb(signing)

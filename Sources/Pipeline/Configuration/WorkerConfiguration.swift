@@ -109,9 +109,7 @@ public struct WorkerConfiguration: Sendable {
         for (name, program) in programs.sorted(by: { $0.key < $1.key }) {
             names.append(("programs.\(name).api_key_env", program.apiKeyEnvironmentVariable))
             if let secret = program.apiSecretEnvironmentVariable { names.append(("programs.\(name).api_secret_env", secret)) }
-            if let signing = program.requestSigningSecretEnvironmentVariable {
-                names.append(("programs.\(name).request_signing.secret_env", signing))
-            }
+            for key in program.signingKeys { names.append((key.keyPath, key.secretEnvironmentVariable)) }
         }
         return names
     }

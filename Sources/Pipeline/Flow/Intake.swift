@@ -60,7 +60,8 @@ struct Intake: Sendable {
         }
         let verdict = authenticator.verdict(program: claimed.program,
                                             isConfigured: claimed.program.map { configuration.program($0) != nil } ?? false,
-                                            key: origin.key, value: value, headers: origin.headers, nowMs: nowMs)
+                                            key: origin.key, value: value, headers: origin.headers,
+                                            partition: origin.partition.partition, nowMs: nowMs)
         if case .unauthentic(let reason) = verdict {
             return .refuseUnauthentic(reason: reason, requestID: claimed.requestID, program: claimed.program, summary: summary)
         }

@@ -3,9 +3,9 @@ import Kafka
 import Recovery
 
 /// Decides whether a message may be answered at all (CONTRACT section 11). Programs configured
-/// with `request_signing` accept only messages signed with their secret (v2, or v1 where
-/// `accept_v1` says so); an operator's replay (`x-replay-of`) of such a program must be signed with
-/// the replay key instead. A message that names no configured program is attributable only when
+/// with `request_signing` accept only messages signed with their secret (v3, read from the
+/// partition it names; v2 or v1 where `accept_v2` / `accept_v1` say so); an operator's replay
+/// (`x-replay-of`) of such a program must be signed with the replay key instead. A message that names no configured program is attributable only when
 /// no program signs, or when one program's secret (or the replay key) verifies it: otherwise anyone
 /// could publish an answer for a request id they do not own. A replay of an unsigned program is
 /// `authentic` (an authorised replay, naming its operator) only when the replay key verifies it.
@@ -13,10 +13,58 @@ import Recovery
 /// Runs before anything that can publish a result or touch the duplicate filter, markers or the
 /// nonce guard. Pure: time is passed in.
 struct RequestAuthenticator: Sendable {
-    /// A signed program's secret and policy.
+    /// A signed program's keys and policy.
     struct Signing: Sendable {
-        var secret: Sensitive
+        /// One key: its id (`x-request-key-id`; nil for the unnamed key), secret and retirement.
+        struct Key: Sendable {
+            var id: String?
+            var secret: Sensitive
+            /// Messages it signs are refused from this time (epoch ms); nil: never.
+            var notAfterMs: Int64?
+        }
+
+        var keys: [Key]
         var policy: RequestSignature.Policy
+
+        /// A program with one unnamed key.
+        init(secret: Sensitive, policy: RequestSignature.Policy) {
+            self.init(keys: [Key(id: nil, secret: secret)], policy: policy)
+        }
+
+        /// A program with `keys` (each accepted until its `notAfterMs`).
+        init(keys: [Key], policy: RequestSignature.Policy) {
+            self.keys = keys
+            self.policy = policy
+        }
+
+        /// The verdict on a message by the key it names (`x-request-key-id`, absent: the unnamed
+        /// key), read from `partition` at `nowMs`: the signature must verify under that key, and
+        /// the key must not have retired. A message never tries every key: one header, one HMAC.
+        func verdict(key: [UInt8]?, value: [UInt8], partition: Int32, nowMs: Int64,
+                     header: (String) -> RequestSignature.Header) -> RequestSignature.Verdict {
+            let chosen: Key
+            switch header(RequestSignature.keyIDHeader) {
+            case .absent:
+                guard let unnamed = keys.first(where: { $0.id == nil }) else {
+                    return .invalid("the request names no signing key (\(RequestSignature.keyIDHeader)), and this program's keys all have ids")
+                }
+                chosen = unnamed
+            case .null:
+                return .invalid("the \(RequestSignature.keyIDHeader) header is null")
+            case .bytes(let bytes):
+                let id = String(decoding: bytes, as: UTF8.self)
+                guard let named = keys.first(where: { $0.id == id }) else {
+                    return .invalid("signing key '\(AuditEvent.safeIdentifier(id))' is not one of this program's keys")
+                }
+                chosen = named
+            }
+            let verdict = RequestSignature.verdict(secret: chosen.secret, policy: policy, key: key, value: value, partition: partition,
+                                                   nowMs: nowMs, header: header)
+            if case .valid = verdict, let notAfter = chosen.notAfterMs, nowMs >= notAfter {
+                return .invalid("signing key '\(chosen.id ?? "unnamed")' retired at \(RFC3339.format(milliseconds: notAfter))")
+            }
+            return verdict
+        }
     }
 
     /// How a message was judged.
@@ -48,15 +96,17 @@ struct RequestAuthenticator: Sendable {
     func requiresSignature(_ program: String) -> Bool { programs[program] != nil }
 
     /// Judges a message naming `program` (nil when it names none) that `configured` says whether
-    /// this worker serves. A covered header with a null value signs as null, not as absent
-    /// (`RequestSignature.Header`): a captured signed message re-sent with one set to null does
-    /// not verify (issue 29 item 2).
-    func verdict(program: String?, isConfigured: Bool, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], nowMs: Int64) -> Verdict {
+    /// this worker serves, read from `partition` of the requests topic. A covered header with a
+    /// null value signs as null, not as absent (`RequestSignature.Header`): a captured signed
+    /// message re-sent with one set to null does not verify; a v3 signature verifies only on the
+    /// partition it names, so a byte copy on another partition is unauthentic.
+    func verdict(program: String?, isConfigured: Bool, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], partition: Int32,
+                 nowMs: Int64) -> Verdict {
         let header: (String) -> RequestSignature.Header = { name in RequestSignature.Header(headers.last { $0.key == name }.map(\.value)) }
         let isReplay = header(DeadLetterHeader.replayOf) != .absent
         if let program, isConfigured, let signing = programs[program] {
-            if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
-            switch RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value, nowMs: nowMs, header: header) {
+            if isReplay { return replayVerdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) }
+            switch signing.verdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) {
             case .valid: return .authentic(replayBy: nil)
             case .invalid(let reason): return .unauthentic("program \(program): \(reason)")
             }
@@ -65,26 +115,28 @@ struct RequestAuthenticator: Sendable {
         // operator named) only when the replay key verifies it; otherwise it gets no replay's
         // privileges (`Intake`: the duplicate horizon still applies).
         if (program != nil && isConfigured) || !isEnforcing {
-            guard isReplay, replaySecret != nil, case .authentic(let replayBy) = replayVerdict(key: key, value: value, nowMs: nowMs, header: header)
+            guard isReplay, replaySecret != nil,
+                  case .authentic(let replayBy) = replayVerdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header)
             else { return .notRequired }
             return .authentic(replayBy: replayBy)
         }
         // Names no program this worker serves: answerable only if a key held here verifies it.
-        if isReplay { return replayVerdict(key: key, value: value, nowMs: nowMs, header: header) }
+        if isReplay { return replayVerdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) }
         for signing in programs.values {
-            if case .valid = RequestSignature.verdict(secret: signing.secret, policy: signing.policy, key: key, value: value,
-                                                      nowMs: nowMs, header: header) {
+            if case .valid = signing.verdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) {
                 return .authentic(replayBy: nil)
             }
         }
         return .unauthentic("the message names no configured program and is not signed by a key this worker holds")
     }
 
-    private func replayVerdict(key: [UInt8]?, value: [UInt8], nowMs: Int64, header: (String) -> RequestSignature.Header) -> Verdict {
+    private func replayVerdict(key: [UInt8]?, value: [UInt8], partition: Int32, nowMs: Int64,
+                               header: (String) -> RequestSignature.Header) -> Verdict {
         guard let replaySecret else {
             return .unauthentic("a replay of a signed program must be signed with the replay key, and this worker has none (dlq.replay_signing_secret_env)")
         }
-        switch RequestSignature.verdict(secret: replaySecret, policy: replayPolicy, key: key, value: value, nowMs: nowMs, header: header) {
+        switch RequestSignature.verdict(secret: replaySecret, policy: replayPolicy, key: key, value: value, partition: partition,
+                                        nowMs: nowMs, header: header) {
         case .valid:
             let name = header(DeadLetterHeader.replayOperator).value.map { String(decoding: $0, as: UTF8.self) }
             return .authentic(replayBy: name.map(AuditEvent.safeIdentifier) ?? "unknown")

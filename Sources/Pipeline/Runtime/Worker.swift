@@ -67,14 +67,18 @@ public final class Worker: Sendable {
                 timeoutMs: program.timeoutMs, minimumBudgetMs: program.minimumBudgetMs,
                 dcsGoogleAPI: DCSGoogleAPI(rawValue: program.dcsGoogleAPI) ?? .v2,
                 gnosisProvisionPath: program.gnosisProvisionPath, worldpayMerchantEntity: program.worldpayMerchantEntity)
-            if let variable = program.requestSigningSecretEnvironmentVariable {
-                guard let secret = environment[variable], !secret.isEmpty else {
-                    throw ConfigurationError([.init(.error, "programs.\(name).request_signing.secret_env",
-                                                    "names environment variable \(variable), which is not set")])
+            if program.signsRequests {
+                var keys: [RequestAuthenticator.Signing.Key] = []
+                for key in program.signingKeys {
+                    guard let secret = environment[key.secretEnvironmentVariable], !secret.isEmpty else {
+                        throw ConfigurationError([.init(.error, key.keyPath, "names environment variable \(key.secretEnvironmentVariable), which is not set")])
+                    }
+                    keys.append(.init(id: key.id, secret: Sensitive(secret), notAfterMs: key.notAfterMs))
                 }
                 signing[name] = RequestAuthenticator.Signing(
-                    secret: Sensitive(secret),
-                    policy: RequestSignature.Policy(maxSkewMs: program.requestSigningMaxSkewMs, acceptsV1: program.requestSigningAcceptsV1))
+                    keys: keys,
+                    policy: RequestSignature.Policy(maxSkewMs: program.requestSigningMaxSkewMs, acceptsV1: program.requestSigningAcceptsV1,
+                                                   acceptsV2: program.requestSigningAcceptsV2))
             }
         }
         var replaySecret: Sensitive?

@@ -117,8 +117,18 @@ public struct DeadLetterReplayer: Sendable {
             var headers = DeadLetterSeal.replayedHeaders(entry.headers)
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName))
-            var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers)
-            if let signer { message = signer.signed(message, nowMs: nowMs()) }
+            // A signed replay names its partition (signature v3): the original's, on the original's topic.
+            var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers,
+                                               partition: topic == provenance.originalTopic ? provenance.originalPartition : nil)
+            if let signer {
+                do {
+                    let count = message.partition == nil ? try producer.partitionCount(topic: topic, timeoutMs: 10_000) : 1
+                    message = signer.signed(message, partitionCount: count, nowMs: nowMs())
+                } catch {
+                    outcomes.append(.failed(reason: error.description))
+                    continue
+                }
+            }
             do {
                 _ = try producer.sendAndWait(message)
             } catch {
