@@ -18,8 +18,9 @@ package struct WorkerRuntime: Sendable {
     package var makeProducer: @Sendable (_ properties: [String: String], _ errors: @escaping @Sendable (KafkaError) -> Void) throws(KafkaError)
         -> any RecordProducer
     /// Makes a group member from librdkafka properties; rebalances go to the relay, asynchronous
-    /// commit outcomes to the handler.
-    package var makeGroupConsumer: @Sendable (_ properties: [String: String], _ relay: RebalanceRelay,
+    /// commit outcomes to the handler; records over the limits (when given) arrive as their sizes
+    /// and digest only (`KafkaMessage.oversize`).
+    package var makeGroupConsumer: @Sendable (_ properties: [String: String], _ limits: KafkaRecordLimits?, _ relay: RebalanceRelay,
                                               _ committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) throws(KafkaError)
         -> any GroupConsumer
     /// Makes a reader of `topic` for a purpose (its consumer's group id suffix), with property overrides.
@@ -39,7 +40,7 @@ package struct WorkerRuntime: Sendable {
     /// Creates a runtime from its ports.
     package init(executor: any Executor, clock: @escaping @Sendable () -> Int64,
                  makeProducer: @escaping @Sendable ([String: String], @escaping @Sendable (KafkaError) -> Void) throws(KafkaError) -> any RecordProducer,
-                 makeGroupConsumer: @escaping @Sendable ([String: String], RebalanceRelay,
+                 makeGroupConsumer: @escaping @Sendable ([String: String], KafkaRecordLimits?, RebalanceRelay,
                                                         @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) throws(KafkaError)
                      -> any GroupConsumer,
                  makeMarkerReader: @escaping @Sendable ([String: String], String, String, [String: String]) throws(KafkaError) -> any MarkerLogReader,
@@ -60,8 +61,8 @@ package struct WorkerRuntime: Sendable {
         return WorkerRuntime(
             executor: DispatchExecutor(), clock: clock,
             makeProducer: { (properties, errors) throws(KafkaError) in try KafkaProducer(configuration: properties, onError: errors) },
-            makeGroupConsumer: { (properties, relay, committed) throws(KafkaError) in
-                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed)
+            makeGroupConsumer: { (properties, limits, relay, committed) throws(KafkaError) in
+                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed, recordLimits: limits)
             },
             makeMarkerReader: { (properties, topic, purpose, overrides) throws(KafkaError) in
                 try KafkaMarkerLogReader(properties: properties, topic: topic, purpose: purpose, overrides: overrides)
