@@ -119,3 +119,41 @@ extension ReliabilityTests {
               + "\"dead_letter_bytes\":{\(letterSizes.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ","))}}")
     }
 }
+
+extension ReliabilityTests {
+    /// A dead letter the cluster refuses for good: the worker process's producer allows records of
+    /// 20,000 bytes (`message.max.bytes`), and an unsigned 30,000-byte value that is not JSON (within
+    /// the record bounds, so its letter keeps it whole) is refused `MSG_SIZE_TOO_LARGE` on every
+    /// attempt. Before, that letter was retried every 2 s for ever and the partition's committed
+    /// offset stayed at it; now it is given up with an error log line (and a metric), and the
+    /// offset completes: the valid request after it is answered and the commits reach the end.
+    @Test("a dead letter refused for good (too large for the producer) is given up with an error, and the partition's commits reach its end")
+    func refusedDeadLetterIsGivenUp() async throws {
+        let rig = try await IdentityRig(name: "reliability-refused-letter")
+        defer { rig.stop() }
+        let worker = try await rig.worker("refused-w1", environment: ["PROVISIONER_KAFKA_PRODUCER__MESSAGE_MAX_BYTES": "20000"])
+        defer { worker.process.kill() }
+        let topic = rig.rig.topics.requests
+        let bulky = [UInt8](repeating: UInt8(ascii: "x"), count: 30_000)
+        let refusedOffset = try await rig.rig.producer.send(KafkaOutgoingMessage(topic: topic, key: Array("pm_refused".utf8), value: bulky)).offset
+        let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_refused_next",
+                                                requestID: rig.factory.requestID("after-refused"))
+        let headers = RequestSigner(secret: Sensitive(rig.secret)).signed(key: request.key, value: request.value, headers: [],
+                                                                          nowMs: Timestamps.nowMs())
+        let lastOffset = try await rig.rig.producer.send(KafkaOutgoingMessage(topic: topic, key: request.key, value: request.value,
+                                                                              headers: headers)).offset
+        #expect(rig.collector.wait(timeoutMs: 30_000) { $0.final(request.requestID)?.status == .provisioned },
+                "the request after the refused dead letter was not provisioned")
+        let progress = try await KafkaChecks.waitForCommitsAtEnd(bootstrapServers: rig.rig.endpoints.bootstrapServers, group: rig.rig.group,
+                                                                 topic: topic, partitions: 1, timeoutMs: 30_000)
+        let committed = progress[0]?.committed ?? -1
+        #expect(committed == lastOffset + 1, "committed offset \(committed), end \(progress[0]?.end ?? -1)")
+        // Given up, not written: no dead letter for it, and one error line naming why (never the record).
+        #expect(!rig.collector.snapshot.deadLetters.contains { $0.provenance?.originalOffset == refusedOffset })
+        let givenUp = worker.logEntries.filter { $0["msg"]?.stringValue?.hasPrefix("dead letter refused by the cluster for good") == true }
+        #expect(givenUp.count == 1 && givenUp.first?["level"]?.stringValue == "error" && givenUp.first?["refusal"]?.stringValue == "message_too_large"
+                && givenUp.first?["offset"]?.int64Value == refusedOffset, "log lines: \(givenUp)")
+        #expect(worker.isRunning, "the worker process stopped")
+        print("RELIABILITY {\"test\":\"refused_dead_letter\",\"committed\":\(committed),\"end\":\(lastOffset + 1),\"given_up\":\(givenUp.count)}")
+    }
+}
