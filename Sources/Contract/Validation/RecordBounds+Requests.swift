@@ -31,6 +31,12 @@ extension RecordBounds {
         /// The largest record within these bounds, in bytes, before Kafka's own framing.
         public var largestRecordBytes: Int { maxKeyBytes + maxValueBytes + maxHeaderBytes }
 
+        /// The requests topic's `max.message.bytes` (`Config/topics.json`): 256 KiB, three records
+        /// at the bounds in one batch, so the broker refuses what the worker could only
+        /// dead-letter. A producer's batch must fit too: librdkafka producers of the topic keep
+        /// `batch.size` at most this (the project's own do).
+        public static let requestsTopicMaxMessageBytes = 256 * 1_024
+
         /// Each bound a record of these sizes breaks, in one line with the figures; nil when it
         /// is within them all.
         public func problem(keyBytes: Int?, valueBytes: Int, headerCount: Int, headerBytes: Int) -> String? {
