@@ -68,7 +68,7 @@ let package = Package(
         // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
         .target(name: "TestSupport", dependencies: ["CPosix", "Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
 
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Contract", "Pipeline", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Contract", "Pipeline", "Recovery", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["CPosix", "HTTP", "TestSupport"], swiftSettings: strict),

@@ -28,7 +28,7 @@ final class SimNode: @unchecked Sendable {
         var runtime = WorkerRuntime(
             executor: executor, clock: { world.nowMs },
             makeProducer: { _, _, _ in producer },
-            makeGroupConsumer: { [unowned self] properties, relay, committed, _ in
+            makeGroupConsumer: { [unowned self] properties, _, relay, committed, _ in
                 let consumer = SimConsumer(cluster: cluster, process: process, executor: executor,
                                            groupID: properties["group.id"] ?? "sim", relay: relay, committed: committed)
                 consumers.append(consumer)

@@ -27,6 +27,8 @@ public final class KafkaConsumer: @unchecked Sendable {
     let handle: OpaquePointer
     let gate = KafkaClientGate()
     private let callbacks: Callbacks
+    /// The bounds every record is held to before it is copied (nil: none).
+    let recordLimits: KafkaRecordLimits?
 
     /// Threads inside `poll`, and whether one of them asked to close from a callback.
     private struct Polls {
@@ -39,11 +41,14 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// `commitHandler`, when given, receives the outcome of each commit made with
     /// `synchronously: false`, inside `poll` (automatic commits are not reported); `statistics`
     /// receives each statistics report (every `statistics.interval.ms`, when that property is above
-    /// 0), inside `poll` too. Throws `.invalidArgument` for a bad property.
+    /// 0), inside `poll` too. With `recordLimits`, a record over them is delivered as its sizes and
+    /// digest only (`KafkaMessage.oversize`). Throws `.invalidArgument` for a bad property.
     public init(configuration: [String: String],
                 rebalanceListener: (any KafkaRebalanceListener)?,
                 commitHandler: (@Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void)? = nil,
-                statistics: KafkaStatistics.Handler? = nil) throws(KafkaError) {
+                statistics: KafkaStatistics.Handler? = nil,
+                recordLimits: KafkaRecordLimits? = nil) throws(KafkaError) {
+        self.recordLimits = recordLimits
         let properties = KafkaConfiguration.merged(defaults: Self.defaultConfiguration, overrides: configuration)
         let conf = try KafkaConfiguration.make(properties)
         let callbacks = Callbacks(listener: rebalanceListener, commitHandler: commitHandler, statistics: statistics)
@@ -113,7 +118,7 @@ public final class KafkaConsumer: @unchecked Sendable {
         var received = 0
         while received < limit, let message = rd_kafka_consumer_poll(handle, timeout) {
             timeout = 0
-            results.append(Self.convert(message))
+            results.append(Self.convert(message, limits: recordLimits))
             rd_kafka_message_destroy(message)
             received += 1
         }
@@ -242,8 +247,9 @@ public final class KafkaConsumer: @unchecked Sendable {
         return result
     }
 
-    /// Turns a consumed `rd_kafka_message_t` into a message or an error (the caller destroys it).
-    static func convert(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>) -> Result<KafkaMessage, KafkaError> {
+    /// Turns a consumed `rd_kafka_message_t` into a message or an error (the caller destroys it);
+    /// a record over `limits` into its sizes and digest, nothing of it copied.
+    static func convert(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>, limits: KafkaRecordLimits? = nil) -> Result<KafkaMessage, KafkaError> {
         let record = pointer.pointee
         let topic = record.rkt.map { String(cString: rd_kafka_topic_name($0)) }
         if record.err != RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -256,14 +262,28 @@ public final class KafkaConsumer: @unchecked Sendable {
             }
             return .failure(error)
         }
-        let key = record.key.map { Array(UnsafeRawBufferPointer(start: $0, count: record.key_len)) }
-        let value = record.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: record.len)) } ?? []
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let timestamp = rd_kafka_message_timestamp(pointer, &timestampType)
+        let timestampMs: Int64? = timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || timestamp < 0 ? nil : timestamp
+        if let limits {
+            let keyBytes = record.key == nil ? nil : record.key_len
+            let valueBytes = record.payload == nil ? 0 : record.len
+            let headers = headerSizes(of: pointer)
+            if !limits.admits(keyBytes: keyBytes, valueBytes: valueBytes, headerCount: headers.count, headerBytes: headers.bytes) {
+                let digest = limits.digest(UnsafeRawBufferPointer(start: record.payload, count: valueBytes))
+                let key = record.key.flatMap { record.key_len <= limits.maxKeyBytes ? Array(UnsafeRawBufferPointer(start: $0, count: record.key_len)) : nil }
+                return .success(KafkaMessage(
+                    topic: topic ?? "", partition: record.partition, offset: record.offset, key: key, value: [], headers: [],
+                    timestampMs: timestampMs,
+                    oversize: KafkaMessage.Oversize(keyBytes: keyBytes, valueBytes: valueBytes, headerCount: headers.count,
+                                                    headerBytes: headers.bytes, valueDigest: digest)))
+            }
+        }
+        let key = record.key.map { Array(UnsafeRawBufferPointer(start: $0, count: record.key_len)) }
+        let value = record.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: record.len)) } ?? []
         return .success(KafkaMessage(
             topic: topic ?? "", partition: record.partition, offset: record.offset, key: key, value: value,
-            headers: headers(of: pointer),
-            timestampMs: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || timestamp < 0 ? nil : timestamp))
+            headers: headers(of: pointer), timestampMs: timestampMs))
     }
 
     private static func headers(of message: UnsafeMutablePointer<rd_kafka_message_t>) -> [KafkaHeader] {

@@ -14,10 +14,14 @@ public struct KafkaMessage: Sendable {
     public var headers: [KafkaHeader]
     /// The record timestamp in milliseconds since the epoch, when the record carries one.
     public var timestampMs: Int64?
+    /// Set when the record was over the consumer's `KafkaRecordLimits`: its sizes and its value's
+    /// digest. `value` and `headers` are then empty (not copied), and `key` is nil unless it was
+    /// within its own limit.
+    public var oversize: Oversize?
 
     /// Creates a message (for tests and tools; consumers build them from records).
     public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8],
-                headers: [KafkaHeader] = [], timestampMs: Int64? = nil) {
+                headers: [KafkaHeader] = [], timestampMs: Int64? = nil, oversize: Oversize? = nil) {
         self.topic = topic
         self.partition = partition
         self.offset = offset
@@ -25,6 +29,7 @@ public struct KafkaMessage: Sendable {
         self.value = value
         self.headers = headers
         self.timestampMs = timestampMs
+        self.oversize = oversize
     }
 
     /// The value of the last header named `key`, or `nil` when absent or null.

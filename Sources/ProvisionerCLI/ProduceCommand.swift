@@ -40,7 +40,9 @@ enum ProduceCommand: Command {
         let topic = arguments.option("topic") ?? TopicNames().requests
         let signVariable = arguments.option("sign-env")
         let keyID = arguments.option("key-id")
-        var properties = ["bootstrap.servers": bootstrap, "linger.ms": "5"]
+        // A batch within the requests topic's max.message.bytes (librdkafka does not split a refused batch).
+        var properties = ["bootstrap.servers": bootstrap, "linger.ms": "5",
+                          "batch.size": String(RecordBounds.Incoming.requestsTopicMaxMessageBytes)]
         if let property = arguments.option("property") {
             guard let equals = property.firstIndex(of: "=") else { throw UsageError("--property must be KEY=VALUE") }
             properties[String(property[..<equals])] = String(property[property.index(after: equals)...])

@@ -43,6 +43,8 @@ public final class ProvisionerClient: Sendable {
         do {
             var properties = configuration.kafka
             properties["linger.ms"] = properties["linger.ms"] ?? "1"
+            // A batch within the requests topic's max.message.bytes (librdkafka does not split a refused batch).
+            properties["batch.size"] = properties["batch.size"] ?? String(RecordBounds.Incoming.requestsTopicMaxMessageBytes)
             producer = try KafkaProducer(configuration: properties)
         } catch {
             throw ProvisionerClientError(.kafka, "the producer could not be created: \(error.description)")

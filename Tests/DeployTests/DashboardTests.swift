@@ -158,6 +158,7 @@ struct DashboardTests {
             "outcome": { reconcileOutcomes.contains($0) },
             "parked": { $0 == "true" || $0 == "false" },
             "replay": { $0 == "true" || $0 == "false" },
+            "refusal": { KafkaError.Refusal(rawValue: $0) != nil },
             "verdict": { value in MarkerFencing.Confirmation.allCases.contains { $0.label == value } || FinalDecider.Verdict.labels.contains(value) },
             "le": { $0 == "+Inf" || Double($0) != nil },
             "version": { $0 == KafkaRuntime.version },

@@ -291,6 +291,37 @@ struct IntakeTests {
         }
         #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .fresh)
     }
+
+    @Test("a record over its bounds (key, value, header count, header bytes) is dead-lettered oversize before its signature is read, claiming nothing")
+    func boundsBeforeSignature() throws {
+        let bounds = RecordBounds.Incoming.requests
+        let request = try request(program: "signed")
+        let signedHeaders = signed(request)
+        let cases: [(name: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader])] = [
+            ("value", request.key, request.value + [UInt8](repeating: 0x20, count: bounds.maxValueBytes), signedHeaders),
+            ("key", [UInt8](repeating: 1, count: bounds.maxKeyBytes + 1), request.value, signedHeaders),
+            ("header count", request.key, request.value, signedHeaders + (0...bounds.maxHeaderCount).map { KafkaHeader(key: "x\($0)", value: nil) }),
+            ("header bytes", request.key, request.value, signedHeaders + [KafkaHeader(key: "x", value: [UInt8](repeating: 2, count: bounds.maxHeaderBytes))]),
+        ]
+        for item in cases {
+            // Unsigned or signed alike: the bounds come first (an unsigned one would otherwise be `unauthenticated`).
+            for headers in [item.headers, item.headers.filter { !signedHeaders.contains($0) }] {
+                let decision = decide(intake(), item.value, origin(key: item.key, headers: headers, value: item.value))
+                guard case .deadLetter(let code, let reason, nil) = decision else { Issue.record("\(item.name): got \(decision)"); continue }
+                #expect(code == DeadLetterCode(.oversize), "\(item.name)")
+                #expect(reason.hasPrefix("the record has ") && !reason.contains(request.requestID), "\(item.name): \(reason)")
+            }
+        }
+        // As the consumer delivers one (sizes and digest only): the same decision.
+        let measured = KafkaMessage(topic: Self.partition.topic, partition: Self.partition.partition, offset: 9, key: nil, value: [],
+                                    oversize: KafkaMessage.Oversize(keyBytes: 1_000_000, valueBytes: 3, headerCount: 0, headerBytes: 0,
+                                                                    valueDigest: Crypto.sha256(Array("abc".utf8))))
+        let decision = decide(intake(), [], RecordOrigin(message: measured, generation: 1, receivedAtMs: Self.now))
+        guard case .deadLetter(DeadLetterCode(.oversize), let reason, nil) = decision else { Issue.record("got \(decision)"); return }
+        #expect(reason.contains("a key of 1000000 bytes (at most \(bounds.maxKeyBytes))"), "\(reason)")
+        #expect(duplicates.begin(request.identity, owner: owner(), nowMs: Self.now) == .fresh)
+        #expect(prepared.value == 0)
+    }
 }
 
 /// Issue 29: a request's identity is (program, request id), and only what claimed an identity can

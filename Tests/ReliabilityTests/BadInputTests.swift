@@ -165,15 +165,16 @@ extension ReliabilityTests {
         let finalSnapshot = collector.snapshot
         let deadEntries = finalSnapshot.deadLetters.filter { $0.topic == deadTopic }
         var deadByOrigin: [Placement: [String]] = [:]
-        var truncatedFrom: [Placement: Int] = [:]
+        // What each over-size record's dead letter says of it: its value's length, and the letter's own value length (none kept).
+        var oversizeLetters: [Placement: (valueBytes: Int?, keptBytes: Int)] = [:]
         var largestDeadLetter = 0
         for entry in deadEntries {
             guard let provenance = entry.provenance else { Issue.record("a dead letter without provenance headers"); continue }
             let origin = Placement(partition: provenance.originalPartition, offset: provenance.originalOffset)
             deadByOrigin[origin, default: []].append(provenance.code.rawValue)
             largestDeadLetter = max(largestDeadLetter, entry.value?.count ?? 0)
-            if let header = entry.headers.last(where: { $0.key == "dlq.value_truncated_from" })?.value {
-                truncatedFrom[origin] = Int(String(decoding: header, as: UTF8.self))
+            if let header = entry.headers.last(where: { $0.key == DeadLetterHeader.originalValueBytes })?.value {
+                oversizeLetters[origin] = (Int(String(decoding: header, as: UTF8.self)), entry.value?.count ?? 0)
             }
         }
         let results = finalSnapshot.results.mapValues { $0.map(\.result) }
@@ -195,10 +196,12 @@ extension ReliabilityTests {
                     wrongDead.append("#\(index) at \(placement.partition):\(placement.offset) expected one dead letter \(code ?? "any"), found \(found)")
                 }
                 if let first = found.first { deadCodes[first, default: 0] += 1 }
-                // Over-size values are kept up to the 64 KiB request limit, with their length in a header.
+                // Over-size values are not kept: the letter carries their length (and digest) in headers.
                 let size = sizes[index] ?? 0
-                if size > 65_536 && truncatedFrom[placement] != size {
-                    wrongDead.append("#\(index): \(size)-byte message dead-lettered without dlq.value_truncated_from=\(size)")
+                if size > 65_536, let letter = oversizeLetters[placement], letter.valueBytes != size || letter.keptBytes != 0 {
+                    wrongDead.append("#\(index): \(size)-byte message dead-lettered with dlq.original.value_bytes=\(letter.valueBytes ?? -1), \(letter.keptBytes) bytes of value kept")
+                } else if size > 65_536, oversizeLetters[placement] == nil {
+                    wrongDead.append("#\(index): \(size)-byte message dead-lettered without dlq.original.value_bytes")
                 }
             case .rejected(let id):
                 expectedRejected += 1
@@ -212,7 +215,7 @@ extension ReliabilityTests {
         }
         #expect(wrongDead.isEmpty, "\(wrongDead.count) messages not dead-lettered exactly once with their code: \(wrongDead.prefix(5))")
         #expect(wrongRejected.isEmpty, "\(wrongRejected.count) messages not answered exactly once as rejected: \(wrongRejected.prefix(5))")
-        #expect(largestDeadLetter <= 65_536, "a dead letter of \(largestDeadLetter) bytes: over-size values must be cut to the request limit")
+        #expect(largestDeadLetter <= 65_536, "a dead letter of \(largestDeadLetter) bytes: no dead letter may exceed the request limit")
         #expect(deadEntries.count == expectedDead, "dead letters: \(deadEntries.count), expected \(expectedDead)")
         let validWrong = validIDs.filter { results[$0]?.count != 1 || results[$0]?.first?.status != .provisioned }
         #expect(validWrong.isEmpty, "\(validWrong.count) valid requests among the garbage were not provisioned exactly once: \(validWrong.prefix(5).map { "\($0): \(results[$0]?.map(\.status.rawValue) ?? [])" })")
@@ -232,7 +235,7 @@ extension ReliabilityTests {
             "malformed": ReliabilityReport.int(malformedTotal), "valid": ReliabilityReport.int(validIDs.count),
             "malformed_by_category": ReliabilityReport.counts(categories), "bytes_sent": ReliabilityReport.int(sentBytes),
             "largest_message_bytes": ReliabilityReport.int(1 << 20), "largest_dead_letter_bytes": ReliabilityReport.int(largestDeadLetter),
-            "truncated_dead_letters": ReliabilityReport.int(truncatedFrom.count),
+            "oversize_dead_letters": ReliabilityReport.int(oversizeLetters.count),
             "expected_dead_letters": ReliabilityReport.int(expectedDead), "dead_letters": ReliabilityReport.int(deadEntries.count),
             "dead_letters_by_code": ReliabilityReport.counts(deadCodes),
             "expected_rejected": ReliabilityReport.int(expectedRejected), "rejected_by_code": ReliabilityReport.counts(rejectedCodes),

@@ -28,19 +28,21 @@ extension ReliabilityTests {
             try #require(rig.mockCluster).createTopic(Self.replyTopic, partitions: 2, replicationFactor: 1)
         }
 
-        /// Starts a worker process of the rig's group, without waiting for partitions.
-        func spawn(_ name: String) throws -> ChildWorker {
+        /// Starts a worker process of the rig's group (with `extra` in its environment), without
+        /// waiting for partitions.
+        func spawn(_ name: String, environment extra: [String: String] = [:]) throws -> ChildWorker {
             try rig.worker(name, environment: [
                 "RELIABILITY_IDENTITY_SIGNING": secret,
                 "PROVISIONER_PROGRAMS__DEMO_IMPRINT__REQUEST_SIGNING": #"{"secret_env": "RELIABILITY_IDENTITY_SIGNING"}"#,
                 "PROVISIONER_RESULTS__REPLY_TOPICS": #"["\#(Self.replyTopic)"]"#,
                 "PROVISIONER_PROGRAMS__DEMO_DCS__REPLY_TOPICS": #"["dcs.replies"]"#,
-            ])
+            ].merging(extra) { _, new in new })
         }
 
-        /// Starts a worker process of the rig's group and waits until it owns the partition.
-        func worker(_ name: String) async throws -> ChildWorker {
-            let worker = try spawn(name)
+        /// Starts a worker process of the rig's group (with `extra` in its environment) and waits
+        /// until it owns the partition.
+        func worker(_ name: String, environment extra: [String: String] = [:]) async throws -> ChildWorker {
+            let worker = try spawn(name, environment: extra)
             try #require(await ChildWorker.waitForGroup([worker], partitions: 1), "the worker process did not take the partition")
             return worker
         }

@@ -62,14 +62,14 @@ final class ConsumerLoop: Sendable {
     /// A loop over a consumer `runtime` makes from `properties` (the role's settings applied
     /// already), committing from `ledger` at most every `commitIntervalMs`; the consumer's
     /// statistics reports go to `statistics`.
-    init(runtime: WorkerRuntime, properties: [String: String], ledger: OffsetLedger, commitIntervalMs: Int64, logger: Logger,
-         statistics: KafkaStatistics.Handler?) throws(KafkaError) {
+    init(runtime: WorkerRuntime, properties: [String: String], recordLimits: KafkaRecordLimits? = nil, ledger: OffsetLedger,
+         commitIntervalMs: Int64, logger: Logger, statistics: KafkaStatistics.Handler?) throws(KafkaError) {
         self.ledger = ledger
         self.logger = logger
         executor = runtime.executor
         let commits = CommitRoutine(intervalMs: commitIntervalMs)
         self.commits = commits
-        consumer = try runtime.makeGroupConsumer(properties, relay, { outcome in
+        consumer = try runtime.makeGroupConsumer(properties, recordLimits, relay, { outcome in
             commits.answered()
             switch outcome {
             case .success(let offsets): ledger.committed(offsets)

@@ -2,7 +2,7 @@ import Contract
 import Issuers
 import Recovery
 
-/// The first stage of a request's life, as a decision: decode → authenticity → `x-replay-of` →
+/// The first stage of a request's life, as a decision: record bounds → decode → authenticity → `x-replay-of` →
 /// reply route (the program's allowed topics) → program → signature requirement → duplicate
 /// filter and markers → validation → call building → admission, in that order, produce one
 /// `IntakeDecision`. It publishes nothing and touches no
@@ -31,6 +31,8 @@ struct Intake: Sendable {
     let horizon: DuplicateHorizon
     /// Builds and checks the issuer call (`IssuerClient.prepare`).
     let prepare: @Sendable (ProvisioningRequest, IssuerEndpoint) throws(IssuerRequestError) -> PreparedCall
+    /// The bounds a record is held to before anything else (the consumer's own).
+    var recordBounds = RecordBounds.Incoming.requests
 
     /// What to do with the record `value` received as `received`; the returned origin carries
     /// the checked reply route (the program's `reply_topics`). `whenOlderAttemptEnds` runs when a
@@ -44,6 +46,13 @@ struct Intake: Sendable {
 
     private func decide(_ value: [UInt8], origin: inout RecordOrigin, nowMs: Int64,
                         whenOlderAttemptEnds: @escaping @Sendable () -> Void) -> IntakeDecision {
+        // Bounds before anything else, the signature check included: a record over them is a
+        // dead letter of its sizes and digest, whoever signed it (its signature is not even read).
+        if let oversize = origin.oversize(value: value, bounds: recordBounds) {
+            let reason = recordBounds.problem(keyBytes: oversize.keyBytes, valueBytes: oversize.valueBytes,
+                                              headerCount: oversize.headerCount, headerBytes: oversize.headerBytes)
+            return .deadLetter(code: DeadLetterCode(.oversize), reason: reason ?? "the record is over its bounds", summary: nil)
+        }
         let decoding = RequestDecoder.decode(value, limits: requestLimits)
         // What a message that does not decode says of itself, read once (its dead letter's summary).
         let summary: DeadLetterSummary? = if case .deadLetter = decoding {
@@ -65,8 +74,7 @@ struct Intake: Sendable {
         if case .unauthentic(let reason) = verdict {
             return .refuseUnauthentic(reason: reason, requestID: claimed.requestID, program: claimed.program, summary: summary)
         }
-        // (An over-size one is left to the decoder, whose dead letter keeps only the value's head.)
-        if let problem = origin.replayOfProblem, value.count <= requestLimits.maxBytes {
+        if let problem = origin.replayOfProblem {
             return .deadLetter(code: .invalidReplayOf, reason: problem, summary: nil)
         }
         (origin.reply, origin.replyRefusal) = replyRouting.check(origin.replyHeaders, program: claimed.program)

@@ -12,6 +12,10 @@ struct RecordOrigin: Sendable {
     let timestampMs: Int64?
     let key: [UInt8]?
     let headers: [KafkaHeader]
+    /// Set when the record was over the requests topic's bounds as it was read
+    /// (`RecordBounds.Incoming`): its sizes and its value's digest; its value and headers were not
+    /// kept, nor its key when over the key bound.
+    let oversize: KafkaMessage.Oversize?
     let receivedAtMs: Int64
     /// Where the request's results go (checked by `ReplyRouting` at intake; nil: the default topic).
     var reply: ReplyRoute?
@@ -26,7 +30,18 @@ struct RecordOrigin: Sendable {
         timestampMs = message.timestampMs
         key = message.key
         headers = message.headers
+        oversize = message.oversize
         self.receivedAtMs = receivedAtMs
+    }
+
+    /// The record's sizes and its value's digest when it is over `bounds`: as the consumer measured
+    /// it, or measured here for a record delivered whole (`value` is its value); nil within them.
+    func oversize(value: [UInt8], bounds: RecordBounds.Incoming) -> KafkaMessage.Oversize? {
+        if let oversize { return oversize }
+        let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.count ?? 0) }
+        guard bounds.problem(keyBytes: key?.count, valueBytes: value.count, headerCount: headers.count, headerBytes: headerBytes) != nil
+        else { return nil }
+        return KafkaMessage.Oversize(key: key, value: value, headers: headers, valueDigest: Crypto.sha256(value))
     }
 
     /// The reply headers as the message carries them (the last of each name), not yet checked.

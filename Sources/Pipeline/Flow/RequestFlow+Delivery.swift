@@ -161,7 +161,8 @@ extension RequestFlow {
     }
 
     /// Dead-letters a message (or parks it when it was already a replay) and settles it once the
-    /// dead letter is acknowledged (retried until it is; abandoned when the producer failed for good).
+    /// dead letter is acknowledged (retried until it is; abandoned when the producer failed for
+    /// good; given up when the cluster refuses the letter itself for good: `giveUp`).
     /// `summary`: what the value says of itself, when the caller already read it (read here otherwise).
     /// `identity`: the request it settles (nil when the message was not admitted: its audit event
     /// names the request id the value carries).
@@ -170,16 +171,23 @@ extension RequestFlow {
         let summary = summary ?? DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
         let now = context.clock()
         let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)
-        let (body, truncation) = DeadLetterBuilder.body(of: value, code: code, summary: summary, limits: context.requestLimits, nowMs: now)
+        let bounds = intake.recordBounds
+        let oversize = code == DeadLetterCode(.oversize) ? origin.oversize(value: value, bounds: bounds) : nil
+        let body = DeadLetterBuilder.body(key: origin.key, value: value, summary: summary, oversize: oversize, bounds: bounds,
+                                          limits: context.requestLimits, nowMs: now)
         // The reply headers stay with the dead letter: `dlq replay` sends them again, so the
         // replay's answer goes where the original's would have.
         let letter = deadLetters.letter(
-            key: origin.key, value: body, headers: origin.propagatedHeaders + ReplyRouting.headers(origin.reply) + truncation,
+            key: body.key, value: body.value, headers: origin.propagatedHeaders + ReplyRouting.headers(origin.reply) + body.headers,
             source: .init(partition: origin.partition, offset: origin.offset, timestampMs: origin.timestampMs),
             code: code, reason: reason, attempts: 1, firstFailedAtMs: origin.receivedAtMs, nowMs: now, replayOf: origin.replayOf,
             replay: verdict, parkedReason: "a replay that failed again: parked so it cannot loop; inspect it before sending a new request")
-        context.publisher.publish([letter.message], attempts: .max) { [self] outcome in
+        context.publisher.publish([letter.message], attempts: .max, untilRefused: true) { [self] outcome in
             guard outcome.allDelivered else {
+                if let error = outcome.lastError, let refusal = error.refusal {
+                    return giveUp(letter, refusal: refusal, error: error, origin: origin, identity: identity, claimed: claimed,
+                                  startedMarker: startedMarker)
+                }
                 logger(for: origin).error("neither result nor dead letter acknowledged: the offset is not completed and will be redelivered",
                                           [("error", .string(outcome.lastError?.description ?? "unknown"))])
                 return settler.settle(.abandoned, origin: origin, identity: identity, claimed: claimed)
@@ -193,5 +201,24 @@ extension RequestFlow {
                                   traceparent: origin.traceparent)
             settler.settle(.deadLettered(afterStartedMarker: startedMarker), origin: origin, identity: identity, claimed: claimed)
         }
+    }
+
+    /// A dead letter the cluster refuses for good (too large for the topic or the producer, not
+    /// authorized, invalid): sending it again can never succeed, and a letter retried for ever
+    /// would hold its partition's commits at this offset for good. It is given up: counted
+    /// (`provisioner_dead_letters_given_up_total`), logged as an error with where the record was
+    /// read and why (an alert), and settled like a dead letter, so the offset completes and the
+    /// partition's commits go on. The record is then neither answered nor dead-lettered: the log
+    /// line and the metric are all that is left of it.
+    private func giveUp(_ letter: DeadLetterBuilder.Letter, refusal: KafkaError.Refusal, error: KafkaError, origin: RecordOrigin,
+                        identity: RequestIdentity?, claimed: Bool, startedMarker: Bool) {
+        context.metrics.countDeadLetterGivenUp(refusal: refusal)
+        let headerBytes: Int = letter.message.headers.reduce(0) { total, header in total + header.key.utf8.count + (header.value?.count ?? 0) }
+        let bytes: Int = (letter.message.key?.count ?? 0) + (letter.message.value?.count ?? 0) + headerBytes
+        logger(for: origin).error("dead letter refused by the cluster for good: given up, the offset completes without it",
+                                  [("code", .string(letter.provenance.code.rawValue)), ("refusal", .string(refusal.rawValue)),
+                                   ("letter_bytes", .integer(Int64(bytes))), ("topic", .string(letter.message.topic)),
+                                   ("error", .string(error.description))])
+        settler.settle(.deadLettered(afterStartedMarker: startedMarker), origin: origin, identity: identity, claimed: claimed)
     }
 }

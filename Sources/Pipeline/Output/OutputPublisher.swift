@@ -38,8 +38,10 @@ final class OutputPublisher: Sendable {
     }
 
     /// Sends every message; `completion` runs once, when each is delivered or has failed
-    /// `attempts` times (default: the configured attempts). Runs on the producer's thread: keep it short.
-    func publish(_ messages: [KafkaOutgoingMessage], attempts: Int? = nil,
+    /// `attempts` times (default: the configured attempts). `untilRefused`: a message the cluster
+    /// refuses for good (`KafkaError.refusal`) is not sent again, whatever `attempts` allows.
+    /// Runs on the producer's thread: keep it short.
+    func publish(_ messages: [KafkaOutgoingMessage], attempts: Int? = nil, untilRefused: Bool = false,
                  completion: @escaping @Sendable (Outcome) -> Void) {
         guard !messages.isEmpty else {
             completion(Outcome(reports: [], lastError: nil))
@@ -47,7 +49,7 @@ final class OutputPublisher: Sendable {
         }
         let batch = Batch(count: messages.count, completion: completion)
         for (index, message) in messages.enumerated() {
-            send(message, index: index, attempt: 1, limit: attempts ?? maxAttempts, batch: batch)
+            send(message, index: index, attempt: 1, limit: attempts ?? maxAttempts, untilRefused: untilRefused, batch: batch)
         }
     }
 
@@ -72,7 +74,7 @@ final class OutputPublisher: Sendable {
     /// Producer messages not yet acknowledged.
     var outstanding: Int { producer.outstandingCount }
 
-    private func send(_ message: KafkaOutgoingMessage, index: Int, attempt: Int, limit: Int, batch: Batch) {
+    private func send(_ message: KafkaOutgoingMessage, index: Int, attempt: Int, limit: Int, untilRefused: Bool, batch: Batch) {
         if let fatal = fault.error {
             batch.finish(index, report: nil, error: fatal)
             return
@@ -83,19 +85,19 @@ final class OutputPublisher: Sendable {
                 case .success(let report):
                     batch.finish(index, report: report, error: nil)
                 case .failure(let error):
-                    retry(message, index: index, attempt: attempt, limit: limit, batch: batch, error: error)
+                    retry(message, index: index, attempt: attempt, limit: limit, untilRefused: untilRefused, batch: batch, error: error)
                 }
             }
         } catch {
             retry(message, index: index, attempt: error.code == .queueFull ? attempt - 1 : attempt, limit: limit,
-                  batch: batch, error: error, delayMs: error.code == .queueFull ? 5 : nil)
+                  untilRefused: untilRefused, batch: batch, error: error, delayMs: error.code == .queueFull ? 5 : nil)
         }
     }
 
-    private func retry(_ message: KafkaOutgoingMessage, index: Int, attempt: Int, limit: Int, batch: Batch,
+    private func retry(_ message: KafkaOutgoingMessage, index: Int, attempt: Int, limit: Int, untilRefused: Bool, batch: Batch,
                        error: KafkaError, delayMs: Int? = nil) {
         fault.record(error)
-        guard attempt < limit, !error.isFatal else {
+        guard attempt < limit, !error.isFatal, !(untilRefused && error.refusal != nil) else {
             batch.finish(index, report: nil, error: error)
             return
         }
@@ -106,7 +108,7 @@ final class OutputPublisher: Sendable {
         }
         let delay = delayMs ?? min(2_000, 50 << min(attempt, 6))
         retryQueue.asyncAfter(milliseconds: Int64(delay)) { [self] in
-            send(message, index: index, attempt: attempt + 1, limit: limit, batch: batch)
+            send(message, index: index, attempt: attempt + 1, limit: limit, untilRefused: untilRefused, batch: batch)
         }
     }
 

@@ -20,8 +20,9 @@ package struct WorkerRuntime: Sendable {
                                          _ statistics: KafkaStatistics.Handler?) throws(KafkaError)
         -> any RecordProducer
     /// Makes a group member from librdkafka properties; rebalances go to the relay, asynchronous
-    /// commit outcomes to the handler, statistics reports to `statistics`.
-    package var makeGroupConsumer: @Sendable (_ properties: [String: String], _ relay: RebalanceRelay,
+    /// commit outcomes to the handler, statistics reports to `statistics`; records over the limits
+    /// (when given) arrive as their sizes and digest only (`KafkaMessage.oversize`).
+    package var makeGroupConsumer: @Sendable (_ properties: [String: String], _ limits: KafkaRecordLimits?, _ relay: RebalanceRelay,
                                               _ committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void,
                                               _ statistics: KafkaStatistics.Handler?) throws(KafkaError)
         -> any GroupConsumer
@@ -43,7 +44,7 @@ package struct WorkerRuntime: Sendable {
     package init(executor: any Executor, clock: @escaping @Sendable () -> Int64,
                  makeProducer: @escaping @Sendable ([String: String], @escaping @Sendable (KafkaError) -> Void,
                                                    KafkaStatistics.Handler?) throws(KafkaError) -> any RecordProducer,
-                 makeGroupConsumer: @escaping @Sendable ([String: String], RebalanceRelay,
+                 makeGroupConsumer: @escaping @Sendable ([String: String], KafkaRecordLimits?, RebalanceRelay,
                                                         @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void,
                                                         KafkaStatistics.Handler?) throws(KafkaError)
                      -> any GroupConsumer,
@@ -67,8 +68,9 @@ package struct WorkerRuntime: Sendable {
             makeProducer: { (properties, errors, statistics) throws(KafkaError) in
                 try KafkaProducer(configuration: properties, onError: errors, statistics: statistics)
             },
-            makeGroupConsumer: { (properties, relay, committed, statistics) throws(KafkaError) in
-                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed, statistics: statistics)
+            makeGroupConsumer: { (properties, limits, relay, committed, statistics) throws(KafkaError) in
+                try KafkaConsumer(configuration: properties, rebalanceListener: relay, commitHandler: committed, statistics: statistics,
+                                  recordLimits: limits)
             },
             makeMarkerReader: { (properties, topic, purpose, overrides) throws(KafkaError) in
                 try KafkaMarkerLogReader(properties: properties, topic: topic, purpose: purpose, overrides: overrides)

@@ -54,8 +54,14 @@ final class RequestConsumer: Sendable {
         let base = context.configuration.consumerProperties
         let properties = KafkaConsumerRole.committingMember(groupID: base["group.id"] ?? context.configuration.groupID,
                                                             assignmentStrategy: KafkaRuntime.defaultAssignor).applied(to: base)
-        loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), ledger: context.ledger,
-                                commitIntervalMs: 100, logger: context.logger,
+        // Every record is held to the requests topic's bounds as it is read: nothing of one over
+        // them is copied (intake dead-letters it as its sizes and digest).
+        let bounds = flow.intake.recordBounds
+        let limits = KafkaRecordLimits(maxKeyBytes: bounds.maxKeyBytes, maxValueBytes: bounds.maxValueBytes,
+                                       maxHeaderCount: bounds.maxHeaderCount, maxHeaderBytes: bounds.maxHeaderBytes,
+                                       digest: { Crypto.sha256(raw: $0) })
+        loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), recordLimits: limits,
+                                ledger: context.ledger, commitIntervalMs: 100, logger: context.logger,
                                 statistics: context.metrics.kafkaStatistics.handler(for: .requests, topic: context.configuration.topics.requests))
         let reader = try runtime.makeMarkerReader(base, context.configuration.topics.markers, "marker-reader", [:])
         catchUp = MarkerCatchUp(reader: reader, queue: context.executor.serialQueue(label: "provisioner.marker-catch-up", onPool: false),

@@ -106,6 +106,7 @@ struct WorkerMetrics: Sendable {
         for confirmation in MarkerFencing.Confirmation.allCases where confirmation != .call { _ = fencingCounter(confirmation) }
         for verdict in FinalDecider.Verdict.labels { _ = decisionsCounter(verdict) }
         for replay in [false, true] { _ = unauthenticatedCounter(replay: replay) }
+        for refusal in KafkaError.Refusal.allCases { _ = deadLettersGivenUpCounter(refusal.rawValue) }
         _ = duplicatesCounter()
     }
 
@@ -146,6 +147,17 @@ struct WorkerMetrics: Sendable {
     private func deadLettersCounter(code: String, parked: Bool) -> Counter {
         registry.counter("provisioner_dead_letters_total", help: "Messages dead-lettered, by code (parked: replays that failed again).",
                          labels: ["code": code, "parked": parked ? "true" : "false"])
+    }
+
+    /// Counts a dead letter given up because the cluster refuses it for good, by why.
+    func countDeadLetterGivenUp(refusal: KafkaError.Refusal) {
+        deadLettersGivenUpCounter(refusal.rawValue).increment()
+    }
+
+    private func deadLettersGivenUpCounter(_ refusal: String) -> Counter {
+        registry.counter("provisioner_dead_letters_given_up_total",
+                         help: "Dead letters the cluster refused for good (too large, not authorized, invalid), given up so the offset completes; each is logged as an error.",
+                         labels: ["refusal": refusal])
     }
 
     /// Counts a refusal without an issuer call.

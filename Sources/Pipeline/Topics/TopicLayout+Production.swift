@@ -1,3 +1,5 @@
+import Contract
+
 extension TopicLayout {
     /// The production layout, identical to `Config/topics.json` (a test holds them equal): the
     /// default of `provisioner topics apply` when no `--spec` is given.
@@ -11,10 +13,12 @@ extension TopicLayout {
     /// outage or a longer horizon), reconciliation jobs
     /// 3 days (outlive a long weekend's outage), dead letters and parked dead letters 14 days (time
     /// for an operator to look and replay), audit 90 days. `segment.ms` is set where retention is
-    /// short, so old segments close and can be deleted on time.
+    /// short, so old segments close and can be deleted on time. The requests topic's
+    /// `max.message.bytes` is sized to the contract's record bounds (`RecordBounds.Incoming`).
     public static let production = TopicLayout(topics: [
         .requests: DesiredTopic(partitions: 24, replicationFactor: 3, configs: [
             "cleanup.policy": "delete", "min.insync.replicas": "2", "retention.ms": "86400000", "segment.ms": "3600000",
+            "max.message.bytes": String(RecordBounds.Incoming.requestsTopicMaxMessageBytes),
         ]),
         .results: DesiredTopic(partitions: 12, replicationFactor: 3, configs: [
             "cleanup.policy": "delete", "min.insync.replicas": "2", "retention.ms": "86400000", "segment.ms": "3600000",

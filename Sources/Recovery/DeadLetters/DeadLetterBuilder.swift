@@ -70,23 +70,29 @@ public struct DeadLetterBuilder: Sendable {
         return Letter(message: message, provenance: provenance, isParked: parked)
     }
 
-    /// What a dead-lettered request keeps of its value, and the headers that say what was cut.
-    /// An Apple Pay request past its deadline can never succeed, nor can an over-size message: both
-    /// lose the Apple handshake. An over-size value also keeps only its head (the request limit's
-    /// worth, `dlq.value_truncated_from` saying how long it was): past the producer's or the
-    /// broker's record limit the write would fail on every attempt, and a dead letter that is never
-    /// written holds its partition's commits back forever.
-    public static func body(of value: [UInt8], code: DeadLetterCode, summary: DeadLetterSummary, limits: RequestLimits,
-                            nowMs: Int64) -> (value: [UInt8], headers: [KafkaHeader]) {
-        var body = value
-        let oversize = code == DeadLetterCode(.oversize)
-        // Redaction parses the whole value: an over-size one is past the request limit by definition.
-        if summary.isExpiredApplePay(nowMs: nowMs) || oversize,
-           let stripped = RequestRedaction.strippingAppleHandshake(
-               value, limits: RequestLimits(maxBytes: max(value.count, limits.maxBytes), maxDepth: limits.maxDepth)) {
-            body = stripped
+    /// What a dead letter keeps of the record it is about: its key and value, with two exceptions.
+    /// An Apple Pay request past its deadline can never succeed, so its value loses the Apple
+    /// handshake. A record over its bounds (`oversize`, given: its sizes and value digest) keeps
+    /// no value, and its key only when within `bounds`: its sizes and the value's SHA-256 go in
+    /// `dlq.original.*` headers instead, so its letter is a few hundred bytes whatever the record
+    /// was (a letter over the producer's or the topic's record limit is never written, and the
+    /// record's offset would never complete).
+    public static func body(key: [UInt8]?, value: [UInt8], summary: DeadLetterSummary, oversize: KafkaMessage.Oversize?,
+                            bounds: RecordBounds.Incoming, limits: RequestLimits, nowMs: Int64)
+        -> (key: [UInt8]?, value: [UInt8], headers: [KafkaHeader]) {
+        if let oversize {
+            var headers: [KafkaHeader] = []
+            if let keyBytes = oversize.keyBytes { headers.append(KafkaHeader(key: DeadLetterHeader.originalKeyBytes, string: String(keyBytes))) }
+            headers += [KafkaHeader(key: DeadLetterHeader.originalValueBytes, string: String(oversize.valueBytes)),
+                        KafkaHeader(key: DeadLetterHeader.originalHeaderCount, string: String(oversize.headerCount)),
+                        KafkaHeader(key: DeadLetterHeader.originalHeaderBytes, string: String(oversize.headerBytes)),
+                        KafkaHeader(key: DeadLetterHeader.originalValueSHA256, string: Crypto.hex(oversize.valueDigest))]
+            let kept = key.flatMap { $0.count <= bounds.maxKeyBytes ? $0 : nil }
+            return (kept, [], headers)
         }
-        guard oversize, body.count > limits.maxBytes else { return (body, []) }
-        return (Array(body.prefix(limits.maxBytes)), [KafkaHeader(key: DeadLetterHeader.valueTruncatedFrom, string: String(value.count))])
+        if summary.isExpiredApplePay(nowMs: nowMs), let stripped = RequestRedaction.strippingAppleHandshake(value, limits: limits) {
+            return (key, stripped, [])
+        }
+        return (key, value, [])
     }
 }

@@ -35,14 +35,23 @@ public enum DeadLetterHeader {
     /// Set by `dlq replay` beside `x-replay-of`: the operator who replayed it (covered by the
     /// replay's v2 signature, written into the worker's audit events).
     public static let replayOperator = "x-replay-operator"
-    /// On a dead letter whose value was cut to the request limit (an over-size message): the
-    /// original length in bytes.
-    public static let valueTruncatedFrom = "dlq.value_truncated_from"
+    /// On the dead letter of a record over its bounds (`oversize`: it keeps no value): the
+    /// record's key length in bytes (absent when it had no key).
+    public static let originalKeyBytes = "dlq.original.key_bytes"
+    /// On an `oversize` dead letter: the record's value length in bytes.
+    public static let originalValueBytes = "dlq.original.value_bytes"
+    /// On an `oversize` dead letter: how many headers the record had.
+    public static let originalHeaderCount = "dlq.original.header_count"
+    /// On an `oversize` dead letter: the record's header names' and values' bytes added up.
+    public static let originalHeaderBytes = "dlq.original.header_bytes"
+    /// On an `oversize` dead letter: the SHA-256 of the record's value, 64 lowercase hex digits
+    /// (to find the record its producer sent; it reveals nothing of the value).
+    public static let originalValueSHA256 = "dlq.original.value_sha256"
     /// W3C trace context, propagated.
     public static let traceparent = "traceparent"
 
     /// Every `dlq.*` header a worker always writes (`dlq.mac` is written beside them when the
-    /// worker has a replay key; `dlq.value_truncated_from` on a cut value).
+    /// worker has a replay key; the `dlq.original.*` sizes and digest on an `oversize` one).
     public static let provenance: [String] = [
         originalTopic, originalPartition, originalOffset, originalTimestamp, code, reason, attempts,
         firstFailedAt, failedAt, worker, group, replayable, replayableReason,
