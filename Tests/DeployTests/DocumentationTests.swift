@@ -6,10 +6,12 @@ import Testing
 @Suite("docs: configuration keys and metric names come from the code", .timeLimit(.minutes(5)))
 struct DocumentationTests {
     /// Key names the loader reads: the quoted first argument of every reader call in
-    /// WorkerConfiguration+Loading.swift (`string("group_id", …)`, `object("topics")`, …), and the
+    /// WorkerConfiguration+Loading.swift and RequestSigningKey.swift (`string("group_id", …)`,
+    /// `object("topics")`, …), and the
     /// breaker keys it reads in a loop.
     private static func loaderKeys() throws -> Set<String> {
-        let source = try Repository.text("Sources/Pipeline/Configuration/WorkerConfiguration+Loading.swift")
+        let source = try ["WorkerConfiguration+Loading.swift", "RequestSigningKey.swift"]
+            .map { try Repository.text("Sources/Pipeline/Configuration/" + $0) }.joined(separator: "\n")
         let pattern = try NSRegularExpression(pattern: #"\b(?:string|requiredString|int|integer|double|bool|object|raw)\("([a-z_0-9]+)""#)
         var keys = Set(pattern.matches(in: source, range: NSRange(source.startIndex..., in: source)).compactMap { match in
             Range(match.range(at: 1), in: source).map { String(source[$0]) }
