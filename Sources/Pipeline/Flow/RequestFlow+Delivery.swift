@@ -24,8 +24,10 @@ extension RequestFlow {
         // Fencing reads a gap for as long as it takes (the markers may be unreadable for a while):
         // a final is never published unchecked; the worker stopping withdraws it (the decision is in the log).
         let deadlineMs = Int64.max
+        // A decision is written until Kafka acknowledges it, like the `completed` marker: a final
+        // published without one could contradict the decision another owner writes meanwhile.
         let write: (CallMarker, @escaping @Sendable (Settler.MarkerWrite) -> Void) -> Void = { [markers] marker, completion in
-            markers.write(marker, for: origin, completion: completion)
+            markers.write(marker, for: origin, attempts: .max, completion: completion)
         }
         guard let started = job.startedMarker else {
             guard claimed, let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
@@ -41,7 +43,8 @@ extension RequestFlow {
                     logger(for: origin).warning("a newer owner fenced this partition: this answer is withdrawn, the new owner answers the request")
                     settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
                 case .undecided:
-                    publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed)
+                    logger(for: origin).error("the decision could not be written (the producer failed for good): not published here; the next owner answers the request")
+                    settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
                 case .own, .earlier, .unreadable:
                     publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true)
                 }
@@ -65,8 +68,8 @@ extension RequestFlow {
                 publish(earlier, encoded: bytes, origin: origin, value: value, job: job, claimed: claimed, decided: true,
                         startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
             case .undecided:
-                publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed,
-                        startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
+                logger(for: origin).error("the decision could not be written (the producer failed for good): not published here; the next owner publishes the first decision or reconciles")
+                settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
             }
         }
     }

@@ -28,8 +28,9 @@ final class FinalDecider: Sendable {
         case own
         /// An earlier decision exists: publish it (these bytes) instead.
         case earlier([UInt8])
-        /// The decision could not be written: publish the own result without one (the commit
-        /// rule's `completed` marker follows it as before).
+        /// The decision could not be written (it is written until acknowledged, so only a producer
+        /// that failed for good gives this): nothing is published here; the record is given up and
+        /// the next owner publishes the first decision or reconciles.
         case undecided
         /// Written, but the partition could not be read to check it is the first: decide again later.
         case unreadable
@@ -112,7 +113,7 @@ final class FinalDecider: Sendable {
                         completion: @escaping @Sendable (Verdict) -> Void) {
         write(marker) { [self] written in
             guard written.delivered, let offset = written.offset else {
-                logger.warning("decision marker not written: the result is published without it",
+                logger.warning("decision marker not written: the result is not published here",
                                [("error", .string(written.error?.description ?? "unknown"))])
                 return finish(.undecided, completion)
             }
@@ -145,7 +146,7 @@ final class FinalDecider: Sendable {
                            completion: @escaping @Sendable (Verdict) -> Void) {
         write(marker) { [self] written in
             guard written.delivered, let offset = written.offset else {
-                logger.warning("decision marker not written: the answer is published without it",
+                logger.warning("decision marker not written: the answer is not published here",
                                [("error", .string(written.error?.description ?? "unknown"))])
                 return finish(.undecided, completion)
             }
