@@ -48,7 +48,7 @@ struct WorkerConfigurationTests {
         #expect(issues.isEmpty)
         #expect(configuration.programs.count == 4)
         #expect(configuration.program("demo-dcs")?.issuer == .dcs)
-        #expect(configuration.program("demo-dcs")?.apiSecretEnvironmentVariable == "DEMO_DCS_API_SECRET")
+        #expect(configuration.program("demo-dcs")?.apiSecret == .environment("DEMO_DCS_API_SECRET"))
         #expect(configuration.topics.deadLetters == "provisioning.dlq")
         #expect(configuration.topics.markers == "provisioning.markers")
         #expect(configuration.consumerProperties["group.id"] == "provisioner")
