@@ -213,8 +213,6 @@ public final class Worker: Sendable {
     /// Requests received and not yet finished.
     public var unsettledCount: Int { context.ledger.unsettledCount() }
 
-    /// The computed gauges. Their closures hold the worker's parts weakly: the registry is held by
-    /// those parts' metrics, and a strong capture would keep a stopped worker alive.
     /// The computed gauges. Their closures hold the worker's parts weakly: those parts hold the
     /// registry (through their metrics), and a strong capture would keep a stopped worker alive.
     private func registerGauges() {
