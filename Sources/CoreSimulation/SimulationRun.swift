@@ -333,10 +333,10 @@ final class SimulationRun: @unchecked Sendable {
         configuration.revokeDrainMs = settings.drainMs
         configuration.shutdownDrainMs = 5_000
         configuration.duplicateHorizonMs = 10 * 60 * 1_000
-        var imprint = ProgramConfiguration(name: "sim-imprint", issuer: .imprint, baseURL: "http://imprint.sim", apiKeyEnvironmentVariable: "SIM_IMPRINT_KEY")
+        var imprint = ProgramConfiguration(name: "sim-imprint", issuer: .imprint, baseURL: "http://imprint.sim", apiKey: .environment("SIM_IMPRINT_KEY"))
         imprint.timeoutMs = 10_000
-        var dcs = ProgramConfiguration(name: "sim-dcs", issuer: .dcs, baseURL: "http://dcs.sim", apiKeyEnvironmentVariable: "SIM_DCS_KEY")
-        dcs.apiSecretEnvironmentVariable = "SIM_DCS_SECRET"
+        var dcs = ProgramConfiguration(name: "sim-dcs", issuer: .dcs, baseURL: "http://dcs.sim", apiKey: .environment("SIM_DCS_KEY"))
+        dcs.apiSecret = .environment("SIM_DCS_SECRET")
         dcs.timeoutMs = 10_000
         configuration.programs = ["sim-imprint": imprint, "sim-dcs": dcs]
         return configuration

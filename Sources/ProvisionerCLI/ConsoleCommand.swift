@@ -57,12 +57,7 @@ enum ConsoleCommand: Command {
             guard let listen = HostPort(listenText) else { throw UsageError("--listen must be HOST:PORT, e.g. 127.0.0.1:8090") }
             configuration.listen = listen
         }
-        let signer: RequestSigner?
-        do {
-            signer = try RequestSigner.replaySigner(variable: worker.replaySigningSecretEnvironmentVariable, environment: environment)
-        } catch {
-            throw CommandFailure(error.message)
-        }
+        let signer = try ReplayKeySource.signer(worker.replaySigningSecret)
         let logger = Logger(label: "console", minimumLevel: worker.logLevel)
         let monitor = MetricsMonitor(endpoints: configuration.metricsEndpoints, intervalMs: configuration.scrapeIntervalMs)
         monitor.start()

@@ -54,7 +54,7 @@ enum DLQCommand: Command {
         guard let action = arguments.popPositional() else { throw UsageError("missing action: list, show or replay") }
         let json = arguments.flag("json")
         let parked = arguments.flag("parked")
-        let (properties, topics, replayKeyVariable) = try connection(&arguments)
+        let (properties, topics, replayKey) = try connection(&arguments)
         let topic = parked ? topics.parked : topics.deadLetters
         let store = DeadLetterStore(properties: properties)
         switch action {
@@ -82,7 +82,7 @@ enum DLQCommand: Command {
             let rate = arguments.option("rate") == nil ? nil : try arguments.number("rate", default: 10, in: 0.01...100_000)
             let target = arguments.option("to")
             let label = arguments.option("operator") ?? ProcessInfo.processInfo.environment["USER"]
-            let signVariable = arguments.option("sign-env") ?? replayKeyVariable
+            let signKey = arguments.option("sign-env").map(SecretSource.environment) ?? replayKey
             try arguments.rejectUnknown()
             let targets: Set<String> = [topics.requests, topics.reconcile]
             if let target, !targets.contains(target) {
@@ -92,12 +92,7 @@ enum DLQCommand: Command {
                 throw UsageError("--operator must be 1-64 of letters, digits and ._:@-")
             }
             let operatorName = DeadLetterReplayer.operatorName(properties: properties, label: label) ?? "unknown"
-            let signer: RequestSigner?
-            do {
-                signer = try RequestSigner.replaySigner(variable: signVariable, environment: ProcessInfo.processInfo.environment)
-            } catch {
-                throw CommandFailure(error.message)
-            }
+            let signer = try ReplayKeySource.signer(signKey)
             let entries = try read(store, topic: topic, filter: filter)
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName,
                                               signer: signer, targetTopics: targets)
@@ -117,11 +112,11 @@ enum DLQCommand: Command {
 
     // MARK: - Arguments
 
-    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames, String?) {
+    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames, SecretSource?) {
         if let path = arguments.option("config") {
             let configuration = try ConfigurationFile.load(path: path, environment: ProcessInfo.processInfo.environment, strict: false,
                                                            requireSecrets: false)
-            return (configuration.kafka, configuration.topics, configuration.replaySigningSecretEnvironmentVariable)
+            return (configuration.kafka, configuration.topics, configuration.replaySigningSecret)
         }
         guard let bootstrap = arguments.option("bootstrap") else { throw UsageError("--config FILE or --bootstrap B is required") }
         return (["bootstrap.servers": bootstrap], TopicNames(), nil)

@@ -13,7 +13,7 @@ import Contract
 ///   "apple_ephemeral_key_reuse": 16,     // Apple payloads per ephemeral key and leaf (1: fresh key each)
 ///   "all": { ...load rule... },          // for every issuer without its own rule
 ///   "issuers": { "imprint": { ...load rule... }, "dcs": {}, "gnosis": {}, "worldpay": {} },
-///   "programs": { "acme-imprint": {"issuer": "imprint", "api_key": "k"} },
+///   "programs": { "acme-imprint": {"issuer": "imprint", "api_key": "k", "retiring_api_keys": ["old"]} },
 ///   "known_programs": { ... }            // written by GET /_sim/profile, ignored when read
 /// }
 /// ```
@@ -223,7 +223,7 @@ public struct SimulatorProfile: Sendable, Hashable {
         let path = "programs.\(name)"
         guard !name.isEmpty, name.utf8.count <= 64 else { throw invalid("program names must be 1-64 characters") }
         guard case .object(let members) = value else { throw invalid("\(path) must be an object") }
-        try rejectUnknown(members, allowed: ["issuer", "api_key", "api_secret", "auth_header"], path: path)
+        try rejectUnknown(members, allowed: ["issuer", "api_key", "api_secret", "auth_header", "retiring_api_keys"], path: path)
         guard let issuerName = members["issuer"]?.stringValue, let issuer = IssuerKind(rawValue: issuerName) else {
             throw invalid("\(path).issuer must be imprint, dcs, gnosis or worldpay")
         }
@@ -231,6 +231,12 @@ public struct SimulatorProfile: Sendable, Hashable {
             throw invalid("\(path).api_key must be a non-empty string without spaces")
         }
         var program = SimulatorProgram(name: name, issuer: issuer, apiKey: Sensitive(apiKey))
+        if let retiring = members["retiring_api_keys"] {
+            guard let keys = retiring.arrayValue?.compactMap(\.stringValue), keys.count == retiring.arrayValue?.count,
+                  keys.allSatisfy({ !$0.isEmpty && !$0.contains(where: \.isWhitespace) })
+            else { throw invalid("\(path).retiring_api_keys must be an array of non-empty strings without spaces") }
+            program.retiringAPIKeys = keys.map(Sensitive.init)
+        }
         if let secret = members["api_secret"] {
             guard issuer == .dcs else { throw invalid("\(path).api_secret is only for DCS programs") }
             guard let text = secret.stringValue, !text.isEmpty else { throw invalid("\(path).api_secret must be a non-empty string") }
@@ -251,11 +257,13 @@ public struct SimulatorProfile: Sendable, Hashable {
     private static func checkUniqueCredentials(_ programs: [SimulatorProgram]) throws(SimulatorError) {
         var seen: [String: String] = [:]
         for program in programs {
-            let key = "\(program.issuer.rawValue) \(program.apiKey.revealed)"
-            if let other = seen[key] {
-                throw invalid("programs \(other) and \(program.name) share one \(program.issuer.rawValue) API key; give each its own")
+            for apiKey in program.acceptedAPIKeys {
+                let key = "\(program.issuer.rawValue) \(apiKey.revealed)"
+                if let other = seen[key], other != program.name {
+                    throw invalid("programs \(other) and \(program.name) share one \(program.issuer.rawValue) API key; give each its own")
+                }
+                seen[key] = program.name
             }
-            seen[key] = program.name
         }
     }
 

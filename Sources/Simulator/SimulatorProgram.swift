@@ -5,7 +5,8 @@ import Contract
 /// Profile JSON (`programs` maps a name to this):
 /// `{"issuer":"dcs","api_key":"k","api_secret":"s","auth_header":"Authorization"}`; `api_secret` is
 /// required for DCS and not allowed otherwise; `auth_header` (default `Authorization`) names the
-/// header carrying `Bearer <key>` (a bare key is accepted in a custom header) for the other issuers.
+/// header carrying `Bearer <key>` (a bare key is accepted in a custom header) for the other issuers;
+/// `retiring_api_keys` lists old keys still accepted while callers move to `api_key` (a rotation).
 public struct SimulatorProgram: Sendable, Hashable {
     /// The program name, e.g. `demo-imprint`.
     public var name: String
@@ -13,6 +14,8 @@ public struct SimulatorProgram: Sendable, Hashable {
     public var issuer: IssuerKind
     /// The API key (Imprint, DCS `X-DAPI-API-KEY`, Worldpay) or bearer token (Gnosis Pay).
     public var apiKey: Sensitive
+    /// Old keys still accepted during a rotation, as `apiKey` is (same program, same secret).
+    public var retiringAPIKeys: [Sensitive]
     /// The DCS signing secret.
     public var apiSecret: Sensitive?
     /// The header that carries the credential (not used by DCS).
@@ -20,13 +23,17 @@ public struct SimulatorProgram: Sendable, Hashable {
 
     /// Creates a program.
     public init(name: String, issuer: IssuerKind, apiKey: Sensitive, apiSecret: Sensitive? = nil,
-                authHeader: String = "Authorization") {
+                authHeader: String = "Authorization", retiringAPIKeys: [Sensitive] = []) {
         self.name = name
         self.issuer = issuer
         self.apiKey = apiKey
+        self.retiringAPIKeys = retiringAPIKeys
         self.apiSecret = apiSecret
         self.authHeader = authHeader
     }
+
+    /// Every key that selects this program: `apiKey`, then the retiring ones.
+    public var acceptedAPIKeys: [Sensitive] { [apiKey] + retiringAPIKeys }
 
     /// The programs and credentials of CONTRACT section 10, always known to the simulator.
     public static let defaults: [SimulatorProgram] = [

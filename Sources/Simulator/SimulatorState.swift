@@ -41,7 +41,7 @@ struct SimulatorState: Sendable {
         credentials.removeAll()
         authHeaders.removeAll()
         for program in profile.effectivePrograms {
-            credentials["\(program.issuer.rawValue) \(program.apiKey.revealed)"] = program
+            for key in program.acceptedAPIKeys { credentials["\(program.issuer.rawValue) \(key.revealed)"] = program }
             if program.issuer != .dcs {
                 var headers = authHeaders[program.issuer] ?? []
                 if !headers.contains(where: { $0.lowercased() == program.authHeader.lowercased() }) {

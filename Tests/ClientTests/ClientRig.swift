@@ -32,10 +32,10 @@ final class ClientRig: Sendable {
                 configuration.reconcileTiersMs = [300, 600, 1200]
                 if signingSecret != nil, let signingKeyID {
                     configuration.programs["demo-imprint"]?.requestSigningKeys = [
-                        RequestSigningKey(id: signingKeyID, secretEnvironmentVariable: "CLIENT_SIGNING", keyPath: "keys[0]"),
+                        RequestSigningKey(id: signingKeyID, secret: .environment("CLIENT_SIGNING"), keyPath: "keys[0]"),
                     ]
                 } else if signingSecret != nil {
-                    configuration.programs["demo-imprint"]?.requestSigningSecretEnvironmentVariable = "CLIENT_SIGNING"
+                    configuration.programs["demo-imprint"]?.requestSigningSecret = .environment("CLIENT_SIGNING")
                 }
             }
             worker = try stack.startWorker(configuration, extraEnvironment: signingSecret.map { ["CLIENT_SIGNING": $0] } ?? [:],

@@ -44,7 +44,7 @@ final class ConsoleStackRig: @unchecked Sendable {
         var environment = stack.environment
         environment["CONSOLE_TEST_REPLAY_KEY"] = replaySecret
         let configuration = try stack.configuration(groupID: group, workerID: "console-w1") {
-            $0.replaySigningSecretEnvironmentVariable = "CONSOLE_TEST_REPLAY_KEY"
+            $0.replaySigningSecret = .environment("CONSOLE_TEST_REPLAY_KEY")
             configure(&$0)
         }
         worker = try Worker(configuration: configuration, environment: environment,

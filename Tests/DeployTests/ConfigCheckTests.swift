@@ -28,26 +28,45 @@ struct ConfigCheckTests {
         for value in secrets.values { #expect(!run.standardOutput.contains(value) && !run.standardError.contains(value)) }
     }
 
-    @Test("without its secrets, config check fails and names every variable, never a value")
+    @Test("without its secrets, config check fails and names every variable and file, never a value")
     func namesMissingSecrets() throws {
         let file = "Config/worker.json"
         let configuration = try WorkerConfigs.load(try Repository.text(file))
+        #expect(!configuration.secretFiles.isEmpty && !configuration.secretEnvironmentVariables.isEmpty, "worker.json names files and variables")
         let run = try CommandRun.provisioner(["config", "check", "--config", Repository.path(file)])
         #expect(run.status == 1, "\(run)")
         for entry in configuration.secretEnvironmentVariables {
             #expect(run.standardError.contains("\(entry.keyPath): names environment variable \(entry.variable), which is not set"), "\(run)")
         }
+        for entry in configuration.secretFiles {
+            #expect(run.standardError.contains("\(entry.keyPath): names file \(entry.path), which cannot be read (No such file or directory)"), "\(run)")
+        }
+    }
+
+    @Test("config check names a secret file that is empty, and passes once it holds a value")
+    func namesEmptySecretFile() throws {
+        let file = "Config/worker.json"
+        let configuration = try WorkerConfigs.load(try Repository.text(file))
+        let keyPath = try #require(configuration.secretFiles.first { $0.keyPath.hasPrefix("programs.") }?.keyPath)
+        let empty = WorkerConfigs.dummySecrets(for: configuration, overriding: [keyPath: "\n"])
+        let path = try #require(empty[WorkerConfigs.overrideVariable(keyPath)])
+        let run = try CommandRun.provisioner(["config", "check", "--config", Repository.path(file)], environment: empty)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.standardError.contains("\(keyPath): names file \(path), which is empty"), "\(run)")
+        #expect(run.standardError.contains("has 1 error(s)"), "\(run)")
     }
 
     @Test("config check refuses a pseudonym key shorter than 32 bytes, naming the setting and never the key", arguments: try WorkerConfigs.files())
     func refusesShortPseudonymKey(_ file: String) throws {
         let configuration = try WorkerConfigs.load(try Repository.text(file))
-        var secrets = WorkerConfigs.dummySecrets(for: configuration)
         let short = "short-audit-key-31-bytes-long!!"
-        secrets[configuration.pseudonymKeyEnvironmentVariable] = short
+        let keyPath = "audit.pseudonym_key" + configuration.pseudonymKey.keySuffix
+        let secrets = WorkerConfigs.dummySecrets(for: configuration, overriding: [keyPath: short])
+        let source = configuration.pseudonymKey.variable.map { "environment variable \($0)" }
+            ?? "file \(secrets[WorkerConfigs.overrideVariable(keyPath)] ?? "?")"
         let run = try CommandRun.provisioner(["config", "check", "--config", Repository.path(file)], environment: secrets)
         #expect(run.status == 1, "\(run)")
-        #expect(run.standardError.contains("audit.pseudonym_key_env: names environment variable \(configuration.pseudonymKeyEnvironmentVariable), whose value is shorter than 32 bytes"), "\(run)")
+        #expect(run.standardError.contains("\(keyPath): names \(source), whose value is shorter than 32 bytes"), "\(run)")
         #expect(run.standardError.contains("has 1 error(s)"), "\(run)")
         #expect(!run.standardOutput.contains(short) && !run.standardError.contains(short), "the key was printed")
     }
@@ -58,12 +77,13 @@ struct ConfigCheckTests {
         let broken = original
             .setting("scheduler.max_in_flight", .string("lots"))
             .setting("breaker.window_secs", .integer(10))
-            .setting("programs.acme-dcs.api_secret_env", nil)
+            .setting("programs.acme-dcs.api_secret_file", nil)
         let directory = FileManager.default.temporaryDirectory
         let path = directory.appendingPathComponent("broken-\(UUID().uuidString).json").path
         try Data(JSONWriter.encode(broken)).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let secrets = WorkerConfigs.dummySecrets(for: try WorkerConfigs.load(try Repository.text("Config/worker.json")))
+        var secrets = WorkerConfigs.dummySecrets(for: try WorkerConfigs.load(try Repository.text("Config/worker.json")))
+        secrets[WorkerConfigs.overrideVariable("programs.acme-dcs.api_secret_file")] = nil  // would put back the key removed above
         let run = try CommandRun.provisioner(["config", "check", "--config", path], environment: secrets)
         #expect(run.status == 1, "\(run)")
         #expect(run.standardError.contains("scheduler.max_in_flight: must be a whole number"), "\(run)")

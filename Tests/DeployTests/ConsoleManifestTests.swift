@@ -82,7 +82,7 @@ struct ConsoleManifestTests {
         let container = try #require(try Self.resource("Deployment", "provisioner-console").at("spec.template.spec.containers")?.arrayValue?.first)
         let env = container["env"]?.arrayValue ?? []
         let example = try #require(try Self.documents().first { $0.file == "secret.example.yaml" }?.document)
-        for variable in Set(worker.kafkaSecretVariables.values).union([worker.replaySigningSecretEnvironmentVariable].compactMap { $0 }) {
+        for variable in Set(worker.kafkaSecretVariables.values).union([worker.replaySigningSecret?.variable].compactMap { $0 }) {
             let entry = try #require(env.first { $0["name"]?.stringValue == variable }, "\(variable)")
             #expect(entry["value"] == nil, "\(variable) from a Secret, never a literal")
             let key = try #require(entry.at("valueFrom.secretKeyRef.key")?.stringValue)

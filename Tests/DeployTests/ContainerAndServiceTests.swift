@@ -141,7 +141,7 @@ struct ContainerAndServiceTests {
         return settings
     }
 
-    @Test("systemd: SIGTERM, a stop timeout beyond the drain bound, restart on failure, secrets from an EnvironmentFile, hardening")
+    @Test("systemd: SIGTERM, a stop timeout beyond the drain bound, restart on failure, secrets from files and an EnvironmentFile, hardening")
     func systemdUnit() throws {
         let settings = try Self.serviceSettings()
         func value(_ key: String) -> String? { settings.last { $0.key == key }?.value }
@@ -152,6 +152,10 @@ struct ContainerAndServiceTests {
                 "TimeoutStopSec \(timeout) s vs drain \(configuration.shutdownDrainMs) ms")
         #expect(value("Restart") == "on-failure")
         #expect(value("EnvironmentFile")?.isEmpty == false)
+        // The secret files worker.json names are where the unit shows the host's secrets directory.
+        let directories = Set(configuration.secretFiles.map { ($0.path as NSString).deletingLastPathComponent })
+        #expect(directories.count == 1 && value("BindReadOnlyPaths") == "/etc/provisioner/secrets:\(directories.first ?? "?")",
+                "\(directories) vs BindReadOnlyPaths=\(value("BindReadOnlyPaths") ?? "")")
         #expect(value("ExecStart")?.hasSuffix("provisioner worker --config /etc/provisioner/worker.json") ?? false)
         #expect(value("ExecStartPre")?.hasSuffix("provisioner config check --config /etc/provisioner/worker.json") ?? false)
         #expect(value("User") == "provisioner")

@@ -263,7 +263,7 @@ struct DashboardTests {
             breaker.failureRateThreshold = 0.5
             breaker.openDurationMs = 120_000
             configuration.scheduler.defaultBreaker = breaker
-            configuration.programs["demo-gnosis"]?.requestSigningSecretEnvironmentVariable = "DASHBOARD_GNOSIS_SIGNING"
+            configuration.programs["demo-gnosis"]?.requestSigningSecret = .environment("DASHBOARD_GNOSIS_SIGNING")
             // As the loader does for a program's `rate_limit`: the program's and the scheduler's copy.
             configuration.programs["demo-imprint"]?.rateLimit = .init(perSecond: 1_000, burst: 1_000)
             configuration.scheduler.rateLimits["demo-imprint"] = .init(perSecond: 1_000, burst: 1_000)

@@ -16,6 +16,11 @@ struct DocumentationTests {
         var keys = Set(pattern.matches(in: source, range: NSRange(source.startIndex..., in: source)).compactMap { match in
             Range(match.range(at: 1), in: source).map { String(source[$0]) }
         })
+        // A secret is read as `<name>_env` or `<name>_file` (`secretSource(&reader, "api_key", …)`).
+        let secrets = try NSRegularExpression(pattern: #"secretSource\(&[a-z]+, "([a-z_]+)""#)
+        for match in secrets.matches(in: source, range: NSRange(source.startIndex..., in: source)) {
+            if let range = Range(match.range(at: 1), in: source) { keys.formUnion([source[range] + "_env", source[range] + "_file"]) }
+        }
         let properties = try NSRegularExpression(pattern: #"properties\(&root, "([a-z_]+)""#)
         for match in properties.matches(in: source, range: NSRange(source.startIndex..., in: source)) {
             if let range = Range(match.range(at: 1), in: source) { keys.insert(String(source[range])) }
@@ -62,7 +67,7 @@ struct DocumentationTests {
     @Test("every metric Deploy/README.md names is registered by the worker")
     func metricNamesExist() throws {
         let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/Worker.swift",
-                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift"]
+                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift", "Sources/Pipeline/Secrets/SecretResolver.swift"]
             .map(Repository.text).joined()
         let readme = try Repository.text("Deploy/README.md")
         let pattern = try NSRegularExpression(pattern: #"provisioner_[a-z0-9_]+"#)

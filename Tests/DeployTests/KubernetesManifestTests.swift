@@ -96,13 +96,25 @@ struct KubernetesManifestTests {
         #expect(caVolume.at("secret.items.0.path")?.stringValue == (caPath as NSString).lastPathComponent)
     }
 
-    @Test("every secret the config names comes from a Secret key (never a literal), and the example Secret lists that key")
+    @Test("every secret the config names comes from a Secret key (never a literal): files from a whole-Secret volume (no subPath, so rotations reach the pod), variables from secretKeyRef; the example Secret lists each key")
     func secretsByName() throws {
         let configuration = try WorkerConfigs.configMap()
         let environment = try container()["env"]?.arrayValue ?? []
+        let mounts = try container()["volumeMounts"]?.arrayValue ?? []
+        let volumes = try deployment().at("spec.template.spec.volumes")?.arrayValue ?? []
         let secretExamples = try YAMLDocuments.load("Deploy/kubernetes/secret.example.yaml")
         func exampleKeys(_ secret: String) -> Set<String> {
             Set(secretExamples.first { $0.at("metadata.name")?.stringValue == secret }?["stringData"]?.objectValue?.keys.map { $0 } ?? [])
+        }
+        #expect(configuration.secretFiles.count >= 8, "the issuer keys, signing secrets, replay and audit keys come from files")
+        for (keyPath, path) in configuration.secretFiles {
+            let directory = (path as NSString).deletingLastPathComponent
+            let mount = try #require(mounts.first { $0["mountPath"]?.stringValue == directory }, "\(keyPath): no mount at \(directory)")
+            #expect(mount["subPath"] == nil, "\(keyPath): a subPath mount never sees a rotated Secret")
+            let volume = try #require(volumes.first { $0["name"] == mount["name"] })
+            let secret = try #require(volume.at("secret.secretName")?.stringValue, "\(keyPath): the volume is a Secret")
+            #expect(volume.at("secret.items") == nil, "\(keyPath): every key of the Secret is a file")
+            #expect(exampleKeys(secret).contains((path as NSString).lastPathComponent), "secret.example.yaml shows \(secret) key for \(keyPath)")
         }
         var required = configuration.secretEnvironmentVariables.map(\.variable)
         required.append("PROVISIONER_KAFKA__SASL_PASSWORD")

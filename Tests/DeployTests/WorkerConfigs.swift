@@ -16,11 +16,33 @@ enum WorkerConfigs {
         try WorkerConfiguration.load(json: text, environment: environment, workerID: "deploy-tests", strict: true, requireSecrets: false).0
     }
 
-    /// Dummy values for every environment variable `configuration` names as a secret (each at least
-    /// 32 bytes, the shortest pseudonym key the worker accepts).
-    static func dummySecrets(for configuration: WorkerConfiguration) -> [String: String] {
-        Dictionary(configuration.secretEnvironmentVariables.map { ($0.variable, "dummy-\($0.variable.lowercased())-0123456789abcdef0123456789abcdef") },
-                   uniquingKeysWith: { first, _ in first })
+    /// An environment that gives every secret `configuration` names a dummy value (each at least
+    /// 32 bytes, the shortest pseudonym key the worker accepts), or the value `overriding` gives its
+    /// key path: a variable for each `…_env` secret; for each `…_file` secret a file in a temporary
+    /// directory and a `PROVISIONER_…` override pointing the key at it (the shipped paths, such as
+    /// /run/secrets/provisioner, do not exist here).
+    static func dummySecrets(for configuration: WorkerConfiguration, overriding: [String: String] = [:]) -> [String: String] {
+        var environment: [String: String] = [:]
+        for (keyPath, variable) in configuration.secretEnvironmentVariables where environment[variable] == nil {
+            environment[variable] = overriding[keyPath] ?? "dummy-\(variable.lowercased())-0123456789abcdef0123456789abcdef"
+        }
+        guard !configuration.secretFiles.isEmpty else { return environment }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deploy-tests-secrets-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (keyPath, path) in configuration.secretFiles {
+            let name = (path as NSString).lastPathComponent
+            let file = directory.appendingPathComponent(keyPath).path
+            let value = overriding[keyPath] ?? "dummy-\(name.lowercased())-0123456789abcdef0123456789abcdef"
+            _ = FileManager.default.createFile(atPath: file, contents: Data(value.utf8))
+            environment[overrideVariable(keyPath)] = file
+        }
+        return environment
+    }
+
+    /// The `PROVISIONER_…` variable that overrides configuration key `keyPath`
+    /// (`programs.acme-dcs.api_key_file` → `PROVISIONER_PROGRAMS__ACME_DCS__API_KEY_FILE`).
+    static func overrideVariable(_ keyPath: String) -> String {
+        "PROVISIONER_" + keyPath.split(separator: ".").map { $0.uppercased().replacingOccurrences(of: "-", with: "_") }.joined(separator: "__")
     }
 
     /// The `worker.json` held by the ConfigMap in `Deploy/kubernetes/configmap.yaml`.

@@ -38,7 +38,7 @@ struct IntakeTests {
         var endpoints: [String: IssuerEndpoint] = [:]
         for name in ["open", "signed"] {
             configuration.programs[name] = ProgramConfiguration(name: name, issuer: .imprint, baseURL: "http://127.0.0.1:1",
-                                                                apiKeyEnvironmentVariable: "UNUSED")
+                                                                apiKey: .environment("UNUSED"))
             endpoints[name] = IssuerEndpoint(program: name, kind: .imprint, baseURL: "http://127.0.0.1:1",
                                              credentials: IssuerCredentials(apiKey: Sensitive("k")))
         }

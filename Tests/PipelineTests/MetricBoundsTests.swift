@@ -12,7 +12,7 @@ import Testing
 @Suite("Metrics: bounded labels and exported evictions", .timeLimit(.minutes(5)))
 struct MetricBoundsTests {
     static let configured = ProgramConfiguration(name: "acme-imprint", issuer: .imprint, baseURL: "https://api.imprint.example",
-                                                 apiKeyEnvironmentVariable: "ACME_KEY")
+                                                 apiKey: .environment("ACME_KEY"))
 
     /// The rendered body with every sample value masked: what changes with a new series, not with a count.
     static func series(_ body: String) -> [String] {

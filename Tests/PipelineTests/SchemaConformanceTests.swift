@@ -34,7 +34,7 @@ struct SchemaConformanceTests {
         let rig = try PipelineRig(partitions: 3)
         defer { rig.stop() }
         try rig.startWorker(extraEnvironment: ["SCHEMA_REPLAY_KEY": "SchemaReplay" + Crypto.hex(Crypto.randomBytes(12))]) {
-            $0.replaySigningSecretEnvironmentVariable = "SCHEMA_REPLAY_KEY"
+            $0.replaySigningSecret = .environment("SCHEMA_REPLAY_KEY")
         }
         try rig.formGroupAndWarmUp()
         let f = rig.factory

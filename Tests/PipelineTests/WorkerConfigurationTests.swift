@@ -48,7 +48,7 @@ struct WorkerConfigurationTests {
         #expect(issues.isEmpty)
         #expect(configuration.programs.count == 4)
         #expect(configuration.program("demo-dcs")?.issuer == .dcs)
-        #expect(configuration.program("demo-dcs")?.apiSecretEnvironmentVariable == "DEMO_DCS_API_SECRET")
+        #expect(configuration.program("demo-dcs")?.apiSecret == .environment("DEMO_DCS_API_SECRET"))
         #expect(configuration.topics.deadLetters == "provisioning.dlq")
         #expect(configuration.topics.markers == "provisioning.markers")
         #expect(configuration.consumerProperties["group.id"] == "provisioner")
@@ -295,7 +295,7 @@ struct WorkerConfigurationTests {
         let env = ["OLD": "acme-old-signing-key-0123456789abcdef", "NEW": "acme-new-signing-key-0123456789abcdef"]
         let good = text(#"[{"id": "2026-11", "secret_env": "OLD", "not_after": "2026-12-10T00:00:00Z"}, {"id": "2026-12", "secret_env": "NEW"}]"#)
         let program = try #require(try load(good, env: env).0.program("acme"))
-        #expect(program.signsRequests && program.requestSigningSecretEnvironmentVariable == nil)
+        #expect(program.signsRequests && program.requestSigningSecret == nil)
         #expect(program.signingKeys.map(\.id) == ["2026-11", "2026-12"])
         #expect(program.signingKeys.map(\.notAfterMs) == [RFC3339.parse("2026-12-10T00:00:00Z"), nil])
         #expect(program.signingKeys.map(\.keyPath) == ["programs.acme.request_signing.keys[0].secret_env", "programs.acme.request_signing.keys[1].secret_env"])

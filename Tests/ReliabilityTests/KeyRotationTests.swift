@@ -26,11 +26,11 @@ extension ReliabilityTests {
         let previousRetiresAt = Timestamps.nowMs() + 25_000
         let rig = try await SigningRig(name: "reliability-key-rotation",
                                        environment: ["ROTATION_PREVIOUS": previous, "ROTATION_CURRENT": current, "ROTATION_RETIRED": retired]) {
-            $0.programs["demo-imprint"]?.requestSigningSecretEnvironmentVariable = nil
+            $0.programs["demo-imprint"]?.requestSigningSecret = nil
             $0.programs["demo-imprint"]?.requestSigningKeys = [
-                RequestSigningKey(id: "2026-11", secretEnvironmentVariable: "ROTATION_PREVIOUS", notAfterMs: previousRetiresAt, keyPath: "keys[0]"),
-                RequestSigningKey(id: "2026-12", secretEnvironmentVariable: "ROTATION_CURRENT", keyPath: "keys[1]"),
-                RequestSigningKey(id: "2026-10", secretEnvironmentVariable: "ROTATION_RETIRED", notAfterMs: Timestamps.nowMs() - 60_000,
+                RequestSigningKey(id: "2026-11", secret: .environment("ROTATION_PREVIOUS"), notAfterMs: previousRetiresAt, keyPath: "keys[0]"),
+                RequestSigningKey(id: "2026-12", secret: .environment("ROTATION_CURRENT"), keyPath: "keys[1]"),
+                RequestSigningKey(id: "2026-10", secret: .environment("ROTATION_RETIRED"), notAfterMs: Timestamps.nowMs() - 60_000,
                                   keyPath: "keys[2]"),
             ]
         }

@@ -55,8 +55,8 @@ extension ReliabilityTests {
         let logs = CapturingLogHandler()
         let registry = MetricsRegistry()
         let configuration = try stack.configuration(groupID: group, workerID: "leaks-w1") {
-            $0.programs["demo-gnosis"]?.requestSigningSecretEnvironmentVariable = "RELIABILITY_SIGNING_SECRET"
-            $0.replaySigningSecretEnvironmentVariable = "RELIABILITY_REPLAY_SIGNING_SECRET"
+            $0.programs["demo-gnosis"]?.requestSigningSecret = .environment("RELIABILITY_SIGNING_SECRET")
+            $0.replaySigningSecret = .environment("RELIABILITY_REPLAY_SIGNING_SECRET")
         }
         let local = try Worker(configuration: configuration, environment: environment,
                                logger: Logger(label: "worker", minimumLevel: .debug, handler: logs), metrics: registry)

@@ -36,8 +36,8 @@ extension ReliabilityTests {
             environment["RELIABILITY_IMPRINT_SIGNING"] = secret
             environment["RELIABILITY_REPLAY_SIGNING"] = replaySecret
             let configuration = try stack.configuration(groupID: UniqueName.make(name), workerID: "\(name)-w1") {
-                $0.programs["demo-imprint"]?.requestSigningSecretEnvironmentVariable = "RELIABILITY_IMPRINT_SIGNING"
-                $0.replaySigningSecretEnvironmentVariable = "RELIABILITY_REPLAY_SIGNING"
+                $0.programs["demo-imprint"]?.requestSigningSecret = .environment("RELIABILITY_IMPRINT_SIGNING")
+                $0.replaySigningSecret = .environment("RELIABILITY_REPLAY_SIGNING")
                 configure(&$0)
             }
             logs = CapturingLogHandler()

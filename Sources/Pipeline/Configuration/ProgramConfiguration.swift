@@ -8,10 +8,10 @@ public struct ProgramConfiguration: Sendable {
     public var issuer: IssuerKind
     /// The issuer API's base URL (no trailing slash).
     public var baseURL: String
-    /// Environment variable holding the API key (Imprint, Gnosis token, Worldpay, DCS key).
-    public var apiKeyEnvironmentVariable: String
-    /// Environment variable holding the DCS signing secret.
-    public var apiSecretEnvironmentVariable: String?
+    /// `api_key_env` / `api_key_file`: the API key (Imprint, Gnosis token, Worldpay, DCS key).
+    public var apiKey: SecretSource
+    /// `api_secret_env` / `api_secret_file`: the DCS signing secret.
+    public var apiSecret: SecretSource?
     /// Header carrying `Bearer <key>` (Imprint, Gnosis Pay, Worldpay).
     public var apiKeyHeader: String = "Authorization"
     /// Longest single issuer call.
@@ -28,10 +28,10 @@ public struct ProgramConfiguration: Sendable {
     public var gnosisProvisionPath: String = "/api/v1/cards/{id}/apple-pay/provision"
     /// Worldpay `merchant.entity`.
     public var worldpayMerchantEntity: String = "default"
-    /// `request_signing.secret_env`: the program's unnamed signing key (messages carry no
-    /// `x-request-key-id`). With it or `requestSigningKeys`, requests must carry a valid
+    /// `request_signing.secret_env` / `secret_file`: the program's unnamed signing key (messages
+    /// carry no `x-request-key-id`). With it or `requestSigningKeys`, requests must carry a valid
     /// `x-request-signature` HMAC from the program's backend.
-    public var requestSigningSecretEnvironmentVariable: String?
+    public var requestSigningSecret: SecretSource?
     /// `request_signing.keys`: named signing keys, each accepted until its `not_after`.
     public var requestSigningKeys: [RequestSigningKey] = []
     /// `request_signing.accept_v1`: also accept the legacy v1 signature (value only, no freshness).
@@ -47,11 +47,11 @@ public struct ProgramConfiguration: Sendable {
     public var replyTopics: [String]?
 
     /// Creates a program with defaults.
-    public init(name: String, issuer: IssuerKind, baseURL: String, apiKeyEnvironmentVariable: String) {
+    public init(name: String, issuer: IssuerKind, baseURL: String, apiKey: SecretSource) {
         self.name = name
         self.issuer = issuer
         self.baseURL = baseURL
-        self.apiKeyEnvironmentVariable = apiKeyEnvironmentVariable
+        self.apiKey = apiKey
     }
 
     /// The issuer endpoint this program calls: its bulkhead and breaker are shared by every

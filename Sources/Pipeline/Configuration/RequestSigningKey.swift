@@ -1,24 +1,25 @@
 import Contract
 
-/// One of a program's request-signing keys, named by the environment variable that holds it:
-/// `request_signing.secret_env` (the unnamed key: messages carry no `x-request-key-id`) or an entry
-/// of `request_signing.keys` (`id`, `secret_env`, `not_after`). A program accepts every key it
+/// One of a program's request-signing keys, named by where its secret comes from:
+/// `request_signing.secret_env` / `secret_file` (the unnamed key: messages carry no
+/// `x-request-key-id`) or an entry of `request_signing.keys` (`id`, `secret_env` or `secret_file`,
+/// `not_after`). A program accepts every key it
 /// lists until that key's `not_after`, so producers move from one key to the next during an
 /// overlap the operator sets, without an outage.
 public struct RequestSigningKey: Sendable, Equatable {
     /// The id messages name in `x-request-key-id`; nil for the unnamed key.
     public var id: String?
-    /// The environment variable holding the secret.
-    public var secretEnvironmentVariable: String
+    /// Where the secret comes from: an environment variable or a file (reloaded on change).
+    public var secret: SecretSource
     /// When the key retires (epoch ms): messages it signs are refused from then on; nil: never.
     public var notAfterMs: Int64?
-    /// Where it is configured, for issues (`programs.P.request_signing.keys[1].secret_env`).
+    /// Where it is configured, for issues (`programs.P.request_signing.keys[1].secret_file`).
     public var keyPath: String
 
     /// Creates a key entry.
-    public init(id: String?, secretEnvironmentVariable: String, notAfterMs: Int64? = nil, keyPath: String) {
+    public init(id: String?, secret: SecretSource, notAfterMs: Int64? = nil, keyPath: String) {
         self.id = id
-        self.secretEnvironmentVariable = secretEnvironmentVariable
+        self.secret = secret
         self.notAfterMs = notAfterMs
         self.keyPath = keyPath
     }
@@ -32,14 +33,14 @@ public struct RequestSigningKey: Sendable, Equatable {
     }
 
     /// How the key is named in messages about it.
-    public var label: String { id.map { "'\($0)'" } ?? "(unnamed, secret_env)" }
+    public var label: String { id.map { "'\($0)'" } ?? "(unnamed, secret\(secret.keySuffix))" }
 }
 
 extension ProgramConfiguration {
     /// Every request-signing key of the program: the unnamed one first, then `request_signing.keys`.
     public var signingKeys: [RequestSigningKey] {
-        let unnamed = requestSigningSecretEnvironmentVariable.map {
-            RequestSigningKey(id: nil, secretEnvironmentVariable: $0, keyPath: "programs.\(name).request_signing.secret_env")
+        let unnamed = requestSigningSecret.map {
+            RequestSigningKey(id: nil, secret: $0, keyPath: "programs.\(name).request_signing.secret" + $0.keySuffix)
         }
         return (unnamed.map { [$0] } ?? []) + requestSigningKeys
     }
@@ -77,20 +78,20 @@ extension WorkerConfiguration {
 }
 
 extension WorkerConfiguration {
-    /// `request_signing.keys` read from `signing`: each `{id, secret_env, not_after}` with an id
+    /// `request_signing.keys` read from `signing`: each `{id, secret_env | secret_file, not_after}` with an id
     /// `RequestSigningKey.isValidID` accepts, unique in the program, and `not_after` an RFC 3339 time.
     static func signingKeys(_ signing: inout ConfigurationReader) -> [RequestSigningKey] {
         guard let value = signing.raw("keys") else { return [] }
         let path = signing.keyPath("keys")
         guard case .array(let items) = value, !items.isEmpty else {
-            signing.issues.append(.init(.error, path, "must be a non-empty array of {\"id\", \"secret_env\", \"not_after\"}"))
+            signing.issues.append(.init(.error, path, "must be a non-empty array of {\"id\", \"secret_env\" or \"secret_file\", \"not_after\"}"))
             return []
         }
         var keys: [RequestSigningKey] = []
         for (index, item) in items.enumerated() {
             var entry = ConfigurationReader(path: "\(path)[\(index)]", value: item, issues: &signing.issues)
             let id = entry.requiredString("id")
-            let variable = entry.requiredString("secret_env")
+            let secret = secretSource(&entry, "secret", required: true)
             var notAfterMs: Int64?
             if let text = entry.string("not_after") {
                 notAfterMs = RFC3339.parse(text)
@@ -98,7 +99,7 @@ extension WorkerConfiguration {
                     entry.issues.append(.init(.error, entry.keyPath("not_after"), "must be an RFC 3339 time such as 2027-01-31T00:00:00Z"))
                 }
             }
-            var usable = variable.map { !$0.isEmpty } ?? false
+            var usable = secret != nil
             if let id, !RequestSigningKey.isValidID(id) {
                 entry.issues.append(.init(.error, entry.keyPath("id"), "must be 1 to 64 of A-Z, a-z, 0-9, '.', '_' and '-'"))
                 usable = false
@@ -106,10 +107,10 @@ extension WorkerConfiguration {
                 entry.issues.append(.init(.error, entry.keyPath("id"), "repeats key id '\(id)' (each key of a program needs its own)"))
                 usable = false
             }
-            let keyPath = entry.keyPath("secret_env")
+            let keyPath = entry.keyPath("secret" + (secret?.keySuffix ?? "_env"))
             signing.absorb(entry)
-            if usable, let id, let variable {
-                keys.append(RequestSigningKey(id: id, secretEnvironmentVariable: variable, notAfterMs: notAfterMs, keyPath: keyPath))
+            if usable, let id, let secret {
+                keys.append(RequestSigningKey(id: id, secret: secret, notAfterMs: notAfterMs, keyPath: keyPath))
             }
         }
         return keys

@@ -17,7 +17,7 @@ extension WorkerConfiguration {
         var issues: [ConfigurationIssue] = []
         document = EnvironmentOverrides.apply(environment, to: document, issues: &issues)
         var configuration = parse(document, workerID: workerID, requirePrograms: requirePrograms, issues: &issues)
-        if requireSecrets { issues += secretIssues(configuration, environment: environment) }
+        if requireSecrets { issues += secretIssues(configuration, reader: SecretReader(environment: environment)) }
         for (property, variable) in configuration.kafkaSecretVariables {
             if let value = environment[variable], !value.isEmpty { configuration.kafka[property] = value }
         }
@@ -29,63 +29,6 @@ extension WorkerConfiguration {
         issues.sort { ($0.severity == .error ? 0 : 1, $0.keyPath) < ($1.severity == .error ? 0 : 1, $1.keyPath) }
         if issues.contains(where: { $0.severity == .error }) { throw ConfigurationError(issues) }
         return (configuration, issues)
-    }
-
-    /// Secrets named by the configuration but absent from the environment, a pseudonym key
-    /// shorter than `Pseudonymizer.minimumKeyBytes`, and signing keys that `signingKeyIssues`
-    /// refuses: by variable name only, never a value.
-    static func secretIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
-        configuration.secretEnvironmentVariables.compactMap { entry in
-            let value = environment[entry.variable] ?? ""
-            if value.isEmpty { return ConfigurationIssue(.error, entry.keyPath, "names environment variable \(entry.variable), which is not set") }
-            if entry.keyPath == Self.pseudonymKeyPath { return pseudonymKeyIssue(configuration, environment: environment) }
-            return nil
-        } + signingKeyIssues(configuration, environment: environment)
-    }
-
-    /// The shortest request signing secret or replay key accepted, in bytes (UTF-8): 256 bits, as
-    /// HMAC-SHA256 wants (e.g. `openssl rand -hex 32`).
-    public static let minimumSigningKeyBytes = 32
-
-    /// Problems with the keys that decide who may be answered (`environment` holding them): a
-    /// program's request signing secret or the replay key shorter than `minimumSigningKeyBytes`,
-    /// or the replay key equal to a program's signing secret (that program's producers could then
-    /// sign replays, which the worker lets past the duplicate horizon, and forge `dlq.mac`). Names
-    /// variables, never values; keys not set are left to the check for missing secrets.
-    public static func signingKeyIssues(_ configuration: WorkerConfiguration, environment: [String: String]) -> [ConfigurationIssue] {
-        var keys: [(keyPath: String, variable: String)] = configuration.programs.sorted { $0.key < $1.key }.flatMap { _, program in
-            program.signingKeys.map { ($0.keyPath, $0.secretEnvironmentVariable) }
-        }
-        if let replay = configuration.replaySigningSecretEnvironmentVariable { keys.append(("dlq.replay_signing_secret_env", replay)) }
-        var issues: [ConfigurationIssue] = []
-        for (keyPath, variable) in keys {
-            guard let value = environment[variable], !value.isEmpty, value.utf8.count < minimumSigningKeyBytes else { continue }
-            issues.append(.init(.error, keyPath, "names environment variable \(variable), whose value is shorter than \(minimumSigningKeyBytes) bytes; "
-                                    + "use at least \(minimumSigningKeyBytes) random bytes (e.g. 'openssl rand -hex 32')"))
-        }
-        if let replayVariable = configuration.replaySigningSecretEnvironmentVariable, let replay = environment[replayVariable], !replay.isEmpty {
-            for (keyPath, variable) in keys where keyPath.hasPrefix("programs.") && environment[variable] == replay {
-                issues.append(.init(.error, "dlq.replay_signing_secret_env",
-                                    "names environment variable \(replayVariable), whose value is also \(keyPath) (\(variable)); the replay key "
-                                        + "must differ from every program's signing secret, or that program's producers could sign replays"))
-            }
-        }
-        return issues
-    }
-
-    /// The key path of the pseudonym key's variable.
-    static let pseudonymKeyPath = "audit.pseudonym_key_env"
-
-    /// The problem with the pseudonym key `environment` holds for `configuration`: unset, or
-    /// shorter than `Pseudonymizer.minimumKeyBytes` bytes (UTF-8). Names the variable, never the value.
-    static func pseudonymKeyIssue(_ configuration: WorkerConfiguration, environment: [String: String]) -> ConfigurationIssue? {
-        let variable = configuration.pseudonymKeyEnvironmentVariable
-        let value = environment[variable] ?? ""
-        if value.isEmpty { return ConfigurationIssue(.error, pseudonymKeyPath, "names environment variable \(variable), which is not set") }
-        guard value.utf8.count < Pseudonymizer.minimumKeyBytes else { return nil }
-        return ConfigurationIssue(.error, pseudonymKeyPath,
-                                  "names environment variable \(variable), whose value is shorter than \(Pseudonymizer.minimumKeyBytes) bytes; "
-                                      + "the pseudonym key must be at least \(Pseudonymizer.minimumKeyBytes) random bytes (e.g. 'openssl rand -hex 32')")
     }
 
     // swiftlint:disable:next function_body_length
@@ -141,12 +84,9 @@ extension WorkerConfiguration {
         root.absorb(results)
 
         var dlq = root.object("dlq")
-        if let variable = dlq.string("replay_signing_secret_env") {
-            if variable.isEmpty { dlq.issues.append(.init(.error, "dlq.replay_signing_secret_env", "must name an environment variable")) }
-            configuration.replaySigningSecretEnvironmentVariable = variable
-        }
+        configuration.replaySigningSecret = secretSource(&dlq, "replay_signing_secret", required: false)
         root.absorb(dlq)
-        if configuration.replaySigningSecretEnvironmentVariable == nil,
+        if configuration.replaySigningSecret == nil,
            let signed = configuration.programs.values.map(\.name).sorted().first(where: { configuration.programs[$0]?.signsRequests == true }) {
             root.issues.append(.init(.warning, "dlq.replay_signing_secret_env",
                                      "is not set: operator replays of dead letters of signed programs (\(signed), ...) will be refused unauthenticated"))
@@ -156,8 +96,12 @@ extension WorkerConfiguration {
         _ = root.raw("console")
 
         var audit = root.object("audit")
-        configuration.pseudonymKeyEnvironmentVariable = audit.string("pseudonym_key_env", default: configuration.pseudonymKeyEnvironmentVariable)
+        configuration.pseudonymKey = secretSource(&audit, "pseudonym_key", required: false) ?? configuration.pseudonymKey
         root.absorb(audit)
+
+        var secrets = root.object("secrets")
+        configuration.secretReloadIntervalMs = secrets.integer("reload_interval_ms", default: configuration.secretReloadIntervalMs, in: 100...600_000)
+        root.absorb(secrets)
 
         var http = root.object("http")
         if let listen = http.raw("listen") {
@@ -286,7 +230,7 @@ extension WorkerConfiguration {
     private static func parseProgram(name: String, _ reader: inout ConfigurationReader) -> ProgramConfiguration? {
         let issuerName = reader.requiredString("issuer")
         let baseURL = reader.requiredString("base_url")
-        let keyVariable = reader.requiredString("api_key_env")
+        let apiKey = secretSource(&reader, "api_key", required: true)
         var issuer: IssuerKind?
         if let issuerName {
             issuer = IssuerKind(rawValue: issuerName)
@@ -305,11 +249,8 @@ extension WorkerConfiguration {
             }
         }
         var program = ProgramConfiguration(name: name, issuer: issuer ?? .imprint,
-                                           baseURL: (baseURL ?? "").trimmingSuffix("/"), apiKeyEnvironmentVariable: keyVariable ?? "")
-        program.apiSecretEnvironmentVariable = reader.string("api_secret_env")
-        if issuer == .dcs && program.apiSecretEnvironmentVariable == nil {
-            reader.issues.append(.init(.error, reader.keyPath("api_secret_env"), "is required for DCS (the X-DAPI-SIGN secret)"))
-        }
+                                           baseURL: (baseURL ?? "").trimmingSuffix("/"), apiKey: apiKey ?? .environment(""))
+        program.apiSecret = secretSource(&reader, "api_secret", required: issuer == .dcs, requirement: "is required for DCS (the X-DAPI-SIGN secret)")
         program.apiKeyHeader = reader.string("api_key_header", default: program.apiKeyHeader)
         program.timeoutMs = reader.integer("timeout_ms", default: program.timeoutMs, in: 50...120_000)
         program.minimumBudgetMs = reader.integer("minimum_budget_ms", default: program.minimumBudgetMs, in: 1...60_000)
@@ -335,8 +276,8 @@ extension WorkerConfiguration {
         var signing = reader.object("request_signing")
         if !signing.members.isEmpty {
             program.requestSigningKeys = signingKeys(&signing)
-            if signing.members["secret_env"] != nil || program.requestSigningKeys.isEmpty {
-                program.requestSigningSecretEnvironmentVariable = signing.requiredString("secret_env")
+            if signing.members["secret_env"] != nil || signing.members["secret_file"] != nil || program.requestSigningKeys.isEmpty {
+                program.requestSigningSecret = secretSource(&signing, "secret", required: true)
             }
             program.requestSigningAcceptsV1 = signing.bool("accept_v1", default: false)
             program.requestSigningAcceptsV2 = signing.bool("accept_v2", default: false)
@@ -346,7 +287,7 @@ extension WorkerConfiguration {
         if let value = reader.raw("reply_topics") {
             program.replyTopics = replyTopics(value, keyPath: reader.keyPath("reply_topics"), issues: &reader.issues)
         }
-        guard issuer != nil, baseURL != nil, keyVariable != nil else { return nil }
+        guard issuer != nil, baseURL != nil, apiKey != nil else { return nil }
         return program
     }
 

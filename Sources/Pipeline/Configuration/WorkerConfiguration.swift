@@ -28,8 +28,8 @@ public struct WorkerConfiguration: Sendable {
     public var replyTopics: [String] = []
     /// `results.mirror_replies`: also publish a copy of every routed result to the default results topic.
     public var mirrorReplies = false
-    /// Environment variable holding the HMAC key for `card_ref` / `device_ref` pseudonyms.
-    public var pseudonymKeyEnvironmentVariable = "PROVISIONER_AUDIT_KEY"
+    /// `audit.pseudonym_key_env` / `pseudonym_key_file`: the HMAC key for `card_ref` / `device_ref` pseudonyms.
+    public var pseudonymKey = SecretSource.environment("PROVISIONER_AUDIT_KEY")
     /// `host:port` of `/healthz`, `/readyz` and `/metrics`; nil disables the endpoint.
     public var httpListen: String? = "127.0.0.1:9464"
     /// CA bundle for issuer TLS (nil: the system bundle).
@@ -73,9 +73,12 @@ public struct WorkerConfiguration: Sendable {
     }
     /// Attempts to publish a result before it is dead-lettered.
     public var publishAttempts = 5
-    /// `dlq.replay_signing_secret_env`: the key `dlq replay` signs replays with, and workers accept
-    /// replays of signed programs by (nil: such replays are refused `unauthenticated`).
-    public var replaySigningSecretEnvironmentVariable: String?
+    /// `dlq.replay_signing_secret_env` / `replay_signing_secret_file`: the key `dlq replay` signs
+    /// replays with, and workers accept replays of signed programs by (nil: such replays are
+    /// refused `unauthenticated`).
+    public var replaySigningSecret: SecretSource?
+    /// `secrets.reload_interval_ms`: how often file secrets are checked for a change.
+    public var secretReloadIntervalMs: Int64 = 2_000
     /// Minimum log level.
     public var logLevel: LogLevel = .info
 
@@ -99,18 +102,33 @@ public struct WorkerConfiguration: Sendable {
         kafka.merging(kafkaProducer) { _, specific in specific }
     }
 
-    /// Environment variables the configuration names (secrets are only ever named, never stored).
-    public var secretEnvironmentVariables: [(keyPath: String, variable: String)] {
-        var names: [(String, String)] = [("audit.pseudonym_key_env", pseudonymKeyEnvironmentVariable)]
-        if let replay = replaySigningSecretEnvironmentVariable { names.append(("dlq.replay_signing_secret_env", replay)) }
+    /// Every secret the configuration names, with the key that names it (secrets are only ever
+    /// named, never stored): the audit key, the replay key, Kafka's, then each program's.
+    public var secrets: [SecretReference] {
+        var references = [SecretReference(keyPath: "audit.pseudonym_key" + pseudonymKey.keySuffix, source: pseudonymKey)]
+        if let replay = replaySigningSecret {
+            references.append(SecretReference(keyPath: "dlq.replay_signing_secret" + replay.keySuffix, source: replay))
+        }
         for (property, variable) in kafkaSecretVariables.sorted(by: { $0.key < $1.key }) {
-            names.append(("kafka_secret_env.\(property)", variable))
+            references.append(SecretReference(keyPath: "kafka_secret_env.\(property)", source: .environment(variable)))
         }
         for (name, program) in programs.sorted(by: { $0.key < $1.key }) {
-            names.append(("programs.\(name).api_key_env", program.apiKeyEnvironmentVariable))
-            if let secret = program.apiSecretEnvironmentVariable { names.append(("programs.\(name).api_secret_env", secret)) }
-            for key in program.signingKeys { names.append((key.keyPath, key.secretEnvironmentVariable)) }
+            references.append(SecretReference(keyPath: "programs.\(name).api_key" + program.apiKey.keySuffix, source: program.apiKey))
+            if let secret = program.apiSecret {
+                references.append(SecretReference(keyPath: "programs.\(name).api_secret" + secret.keySuffix, source: secret))
+            }
+            for key in program.signingKeys { references.append(SecretReference(keyPath: key.keyPath, source: key.secret)) }
         }
-        return names
+        return references
+    }
+
+    /// The environment variables among `secrets`.
+    public var secretEnvironmentVariables: [(keyPath: String, variable: String)] {
+        secrets.compactMap { reference in reference.source.variable.map { (reference.keyPath, $0) } }
+    }
+
+    /// The files among `secrets`.
+    public var secretFiles: [(keyPath: String, path: String)] {
+        secrets.compactMap { reference in reference.source.path.map { (reference.keyPath, $0) } }
     }
 }

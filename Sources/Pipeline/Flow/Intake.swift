@@ -174,11 +174,12 @@ struct Intake: Sendable {
 }
 
 extension Intake {
-    /// The intake of a worker: its configuration and in-memory state.
+    /// The intake of a worker: its configuration, in-memory state and the secrets in use now.
     init(context: WorkerContext) {
-        self.init(configuration: context.configuration, endpoints: context.endpoints, authenticator: context.authenticator,
+        let secrets = context.secrets.current
+        self.init(configuration: context.configuration, endpoints: secrets.endpoints, authenticator: secrets.authenticator,
                   replyRouting: context.replyRouting, requestLimits: context.requestLimits, validator: context.validator,
-                  nonceGuard: context.nonceGuard, pseudonymizer: context.pseudonymizer, duplicates: context.duplicates,
+                  nonceGuard: context.nonceGuard, pseudonymizer: secrets.pseudonymizer, duplicates: context.duplicates,
                   markerIndex: context.markerIndex, horizon: context.horizon,
                   prepare: { (request, endpoint) throws(IssuerRequestError) in try IssuerClient.prepare(request, endpoint: endpoint) })
     }

@@ -29,10 +29,17 @@ final class RequestFlow: Sendable {
     private let partitionQueues = Mutex<[TopicPartition: any WorkQueue]>([:])
     private let relay: Relay
     let scheduler: CallScheduler
-    let intake: Intake
     let settler: Settler
     let markers: MarkerWriter
-    let deadLetters: DeadLetterBuilder
+
+    /// Intake with the secrets in use now (a file secret that changed applies from the next record).
+    var intake: Intake { Intake(context: context) }
+
+    /// Dead letters sealed with the replay key in use now.
+    var deadLetters: DeadLetterBuilder {
+        DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
+                          worker: context.configuration.workerID, group: context.configuration.groupID, seal: context.secrets.current.deadLetterSeal)
+    }
 
     /// Breaks the reference cycle between the flow and its scheduler's callbacks (weakly).
     private final class Relay: Sendable {
@@ -68,7 +75,6 @@ final class RequestFlow: Sendable {
                                           worker: context.configuration.workerID, reason: reason)], traceparent: nil)
             })
         self.scheduler = scheduler
-        intake = Intake(context: context)
         let markers = MarkerWriter(publisher: context.publisher, ledger: context.ledger, fencing: context.fencing,
                                    topic: context.configuration.topics.markers)
         self.markers = markers
@@ -78,8 +84,6 @@ final class RequestFlow: Sendable {
                           writeMarker: { marker, origin, untilAcknowledged, completion in
                               markers.write(marker, for: origin, attempts: untilAcknowledged ? .max : nil, completion: completion)
                           })
-        deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
-                                        worker: context.configuration.workerID, group: context.configuration.groupID, seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
         relay.set(self)
     }
 

@@ -12,7 +12,7 @@ import Synchronization
 extension ReconcileRunner {
     func reconcile(_ held: Held) {
         let job = held.job
-        guard context.endpoints[job.program] != nil else {
+        guard context.configuration.programs[job.program] != nil else {
             context.logger.error("reconciliation job for a program this worker does not know; dead-lettering it",
                                  [("program", .string(AuditEvent.safeIdentifier(job.program)))])
             exhausted(held, reason: "the program is not configured on this worker")
@@ -28,7 +28,7 @@ extension ReconcileRunner {
     /// handed-over job whose previous owner has not answered yet (and did not dead-letter it).
     func query(_ held: Held, previousOwnerMayAnswer: Bool) {
         let job = held.job
-        guard let endpoint = context.endpoints[job.program] else { return exhausted(held, reason: "the program is not configured on this worker") }
+        guard let endpoint = context.secrets.current.endpoints[job.program] else { return exhausted(held, reason: "the program is not configured on this worker") }
         let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference,
                                    handshakeRef: context.mutations.reconcileByTimeOnly ? nil : job.handshakeRef)
@@ -291,7 +291,7 @@ extension ReconcileRunner {
                             reason: AuditReason) -> AuditEvent {
         AuditEvent(requestID: held.job.requestID, stage: stage, atMs: context.clock(), program: held.job.program, issuer: held.job.issuer,
                    wallet: held.job.wallet, status: status, code: code, attempt: attempt, partition: held.partition.partition,
-                   offset: held.offset, worker: context.configuration.workerID, cardRef: context.pseudonymizer.cardRef(held.job.cardID),
+                   offset: held.offset, worker: context.configuration.workerID, cardRef: context.secrets.current.pseudonymizer.cardRef(held.job.cardID),
                    reason: reason)
     }
 

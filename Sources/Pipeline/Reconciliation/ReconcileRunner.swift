@@ -46,7 +46,13 @@ final class ReconcileRunner: Sendable {
     let timer: any WorkTimer
     let maxHeldPerPartition: Int
     let maxRunning: Int
-    let deadLetters: DeadLetterBuilder
+
+    /// Dead letters sealed with the replay key in use now.
+    var deadLetters: DeadLetterBuilder {
+        DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
+                          worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile",
+                          seal: context.secrets.current.deadLetterSeal)
+    }
 
     struct Held: Sendable {
         let job: ReconcileJob
@@ -82,9 +88,6 @@ final class ReconcileRunner: Sendable {
         self.context = context
         self.maxHeldPerPartition = max(1, context.configuration.reconcileMaxHeldPerPartition)
         self.maxRunning = maxRunning
-        deadLetters = DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
-                                        worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile",
-                                        seal: context.authenticator.replaySecret.map(DeadLetterSeal.init(key:)))
         let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile", assignmentStrategy: KafkaRuntime.defaultAssignor)
             .applied(to: context.configuration.consumerProperties)
         loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), ledger: OffsetLedger(),

@@ -29,6 +29,7 @@ public final class Worker: Sendable {
     private let fault = ProducerFault()
 
     /// Builds a worker; throws a `ConfigurationError` naming what is missing (a secret, a topic).
+    /// Secrets come from `environment` (`…_env`) or files (`…_file`, watched for changes).
     /// `clock` (wall-clock milliseconds) is for tests that move time on; production keeps the default.
     public convenience init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
                             metrics: MetricsRegistry = MetricsRegistry(), clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws {
@@ -49,45 +50,7 @@ public final class Worker: Sendable {
         self.metrics = metrics
         self.runtime = runtime
         let clock = runtime.clock
-        if let problem = WorkerConfiguration.pseudonymKeyIssue(configuration, environment: environment) { throw ConfigurationError([problem]) }
-        let keyIssues = WorkerConfiguration.signingKeyIssues(configuration, environment: environment)
-        if !keyIssues.isEmpty { throw ConfigurationError(keyIssues) }
-        let auditKey = environment[configuration.pseudonymKeyEnvironmentVariable] ?? ""
-        var endpoints: [String: IssuerEndpoint] = [:]
-        var signing: [String: RequestAuthenticator.Signing] = [:]
-        for (name, program) in configuration.programs {
-            guard let key = environment[program.apiKeyEnvironmentVariable], !key.isEmpty else {
-                throw ConfigurationError([.init(.error, "programs.\(name).api_key_env",
-                                                "names environment variable \(program.apiKeyEnvironmentVariable), which is not set")])
-            }
-            let secret = program.apiSecretEnvironmentVariable.flatMap { environment[$0] }.map(Sensitive.init)
-            endpoints[name] = IssuerEndpoint(
-                program: name, kind: program.issuer, baseURL: program.baseURL,
-                credentials: IssuerCredentials(apiKey: Sensitive(key), apiSecret: secret, apiKeyHeader: program.apiKeyHeader),
-                timeoutMs: program.timeoutMs, minimumBudgetMs: program.minimumBudgetMs,
-                dcsGoogleAPI: DCSGoogleAPI(rawValue: program.dcsGoogleAPI) ?? .v2,
-                gnosisProvisionPath: program.gnosisProvisionPath, worldpayMerchantEntity: program.worldpayMerchantEntity)
-            if program.signsRequests {
-                var keys: [RequestAuthenticator.Signing.Key] = []
-                for key in program.signingKeys {
-                    guard let secret = environment[key.secretEnvironmentVariable], !secret.isEmpty else {
-                        throw ConfigurationError([.init(.error, key.keyPath, "names environment variable \(key.secretEnvironmentVariable), which is not set")])
-                    }
-                    keys.append(.init(id: key.id, secret: Sensitive(secret), notAfterMs: key.notAfterMs))
-                }
-                signing[name] = RequestAuthenticator.Signing(
-                    keys: keys,
-                    policy: RequestSignature.Policy(maxSkewMs: program.requestSigningMaxSkewMs, acceptsV1: program.requestSigningAcceptsV1,
-                                                   acceptsV2: program.requestSigningAcceptsV2))
-            }
-        }
-        var replaySecret: Sensitive?
-        if let variable = configuration.replaySigningSecretEnvironmentVariable {
-            guard let secret = environment[variable], !secret.isEmpty else {
-                throw ConfigurationError([.init(.error, "dlq.replay_signing_secret_env", "names environment variable \(variable), which is not set")])
-            }
-            replaySecret = Sensitive(secret)
-        }
+        let secrets = try SecretResolver(configuration: configuration, environment: environment, logger: logger.child("secrets"), metrics: metrics)
         var producerProperties = KafkaStatisticsMetrics.withInterval(configuration.producerProperties)
         producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
         let fault = self.fault
@@ -115,15 +78,14 @@ public final class Worker: Sendable {
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
             issuerClient: IssuerClient(http: runtime.http, clock: clock, logger: logger.child("issuer"),
-                                       after: { delayMs, work in executor.pool.asyncAfter(milliseconds: delayMs, work) }), endpoints: endpoints,
+                                       after: { delayMs, work in executor.pool.asyncAfter(milliseconds: delayMs, work) }), secrets: secrets,
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
-            pseudonymizer: Pseudonymizer(key: Sensitive(auditKey)),
             duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
             horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs,
                                       maxEntriesPerPartition: configuration.duplicateIndexMaxEntriesPerPartition),
             fencing: fencing, decider: decider,
-            authenticator: RequestAuthenticator(programs: signing, replaySecret: replaySecret), payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
+            payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),
             replyRouting: ReplyRouting(configuration: configuration, topicCheck: ReplyTopicCheck(clock: clock) { [producer] in
                 try? producer.partitionCounts(timeoutMs: 2_000)
@@ -142,6 +104,7 @@ public final class Worker: Sendable {
             observability = try ObservabilityServer(host: address.host, port: address.port, registry: metrics) {
                 if let error = fault.error { return "the producer failed for good (\(error.code.rawValue)); the worker is stopping to be restarted" }
                 if let reason = consumerFault.reason { return reason }
+                if let reason = secrets.problem { return reason }
                 return requests.isReady ? nil : "not yet assigned partitions, or the brokers are unreachable"
             }
         } else {
@@ -188,6 +151,7 @@ public final class Worker: Sendable {
         requests.setTotalPartitions(requestPartitions)
         context.metrics.primePartitionsPaused(topic: topics.requests, count: requestPartitions)
         for (service, _) in services { try service.start() }
+        context.secrets.startWatching(timer: context.executor.timer(label: "provisioner.secret-files"), clock: context.clock)
         context.logger.notice("worker started", [("worker", .string(configuration.workerID)), ("group", .string(configuration.groupID)),
                                                  ("programs", .integer(Int64(configuration.programs.count))),
                                                  ("partitions", .integer(Int64(requestPartitions))),
@@ -216,6 +180,7 @@ public final class Worker: Sendable {
     /// decision reader closed, the producer flushed, the scheduler stopped, the producer closed,
     /// the HTTP client and the observability server stopped.
     package func closeAfterLoops() {
+        context.secrets.stopWatching()
         context.fencing.close()
         context.decider.close()
         let flushed = producer.flush(timeoutMs: 10_000)
@@ -227,7 +192,7 @@ public final class Worker: Sendable {
     }
 
     /// Whether the worker is ready for work (what `/readyz` reports).
-    public var isReady: Bool { requests.isReady && !fault.hasFailed && context.consumerFault.reason == nil }
+    public var isReady: Bool { requests.isReady && !fault.hasFailed && context.consumerFault.reason == nil && context.secrets.problem == nil }
 
     /// Why the worker failed for good (a fatal producer error, or a consumer error that retrying
     /// did not heal within its bound), or nil: once set it has stopped fetching, and the process

@@ -11,11 +11,11 @@ struct WorkerContext: Sendable {
     let publisher: OutputPublisher
     let audit: AuditTrail
     let issuerClient: IssuerClient
-    /// Issuer endpoint (with resolved credentials) per program name.
-    let endpoints: [String: IssuerEndpoint]
+    /// The secrets in use: issuer endpoints with their credentials, the request authenticator,
+    /// the pseudonymizer (`secrets.current`, read once per request).
+    let secrets: SecretResolver
     let validator: RequestValidator
     let nonceGuard: NonceGuard
-    let pseudonymizer: Pseudonymizer
     let duplicates: DuplicateFilter
     let ledger: OffsetLedger
     let markerIndex: MarkerIndex
@@ -25,7 +25,6 @@ struct WorkerContext: Sendable {
     let fencing: MarkerFencing
     /// Decides each final once, through the markers log (`FinalDecider`).
     let decider: FinalDecider
-    let authenticator: RequestAuthenticator
     let payloadSealer: PayloadSealer
     let reconcileTiers: ReconcileTiers
     let requestLimits: RequestLimits

@@ -52,7 +52,7 @@ final class RecoveryRig: Sendable {
         try stack.configuration(groupID: group, workerID: workerID) { configuration in
             configuration.reconcileTiersMs = tiersMs
             configuration.logLevel = .info
-            configuration.replaySigningSecretEnvironmentVariable = Self.replayKeyVariable
+            configuration.replaySigningSecret = .environment(Self.replayKeyVariable)
             adjust(&configuration)
         }
     }
