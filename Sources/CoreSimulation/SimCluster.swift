@@ -27,6 +27,9 @@ final class SimCluster: @unchecked Sendable {
     var produceOutageUntilMs: [String: Int64] = [:]
     /// Markers partitions that cannot be read, until when.
     var unreadableUntilMs: [Int32: Int64] = [:]
+    /// Process name → until when it cannot read the markers topic (cut off from its leaders, as a
+    /// member evicted for a network fault is): reads of every other process go on.
+    var cutOffUntilMs: [String: Int64] = [:]
     /// The rebalance protocol of every group.
     let cooperative: Bool
     /// How long a group waits for a member to rejoin (its revoke done) before evicting it.
@@ -122,10 +125,11 @@ final class SimCluster: @unchecked Sendable {
         (0..<(partitions[topic] ?? 0)).flatMap { log(TopicPartition(topic: topic, partition: $0)) }
     }
 
-    /// Whether a markers partition can be read now.
-    func isReadable(_ partition: TopicPartition) -> Bool {
+    /// Whether a markers partition can be read now by `process` (nil: by anybody).
+    func isReadable(_ partition: TopicPartition, by process: String? = nil) -> Bool {
         guard partition.topic == SimulationRun.topics.markers else { return true }
-        return (unreadableUntilMs[partition.partition] ?? 0) <= world.nowMs
+        let cutOff = process.map { (cutOffUntilMs[$0] ?? 0) > world.nowMs } ?? false
+        return !cutOff && (unreadableUntilMs[partition.partition] ?? 0) <= world.nowMs
     }
 
     // MARK: - Groups and commits

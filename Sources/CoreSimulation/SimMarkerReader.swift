@@ -2,19 +2,22 @@ import Kafka
 import Pipeline
 
 /// A simulated `MarkerLogReader`: reads the cluster's logs at once, and fails while the markers
-/// partition is unreadable (a fault of the run).
+/// partition is unreadable, or this process is cut off from it (faults of the run).
 final class SimMarkerReader: MarkerLogReader, @unchecked Sendable {
     let cluster: SimCluster
     let topic: String
+    /// The process reading (a process cut off from the markers fails alone).
+    let process: String
 
-    init(cluster: SimCluster, topic: String) {
+    init(cluster: SimCluster, topic: String, process: String) {
         self.cluster = cluster
         self.topic = topic
+        self.process = process
     }
 
     private func log(_ partition: Int32) throws(KafkaError) -> [KafkaMessage] {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
-        guard cluster.isReadable(topicPartition) else { throw KafkaError(code: .timedOut, message: "markers partition unreadable (simulated)") }
+        guard cluster.isReadable(topicPartition, by: process) else { throw KafkaError(code: .timedOut, message: "markers partition unreadable (simulated)") }
         return cluster.log(topicPartition)
     }
 

@@ -34,7 +34,7 @@ final class SimNode: @unchecked Sendable {
                 consumers.append(consumer)
                 return consumer
             },
-            makeMarkerReader: { _, topic, _, _ in SimMarkerReader(cluster: cluster, topic: topic) },
+            makeMarkerReader: { _, topic, _, _ in SimMarkerReader(cluster: cluster, topic: topic, process: process.name) },
             http: issuer, shutdownHTTP: {}, instance: "\(name)-\(world.int(0...0xffff_ffff))")
         runtime.mutations = settings.mutations
         runtime.probe = probe

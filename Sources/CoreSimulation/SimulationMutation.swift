@@ -16,6 +16,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case notAppliedAtOnce = "not-applied-at-once"
     /// A zombie's decision without a call judged by the fences after the look-up's start only.
     case fencesFromPosition = "fences-from-position"
+    /// A zombie's expiry for want of a fencing read decided as if it had called.
+    case unconfirmedAsCall = "unconfirmed-as-call"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
@@ -33,6 +35,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .reconcileByTime: "reconciliation reads wallet tokens by time alone (an earlier call's token is not already_provisioned)"
         case .notAppliedAtOnce: "reconciliation answers not_provisioned before the issuer's apply horizon"
         case .fencesFromPosition: "a decision's look-up misses the fences before its start (a zombie's expiry counts)"
+        case .unconfirmedAsCall: "an expiry for want of a fencing read decided as a caller's (a zombie's expiry beats the new owner's call)"
         }
     }
 
@@ -45,6 +48,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .reconcileByTime: mutations.reconcileByTimeOnly = true
         case .notAppliedAtOnce: mutations.notAppliedAtOnce = true
         case .fencesFromPosition: mutations.fencesFromPositionOnly = true
+        case .unconfirmedAsCall: mutations.unconfirmedDecidedAsCall = true
         }
         return mutations
     }

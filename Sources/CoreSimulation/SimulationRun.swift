@@ -198,6 +198,12 @@ final class SimulationRun: @unchecked Sendable {
                 consumer.evictFromGroup(noticeAfterMs: world.int(200...6_000))
                 carriedOut["eviction", default: 0] += 1
             }
+            // An eviction for a network fault: the zombie may not reach the markers either, so
+            // its fencing reads fail while the new owner's succeed.
+            if world.chance(0.4) {
+                cluster.cutOffUntilMs[victim.process.name] = world.nowMs + world.int(2_000...20_000)
+                carriedOut["cut_off", default: 0] += 1
+            }
         }
         schedule(settings.joins, "fault: a worker joins") { [self] in startWorker() }
         schedule(settings.leaves, "fault: a worker leaves") { [self] in

@@ -111,10 +111,17 @@ extension RequestFlow {
     }
 
     /// Ownership could not be confirmed against the fences in time: no call, an `expired` answer.
+    /// The `started` marker was written but no call followed, so the answer is decided as one
+    /// without a call (its epoch in the decision): when a newer owner's fence precedes it, this
+    /// process was a zombie, the answer is withdrawn and every reader ignores it, whatever that
+    /// owner's own call did.
     private func notCalledUnconfirmed(_ job: ProvisioningJob, ticketID: UInt64) {
         scheduler.finish(ticketID: ticketID, success: nil)
         let expired = OutcomeTable.ownershipUnconfirmed(wallet: job.request.wallet, kind: job.request.kind)
-        pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
+        var unstarted = job
+        if !context.mutations.unconfirmedDecidedAsCall { unstarted.startedMarker = nil }
+        let uncalled = unstarted
+        pool.async { self.answerWithoutCall(uncalled, outcome: expired, stage: .expired) }
     }
 
     private func call(_ job: ProvisioningJob, ticketID: UInt64) {

@@ -21,17 +21,21 @@ final class MarkerCatchUp: Sendable {
     /// A look-up judges a decision without a call by the fences read from the look-up's position
     /// only (those before it, since the decision's writer took the partition, are missed).
     private let fencesFromPositionOnly: Bool
+    /// A catch-up takes the first decision it reads for a request as the request's first, even
+    /// when an earlier decision lies before the hand-over position.
+    private let firstDecisionReadOnly: Bool
 
     /// A catch-up reading through `reader` on `queue` (serial: the reader is used there only); a
     /// read that makes no progress for `timeoutMs` fails (and is retried).
     init(reader: any MarkerLogReader, queue: any WorkQueue, logger: Logger, timeoutMs: Int64 = 30_000, undecodable: Counter? = nil,
-         fencesFromPositionOnly: Bool = false) {
+         fencesFromPositionOnly: Bool = false, firstDecisionReadOnly: Bool = false) {
         self.reader = reader
         self.queue = queue
         self.logger = logger
         self.timeoutMs = timeoutMs
         self.undecodable = undecodable
         self.fencesFromPositionOnly = fencesFromPositionOnly
+        self.firstDecisionReadOnly = firstDecisionReadOnly
     }
 
     /// How far back a catch-up reads for the duplicate horizon, and the index it fills.
@@ -143,7 +147,13 @@ final class MarkerCatchUp: Sendable {
             }
         }
         var attributed: [(marker: CallMarker, offset: Int64)] = []
-        let end = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, visit: { marker, offset in
+        // Where each request's first decision before the hand-over position lies: a decision read
+        // after the position is then not the request's first (a losing attempt's, written before
+        // it learnt of the earlier one), and the first is looked up from there.
+        var decidedBefore: [CallMarker.Key: Int64] = [:]
+        let end = scan(partition: partition, from: readFrom, attributeFrom: handOverFrom, decidedEarly: { key, offset in
+            if decidedBefore[key] == nil { decidedBefore[key] = offset }
+        }, visit: { marker, offset in
             if offset >= handOverFrom { attributed.append((marker, offset)) }
             // A decision without a call (it carries its writer's fence) may have been withdrawn
             // (written after a newer owner's fence, which this read may not reach): only the
@@ -166,6 +176,12 @@ final class MarkerCatchUp: Sendable {
         guard let earlier = earlierFences(partition: partition, before: readFrom ?? 0, markers: attributed) else { return nil }
         found.fences = earlier + found.fences
         for (marker, offset) in attributed { found.add(marker, at: offset) }
+        for key in found.decisions.keys {
+            guard !firstDecisionReadOnly, let from = decidedBefore[key] else { continue }
+            guard let first = lookUpNow(key: key, partition: partition, from: from) else { return nil }
+            found.decisions[key] = first.decision?.result
+            if first.decisionPublished { found.published.insert(key) }
+        }
         return (found, answered.map { HorizonIndex(answered: $0, readThrough: end) })
     }
 
@@ -222,21 +238,25 @@ final class MarkerCatchUp: Sendable {
     func lookUp(key: CallMarker.Key, partition: Int32, from position: Int64, completion: @escaping @Sendable (LookUp) -> Void) {
         queue.async { [self] in
             guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
-            var markers: [(marker: CallMarker, offset: Int64)] = []
-            var fences: [InheritedMarkers.Fence] = []
-            scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
-                if marker.key.speaks(for: key) { markers.append((marker, offset)) }
-            }, fence: { offset, fence in
-                fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
-            }, unreadable: { _, _ in })
             // Unreadable: nothing found, so a decision is looked for again (never judged on part of the fences).
-            guard let earlier = earlierFences(partition: partition, before: position, markers: markers) else { return completion(LookUp()) }
-            fences = earlier + fences
-            var found = LookUp()
-            found.fences = fences
-            for (marker, offset) in markers { found.add(marker, at: offset, key: key) }
-            completion(found)
+            completion(lookUpNow(key: key, partition: partition, from: position) ?? LookUp())
         }
+    }
+
+    /// `lookUp` on the reader's queue; nil when the partition could not be read.
+    private func lookUpNow(key: CallMarker.Key, partition: Int32, from position: Int64) -> LookUp? {
+        var markers: [(marker: CallMarker, offset: Int64)] = []
+        var fences: [InheritedMarkers.Fence] = []
+        let end = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
+            if marker.key.speaks(for: key) { markers.append((marker, offset)) }
+        }, fence: { offset, fence in
+            fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+        }, unreadable: { _, _ in })
+        guard end != nil, let earlier = earlierFences(partition: partition, before: position, markers: markers) else { return nil }
+        var found = LookUp()
+        found.fences = earlier + fences
+        for (marker, offset) in markers { found.add(marker, at: offset, key: key) }
+        return found
     }
 
     /// The fences before `position` that can judge `markers` (read from `position` on): those after
@@ -262,6 +282,7 @@ final class MarkerCatchUp: Sendable {
     /// (the high watermark read first), nil when it could not be reached (no progress for the timeout).
     @discardableResult
     private func scan(partition: Int32, from position: Int64?, until: Int64? = nil, attributeFrom: Int64,
+                      decidedEarly: (CallMarker.Key, Int64) -> Void = { _, _ in },
                       visit: (CallMarker, Int64) -> Void, fence: (Int64, MarkerFence) -> Void,
                       unreadable: (Int64, String?) -> Void) -> Int64? {
         var marks: (low: Int64, high: Int64)
@@ -280,6 +301,10 @@ final class MarkerCatchUp: Sendable {
             // A decision's result (a header) matters only from the hand-over position on.
             if let marker = message.offset >= attributeFrom ? CallMarker.decode(message.value, headers: message.headers)
                 : CallMarker.decode(message.value) {
+                if message.offset < attributeFrom, marker.state == .completed,
+                   message.headers.contains(where: { $0.key == CallMarker.decisionHeader }) {
+                    decidedEarly(marker.key, message.offset)
+                }
                 visit(marker, message.offset)
             } else if message.key == nil, let record = MarkerFence.decode(message.value) {
                 fence(message.offset, record)

@@ -97,6 +97,9 @@ package struct CoreMutations: Sendable, Equatable {
     package var notAppliedAtOnce = false
     /// A decision's look-up judges a decision without a call by the fences after its start only.
     package var fencesFromPositionOnly = false
+    /// An answer given because ownership could not be confirmed before the call's last start is
+    /// decided as if the call had been made: a zombie's expiry then counts against the new owner's call.
+    package var unconfirmedDecidedAsCall = false
 
     /// None: production.
     package init() {}
