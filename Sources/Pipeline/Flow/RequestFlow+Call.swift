@@ -87,7 +87,7 @@ extension RequestFlow {
             case .call:
                 // On the producer's delivery thread or the fencing reader's queue: hand off, so the
                 // issuer call (request building, DCS signing, the audit event) holds up neither.
-                // The confirmation may have waited for a read: only a partition still held calls (F2).
+                // The confirmation may have waited for a read: only a partition still held calls.
                 guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
                     giveUp(job, ticketID: ticketID)
                     logger(for: origin).notice("partition lost while the call was confirmed: the issuer is not called, the new owner redoes the request")

@@ -124,7 +124,7 @@ extension RequestConsumer {
     /// Partitions revoked (inside `poll`): no new work for them, their queued jobs given back, the
     /// share dropped at once (their next owner may be assigned them soon after), and the revoke
     /// deferred while their work drains: `finishRevoke` gives them up. Inside `close` (the stop's
-    /// own drain has run already) they are given up at once (F10).
+    /// own drain has run already) they are given up at once.
     func revoked(_ partitions: [TopicPartition]) -> KafkaRevokeCompletion {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
         guard !requests.isEmpty else { return .now }
