@@ -7,7 +7,7 @@ import PackageDescription
 ///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Pipeline, Recovery, HTTP, Kafka }
 ///   ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
 ///   CoreSimulation -> { Pipeline, Simulator } (the real core on simulated ports; ProvisionerCLI and SimulationTests use it)
-///   Issuers -> { HTTP, Contract };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
+///   Recovery -> { Contract, Kafka };  Issuers -> { HTTP, Contract, Observability };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
 ///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; Harness and the CLI build on it)
 ///   ContractFuzz -> { Contract, Recovery, Kafka } (the decoders of requests and of records read back)
 /// Swift 6 language mode everywhere; CI adds `-warnings-as-errors`.
@@ -43,7 +43,7 @@ let package = Package(
         // Issuer simulator: Imprint, DCS, Gnosis Pay, Worldpay over real HTTP.
         .target(name: "Simulator", dependencies: ["Contract", "HTTP", "COpenSSL"], swiftSettings: strict),
         // Reconciliation jobs, call markers and dead letters (records, headers, the operator tool).
-        .target(name: "Recovery", dependencies: ["Contract", "Kafka", "Issuers", "Observability"], swiftSettings: strict),
+        .target(name: "Recovery", dependencies: ["Contract", "Kafka"], swiftSettings: strict),
         // The backend's client library: Kafka and Contract only, async/await API.
         .target(name: "ProvisionerClient", dependencies: ["Kafka", "Contract"], swiftSettings: strict),
         // The worker: Kafka in, schedule, issuer call, results and audit out.
@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "Console", dependencies: ["COpenSSL", "Contract", "Kafka", "HTTP", "Observability", "Recovery", "Pipeline"],
                 swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
-        .target(name: "ProvisionerCLI", dependencies: ["Console", "CoreSimulation", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "Issuers", "HTTP", "Observability"], swiftSettings: strict),
+        .target(name: "ProvisionerCLI", dependencies: ["Console", "CoreSimulation", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
 
         // libFuzzer entry point for decode + validate, and for every decoder of a record read back
@@ -66,14 +66,14 @@ let package = Package(
         .executableTarget(name: "ContractFuzz", dependencies: ["Contract", "Recovery", "Kafka"], swiftSettings: strict),
 
         // Shared test helpers: process launching, fixtures, Kafka readers. Used only by tests.
-        .target(name: "TestSupport", dependencies: ["CPosix", "Harness", "Kafka", "Contract", "HTTP", "Simulator", "Pipeline", "Recovery", "Issuers", "Observability"], swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["CPosix", "Harness", "Kafka", "Contract", "Simulator", "Observability"], swiftSettings: strict),
 
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Contract", "Pipeline", "Recovery", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["CPosix", "HTTP", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contract", "HTTP", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP"], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contract", "HTTP"], swiftSettings: strict),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["ProvisionerClient", "Pipeline", "Kafka", "Simulator", "Contract", "Harness", "TestSupport"],
                     swiftSettings: strict),
@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "SimulationTests", dependencies: ["CoreSimulation", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Pipeline", "Kafka", "Contract", "Recovery", "HTTP", "Observability",
-                                                     "Simulator", "Harness", "TestSupport"], swiftSettings: strict),
+                                                     "Harness", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DeployTests", dependencies: ["Console", "ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
                                                     "Observability", "Recovery", "Simulator"], swiftSettings: strict),
     ]

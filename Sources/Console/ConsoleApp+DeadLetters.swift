@@ -128,7 +128,7 @@ extension ConsoleApp {
         return (chosen, outcomes, parked)
     }
 
-    /// What a replay confirmation binds (issue 29 item 13): SHA-256 (hex) of the identifiers of the
+    /// What a replay confirmation binds: SHA-256 (hex) of the identifiers of the
     /// entries that would be replayed, sorted. A filter such as a relative `since` selects again
     /// when the replay is posted; another set of the same size must not pass as the one previewed.
     static func selectionDigest(_ entries: [DeadLetterEntry], _ outcomes: [DeadLetterReplayer.Outcome]) -> String {

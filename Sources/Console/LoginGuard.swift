@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The sign-in form's defences (issue 29 item 8).
+/// The sign-in form's defences.
 ///
 /// - **Issued nonces.** Every login page carries a fresh nonce the console issued and remembers
 ///   (single use, `nonceLifetimeMs`, at most `maxNonces`); a sign-in must present one, both in the

@@ -7,7 +7,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case gate
     /// Zombie-owner fencing removed: a call follows its `started` marker whatever fences precede it.
     case fencing
-    /// F1 reverted: finals are not decided once; a hand-over reconciles without looking for the
+    /// "A final is decided once" removed (named `f1` on the command line): finals are not decided once; a hand-over reconciles without looking for the
     /// previous owner's answer.
     case f1
     /// The issuer's state read by time alone: an earlier call's token is not `already_provisioned`.

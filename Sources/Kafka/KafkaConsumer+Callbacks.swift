@@ -58,9 +58,6 @@ extension KafkaConsumer {
             deferred.withLock { $0 = (partitions, cooperative) }
         }
 
-        /// The deferred revoke's partitions (empty when none).
-        func peekDeferredRevoke() -> [TopicPartition] { deferred.withLock { $0?.partitions ?? [] } }
-
         /// Takes the deferred revoke, if any.
         func takeDeferredRevoke() -> (partitions: [TopicPartition], cooperative: Bool)? {
             deferred.withLock { pending in

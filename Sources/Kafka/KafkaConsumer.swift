@@ -196,9 +196,6 @@ public final class KafkaConsumer: @unchecked Sendable {
         }
     }
 
-    /// The partitions of a revoke deferred and not yet completed (empty when none).
-    public var deferredRevoke: [TopicPartition] { callbacks.peekDeferredRevoke() }
-
     private func shutDown() {
         callbacks.markClosing()
         // A revoke still deferred is completed first: librdkafka's close waits for it.

@@ -128,9 +128,10 @@ public final class KafkaProducer: @unchecked Sendable {
 
     /// Raises a fabricated fatal error (librdkafka's `rd_kafka_test_fatal_error`), for tests of
     /// how an application handles one: later sends fail with a fatal error and the error handler
-    /// is told. False when a fatal error was raised already. Never call it in production code.
+    /// is told. False when a fatal error was raised already. Package-only: the worker's test faults
+    /// (`Worker+Testing`) reach it; nothing outside this package can.
     @discardableResult
-    public func raiseFatalErrorForTesting(reason: String) -> Bool {
+    package func raiseFatalErrorForTesting(reason: String) -> Bool {
         let raised = try? gate.withCall(.short) { () throws(KafkaError) -> Bool in
             rd_kafka_test_fatal_error(handle, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason) == RD_KAFKA_RESP_ERR_NO_ERROR
         }

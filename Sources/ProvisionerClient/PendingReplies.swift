@@ -13,7 +13,7 @@ final class PendingReplies: Sendable {
 
     private struct Waiter {
         /// The request awaited: an answer for the same request id under another program is not
-        /// this request's (a keyless producer copying the reply headers, issue 29 item 1).
+        /// this request's (a keyless producer may copy the reply headers).
         let identity: RequestIdentity
         let completion: Completion
         /// The latest non-final answer, returned if no final one comes inside the window.

@@ -154,7 +154,7 @@ struct ProvisionerClientTests {
         #expect(answer.payload != nil, "decrypted with the backend's key: \(String(describing: answer.payloadProblem))")
         #expect(try await restarted.lookup(requestID: "cl-never-sent", program: request.program, wallet: .googleWallet,
                                            correlationID: request.correlationID, since: sentAt) == nil)
-        // The answer counts only for the request it answers: program, wallet and correlation id (issue 29 item 6).
+        // The answer counts only for the request it answers: program, wallet and correlation id.
         #expect(try await restarted.lookup(requestID: request.requestID, program: "demo-dcs", wallet: .googleWallet,
                                            correlationID: request.correlationID, since: sentAt) == nil, "another program's request")
         #expect(try await restarted.lookup(requestID: request.requestID, program: request.program, wallet: .googlePay,

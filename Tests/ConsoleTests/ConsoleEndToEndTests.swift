@@ -92,7 +92,7 @@ struct ConsoleEndToEndTests {
                                        withCSRF: false).status == 403)
         // A wrong confirmation: refused, nothing produced.
         #expect(try await browser.post("/dead-letters/replay", [("rate", "2"), ("confirm", "yes"), ("expected", "4"), ("selection", selection)]).status == 400)
-        // Issue 29 item 13: the confirmation binds the set previewed, not its size. One entry
+        // The confirmation binds the set previewed, not its size. One entry
         // previewed, another entry of the same count posted with that preview's confirmation: refused.
         let previewOne = try await browser.post("/dead-letters/preview", [("request-id", rig.replayable[0].requestID)])
         let selectionOne = try #require(ConsoleClient.field("selection", in: previewOne.body))

@@ -135,7 +135,7 @@ struct ConsoleSecurityTests {
         #expect(!logs.contains(AppRig.viewerToken) && !logs.contains(AppRig.aliceToken), "the log never holds a token")
     }
 
-    /// Issue 29 item 8: the login form's nonce is one this console issued, used once, never one
+    /// The login form's nonce is one this console issued, used once, never one
     /// the browser already held (another port of the host shares its cookie jar); cookies are
     /// `__Host-`; sign-in attempts are throttled before any PBKDF2 round.
     @Test("login: only an issued, unused nonce signs in; the form never reuses a cookie; __Host- cookies; attempts throttled")

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 17 §2: the JSON Schemas under `docs/schemas` and the Swift decoder + validator must give
+/// The JSON Schemas under `docs/schemas` and the Swift decoder + validator must give
 /// the same accept/reject verdict on the same requests: generated ones (`RequestFactory`), the
 /// fuzz corpus, and hand-made edge cases, each judged for every issuer (`request.<issuer>.schema.json`
 /// against `RequestValidator.validate(_:issuer:)`). Python `jsonschema` is the independent side.

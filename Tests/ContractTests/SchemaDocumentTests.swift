@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 17 §2: `docs/asyncapi.yaml` and `docs/schemas/*.schema.json` are well-formed, checked by an
+/// `docs/asyncapi.yaml` and `docs/schemas/*.schema.json` are well-formed, checked by an
 /// independent tool (Python `jsonschema` and PyYAML, through `Tests/Interop/schema_check.py`).
 @Suite("Schemas: the AsyncAPI document and the JSON Schemas are well-formed", .timeLimit(.minutes(5)))
 struct SchemaDocumentTests {

@@ -9,7 +9,7 @@ import Simulator
 import Testing
 import TestSupport
 
-/// `Deploy/grafana/provisioner.json` (issue 18, Dashboards) against a real worker's `/metrics`:
+/// `Deploy/grafana/provisioner.json` against a real worker's `/metrics`:
 /// every metric and label the dashboard queries is one the worker exposes, and what it exposes
 /// follows the Prometheus conventions of ENGINEERING.md (`_total` counters, base units, bounded
 /// label values).

@@ -2,7 +2,7 @@ import Foundation
 import Pipeline
 import Testing
 
-/// `config check` warns when the markers topic keeps less than the duplicate horizon (issue 19).
+/// `config check` warns when the markers topic keeps less than the duplicate horizon.
 @Suite("config check: markers retention against the duplicate horizon", .timeLimit(.minutes(5)))
 struct HorizonRetentionCheckTests {
     @Test("a topic layout whose markers retention is shorter than duplicates.horizon_seconds: a warning naming both, exit 0")

@@ -138,7 +138,7 @@ import Testing
                        "http://127.0.0.1:8081 /x",
                        "file:///etc/passwd",
                        "/worldpay/payments/settlements/full/abc",
-                       // The Worldpay host itself, but not this action's payment-actions link (issue 29 item 11).
+                       // The Worldpay host itself, but not this action's payment-actions link.
                        "http://127.0.0.1:8081/worldpay/payments/authorizations/cancellations/abc",
                        "http://127.0.0.1:8081/worldpay/payments/events/abc",
                        "http://127.0.0.1:8081/worldpay/cardPayments/customerInitiatedTransactions",

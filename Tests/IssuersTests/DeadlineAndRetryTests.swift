@@ -89,7 +89,7 @@ import Testing
         let (report, _, _) = await fixture.provision(try Self.request(for: issuer, card: card), fixture.endpoint(issuer))
         #expect(report.outcome.status == (issuer == .worldpay ? .authorized : .provisioned), "\(issuer): \(report.summary)")
         #expect(report.attempts == 2 && report.httpStatus == (issuer == .worldpay ? 201 : 200))
-        // The result names the status of the answer it rests on (issue 29 item 5), not the first attempt's 503.
+        // The result names the status of the answer it rests on, not the first attempt's 503.
         #expect(report.outcome.httpStatus == report.httpStatus, "\(issuer): outcome http_status \(String(describing: report.outcome.httpStatus))")
         let calls = try await fixture.calls(cardID: card)
         #expect(calls.count == 1 && calls.first?.count == 2, "\(issuer): one handshake called twice, saw \(calls)")

@@ -3,7 +3,7 @@ import Dispatch
 import Synchronization
 import Testing
 
-/// Issue 29 item 12: librdkafka quotes parts of an invalid `sasl.oauthbearer.config` in its
+/// librdkafka quotes parts of an invalid `sasl.oauthbearer.config` in its
 /// errors ("Unrecognized sasl.oauthbearer.config beginning at: …"); no secret property value may
 /// reach an error or a log line through it.
 @Suite("Kafka secret redaction", .timeLimit(.minutes(2)))

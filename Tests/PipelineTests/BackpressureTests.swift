@@ -7,7 +7,7 @@ import Pipeline
 import Synchronization
 import Testing
 
-/// Issue 5, deliverable 6: with little room for pending work the worker pauses its partitions
+/// With little room for pending work the worker pauses its partitions
 /// instead of buffering, answers everything, and never leaves the group for it.
 @Suite("End to end: backpressure", .serialized, .timeLimit(.minutes(10)))
 struct BackpressureTests {

@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 20, item 5: an answer given without a `started` marker (expired, rejected, refused by a
+/// An answer given without a `started` marker (expired, rejected, refused by a
 /// breaker or rate limit, marker write failed) also leaves a `completed` marker, so an owner that
 /// gets the request again before its offset was committed ignores it instead of answering anew.
 @Suite("End to end: every published result leaves a completed marker", .serialized, .timeLimit(.minutes(10)))

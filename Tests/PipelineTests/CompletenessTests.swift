@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 5, deliverable 1: every request gets exactly one final result, with the right status.
+/// Every request gets exactly one final result, with the right status.
 @Suite("End to end: one final result per request", .serialized, .timeLimit(.minutes(10)))
 struct CompletenessTests {
     @Test("the demo's self-checking mix passes with 60 requests and 2 workers")

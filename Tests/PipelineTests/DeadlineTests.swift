@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 5, deliverable 5: requests that cannot make their deadline are answered `expired`
+/// Requests that cannot make their deadline are answered `expired`
 /// without calling the issuer, and every result of a request that arrived in time is published
 /// before its deadline minus the reply margin.
 @Suite("End to end: deadlines", .serialized, .timeLimit(.minutes(10)))

@@ -10,7 +10,7 @@ import Testing
 struct DispatchTimerTests {
     static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// Forces the interleaving that used to leave the timer late: a call for a late deadline
+    /// Forces the interleaving that would leave the timer late without arming under the lock: a call for a late deadline
     /// records it, then pauses just before arming the source (through the `willArm` seam); a call
     /// for an early deadline runs meanwhile. Arming under the lock makes the early call wait for
     /// the late one and arm last, so the timer fires early, as `armedAt` says. (The pause is shorter

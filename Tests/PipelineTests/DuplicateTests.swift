@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 5, deliverable 7: a message delivered twice is answered once, and a nonce reused by a
+/// A message delivered twice is answered once, and a nonce reused by a
 /// new request is rejected without reaching the issuer a second time.
 @Suite("End to end: duplicates and nonce reuse", .serialized, .timeLimit(.minutes(10)))
 struct DuplicateTests {

@@ -6,7 +6,7 @@ import Observability
 @testable import Pipeline
 import Testing
 
-/// Issue 20, item 3: a fatal producer error (injected with librdkafka's `rd_kafka_test_fatal_error`)
+/// A fatal producer error (injected with librdkafka's `rd_kafka_test_fatal_error`)
 /// must never let an offset be committed whose result or dead letter was not acknowledged; the
 /// worker stops fetching, fails `/readyz`, and a restarted worker answers what it held.
 @Suite("End to end: a fatal producer error", .serialized, .timeLimit(.minutes(10)))

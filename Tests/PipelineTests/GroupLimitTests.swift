@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Issue 19: a program's rate limit is the group's, shared by assignment, through rebalances; an
+/// A program's rate limit is the group's, shared by assignment, through rebalances; an
 /// answered request is recognised as a duplicate after a restart, from the markers topic.
 ///
 /// The quota test (`quotaAcrossProcesses`, GroupLimitTests+Processes.swift) runs three

@@ -5,7 +5,7 @@ import Recovery
 import Synchronization
 import Testing
 
-/// Issue 20: interleavings where a partition changing owner could lose a request or call an issuer
+/// Interleavings where a partition changing owner could lose a request or call an issuer
 /// twice, forced step by step on the value-type state the worker keeps (ledger, markers, duplicate
 /// filter). Each test is named after its interleaving.
 @Suite("Hand-over interleavings on the ledger and marker state", .timeLimit(.minutes(5)))
@@ -203,8 +203,8 @@ struct HandOverInterleavingTests {
     /// A fence that lands late: process "x" was assigned the partition in group generation 3 and
     /// wrote its fence, but the write was slow; the group rebalanced, x gave the partition up, and
     /// W1 ("a") was assigned it in generation 5 and fenced at 10. x's fence lands at 11. It must not
-    /// fence W1 out (before, every request of the partition was given up, unanswered, until the
-    /// next rebalance: found by the simulation, seed 2661); a fence of generation 6 does; unknown
+    /// fence W1 out (else every request of the partition is given up, unanswered, until the
+    /// next rebalance); a fence of generation 6 does; unknown
     /// generations (an earlier version's fences) keep the conservative rule.
     @Test("a fence of an older group generation that lands after the owner's fence fences nobody out")
     func staleFenceIsIgnored() {

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import Pipeline
 
-/// `Intake` as a pure decision (issue 16): no broker, no issuer, time passed in. Each test feeds
+/// `Intake` as a pure decision: no broker, no issuer, time passed in. Each test feeds
 /// records and the in-memory state catch-up would have filled, and checks the decision.
 @Suite("Intake", .timeLimit(.minutes(2)))
 struct IntakeTests {
@@ -324,7 +324,7 @@ struct IntakeTests {
     }
 }
 
-/// Issue 29: a request's identity is (program, request id), and only what claimed an identity can
+/// A request's identity is (program, request id), and only what claimed an identity can
 /// finish it or be answered along a reply route.
 extension IntakeTests {
     /// `request` as a message of `program` (and `requestID`): the same handshake and reply key,

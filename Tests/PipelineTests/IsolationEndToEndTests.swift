@@ -8,7 +8,7 @@ import Simulator
 import TestSupport
 import Testing
 
-/// Issue 11 end to end: bulkheads, circuit breakers and upstream rate limits on the embedded
+/// Isolation end to end: bulkheads, circuit breakers and upstream rate limits on the embedded
 /// broker and simulator with two programs on two issuers.
 @Suite("Isolation between programs and issuers", .serialized, .timeLimit(.minutes(10)))
 struct IsolationEndToEndTests {

@@ -6,7 +6,7 @@ import Observability
 import Recovery
 import Testing
 
-/// Issue 15: metric series are never freed, so a label fed from message content lets a producer
+/// Metric series are never freed, so a label fed from message content lets a producer
 /// grow `/metrics` without bound; and a flood that evicts the nonce guard or the duplicate filter
 /// must show on `/metrics`.
 @Suite("Metrics: bounded labels and exported evictions", .timeLimit(.minutes(5)))

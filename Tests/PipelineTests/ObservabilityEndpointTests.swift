@@ -7,7 +7,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 5, deliverable 8: `/healthz`, `/readyz` and `/metrics` of a running worker.
+/// `/healthz`, `/readyz` and `/metrics` of a running worker.
 @Suite("End to end: observability endpoints", .serialized, .timeLimit(.minutes(10)))
 struct ObservabilityEndpointTests {
     private static func get(_ client: HTTPClient, port: UInt16, _ path: String) async throws -> (status: Int, body: String) {

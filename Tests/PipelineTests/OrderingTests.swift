@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 5, deliverable 2: calls for one card never overlap and follow produce order, while
+/// Calls for one card never overlap and follow produce order, while
 /// different cards of one partition are called in parallel.
 @Suite("End to end: per-card ordering and parallelism", .serialized, .timeLimit(.minutes(10)))
 struct OrderingTests {

@@ -63,7 +63,7 @@ struct PartitionLifecycleTests {
         #expect(lifecycle.refusedRecords == 4)
     }
 
-    @Test("a catch-up of an earlier assignment that ends after a release and a re-assignment makes nothing run (F8)")
+    @Test("a catch-up of an earlier assignment that ends after a release and a re-assignment makes nothing run")
     func staleCatchUpIgnored() {
         var lifecycle = PartitionLifecycle()
         _ = lifecycle.assigned(p0, generation: 1)

@@ -10,7 +10,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Issue 10: Apple Pay payments through Worldpay, end to end — authorization, refusal,
+/// Apple Pay payments through Worldpay, end to end — authorization, refusal,
 /// reconciliation after a 504, settle / partial settle / cancel through the links, forged links,
 /// and the wallet token kept out of everything but the issuer call.
 @Suite("End to end: Worldpay payments", .serialized, .timeLimit(.minutes(10)))
@@ -144,7 +144,7 @@ struct PaymentTests {
         let genuine = try #require(links[3].settle).revealed
         let simulatorOrigin = rig.stack.simulatorURL
         let path = String(genuine.dropFirst(simulatorOrigin.count))
-        // On the Worldpay host itself (issue 29 item 11): another action's link, another payments
+        // On the Worldpay host itself: another action's link, another payments
         // path, another API, a way out of the action's path, a query, a second segment.
         let token = try #require(genuine.split(separator: "/").last.map(String.init))
         let worldpay = simulatorOrigin + "/worldpay"
@@ -199,7 +199,7 @@ struct PaymentTests {
         #expect(hits.count.withLock { $0 } == 0, "the worker followed a forged link to another server")
         let forgedIDs = Set(forged.map(\.requestID))
         let markers = try await KafkaTestReader(bootstrapServers: rig.stack.bootstrapServers).readExisting(topic: rig.stack.topics.markers)
-        // Every answered request leaves a `completed` marker (issue 20); a call leaves a `started` one.
+        // Every answered request leaves a `completed` marker; a call leaves a `started` one.
         let startedIDs = Set(markers.compactMap { record -> String? in
             guard let marker = try? JSONParser().parse(record.value), marker["state"]?.stringValue == "started" else { return nil }
             return marker["request_id"]?.stringValue

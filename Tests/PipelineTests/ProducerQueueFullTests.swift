@@ -6,7 +6,7 @@ import Observability
 import Pipeline
 import Testing
 
-/// Issue 21, gap 3: the worker's own producer queue full. librdkafka refuses to enqueue
+/// The worker's own producer queue full. librdkafka refuses to enqueue
 /// (`queueFull`) and the OutputPublisher waits and re-sends without spending an attempt, so every
 /// request is still answered, exactly once.
 @Suite("End to end: the worker's producer queue full", .serialized, .timeLimit(.minutes(5)))

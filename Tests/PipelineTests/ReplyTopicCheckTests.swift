@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import Pipeline
 
-/// `ReplyTopicCheck` with metadata and time passed in (issue 29 item 7): a route to a topic the
+/// `ReplyTopicCheck` with metadata and time passed in: a route to a topic the
 /// cluster lacks, or past a topic's last partition, is refused; metadata is asked at most once a
 /// second for unknown names and once a minute otherwise; unreadable metadata refuses nothing.
 @Suite("Reply topic check", .timeLimit(.minutes(1)))

@@ -45,7 +45,7 @@ struct RequestAuthenticatorTests {
         #expect(verdict(RequestAuthenticator(programs: [:]), program: nil, configured: false, headers(nil)) == .notRequired)
     }
 
-    /// Issue 29 item 10: an unsigned program's replay is an authorised replay (operator named, and
+    /// An unsigned program's replay is an authorised replay (operator named, and
     /// `Intake` lets it past the duplicate horizon) only when the replay key verifies it; anyone can
     /// add `x-replay-of` to an unsigned message, which is then answered as an ordinary one.
     @Test func replaysOfUnsignedProgramsAreAuthorisedOnlyByTheReplayKey() {
@@ -67,7 +67,7 @@ struct RequestAuthenticatorTests {
     }
 
     /// A signed message captured and re-sent with a covered header set to null must not verify: a
-    /// null value signs as itself, not as absent (issue 29 item 2), and would route as malformed.
+    /// null value signs as itself, not as absent, and would route as malformed.
     /// A message its producer signed with a null header verifies (routing then refuses it).
     @Test func nullCoveredHeadersAreNeverAuthentic() {
         let signed = headers(Self.programSecret)

@@ -7,7 +7,7 @@ import Pipeline
 import Testing
 import TestSupport
 
-/// Issue 17 §2: every record the worker emits in an end-to-end run validates against the published
+/// Every record the worker emits in an end-to-end run validates against the published
 /// schemas (`docs/schemas`), judged by Python `jsonschema`, and declares no member the schemas do
 /// not document. The run mixes successes for every issuer and wallet, rejections (ours and the
 /// issuers'), an expiry, a duplicate, dead letters (with `dlq.mac`: the worker has a replay key),

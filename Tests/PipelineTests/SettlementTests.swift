@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 @testable import Pipeline
 
-/// Settlement (issue 16): the table every exit goes through, and `Settler` carrying it out on the
+/// Settlement: the table every exit goes through, and `Settler` carrying it out on the
 /// real in-memory bookkeeping (duplicate filter, offset ledger, duplicate horizon) with the
 /// marker write reported by hand. No broker.
 @Suite("Settlement", .timeLimit(.minutes(1)))
@@ -147,7 +147,7 @@ struct SettlementTests {
         #expect(rig.committable == 1)
     }
 
-    @Test("a completed marker is retried until acknowledged; one that never is (the producer failed for good) abandons the offset (F7)")
+    @Test("a completed marker is retried until acknowledged; one that never is (the producer failed for good) abandons the offset")
     func markerNotWritten() {
         let rig = Rig(markerDelivered: false)
         let origin = rig.receive(0, claiming: "r-unmarked")

@@ -147,7 +147,7 @@ struct WorkerConfigurationTests {
         #expect(configuration.scheduler.endpointLimits["imprint https://i"] == 40)
     }
 
-    // MARK: - Issue 15: pseudonym key length, http:// only to loopback
+    // MARK: - Pseudonym key length, http:// only to loopback
 
     @Test("a pseudonym key shorter than 32 bytes is a configuration error naming audit.pseudonym_key_env, never the key")
     func shortPseudonymKeyIsRefusedAtLoad() throws {
@@ -227,7 +227,7 @@ struct WorkerConfigurationTests {
         #expect(throws: ConfigurationError.self) { try load(Self.program(baseURL: "ftp://127.0.0.1")) }
     }
 
-    /// Issue 29: reply topics per program. A program's `reply_topics` replaces `results.reply_topics`
+    /// Reply topics per program. A program's `reply_topics` replaces `results.reply_topics`
     /// for its requests, so a signing program's backends' reply topic is not open to the others.
     @Test("programs.<name>.reply_topics overrides results.reply_topics for that program only; a bad list names its key")
     func replyTopicsPerProgram() throws {
@@ -333,7 +333,7 @@ struct WorkerConfigurationTests {
         #expect(onlyOld.signingKeyRetirements(nowMs: notAfter).map(\.keyPath).contains("programs.acme.request_signing"))
     }
 
-    /// Issue 29 item 12: signing keys are at least 32 bytes, and the replay key is none of the
+    /// Signing keys are at least 32 bytes, and the replay key is none of the
     /// programs' signing secrets; problems name the variable, never the value (at load, and in the
     /// worker however it got its configuration).
     @Test("short signing or replay keys, and a replay key equal to a program's secret, are refused at load and by the worker, by name only")

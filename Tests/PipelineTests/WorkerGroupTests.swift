@@ -10,7 +10,7 @@ import TestSupport
 import Glibc
 #endif
 
-/// Issue 5, deliverables 3 and 4: workers share the load, and a worker leaving (gracefully, or
+/// Workers share the load, and a worker leaving (gracefully, or
 /// on SIGTERM as a separate process) loses nothing and doubles nothing.
 @Suite("End to end: workers joining and leaving", .serialized, .timeLimit(.minutes(10)))
 struct WorkerGroupTests {

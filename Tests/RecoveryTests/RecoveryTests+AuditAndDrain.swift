@@ -8,7 +8,7 @@ import Recovery
 import Testing
 import TestSupport
 
-/// Issue 21, gap 5: an audit publish that fails (its metric is a documented alert) and the
+/// An audit publish that fails (its metric is a documented alert) and the
 /// shutdown drain bound.
 extension RecoveryTests {
     @Test("audit writes that fail: provisioner_audit_publish_failures_total counts the dropped events, the result is still published and the offset completes")

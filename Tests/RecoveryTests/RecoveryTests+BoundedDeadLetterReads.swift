@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 extension RecoveryTests {
-    // MARK: - Issue 29 item 4: a dead-letter read holds at most its limit
+    // MARK: - A dead-letter read holds at most its limit
 
     /// A dead-letter topic with more records than the limit (4 KiB values): the read returns exactly
     /// the newest `limit`, holds no more than `limit` entries at any moment, and with no other

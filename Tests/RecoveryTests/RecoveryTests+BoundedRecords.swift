@@ -10,8 +10,8 @@ import Testing
 extension RecoveryTests {
     // MARK: - 9. Internal records cannot trap a worker
 
-    /// Reconciliation jobs whose `due_at` (Int64.min) or `attempt` (Int64.max) used to overflow in
-    /// the worker's timer and runner: each is dead-lettered `invalid_reconcile_job` with a reason
+    /// Reconciliation jobs whose `due_at` (Int64.min) or `attempt` (Int64.max) would overflow in
+    /// the worker's timer and runner unchecked: each is dead-lettered `invalid_reconcile_job` with a reason
     /// naming the field, and the worker goes on reconciling a genuine request afterwards.
     @Test("reconciliation jobs out of range are dead-lettered with a reason; the worker keeps reconciling")
     func outOfRangeReconcileJobsAreDeadLettered() async throws {
@@ -57,7 +57,7 @@ extension RecoveryTests {
     }
 
     /// A request whose `x-replay-of` header is not `topic:partition:offset` within 256 bytes (an
-    /// over-size one used to make its `started` marker unreadable) is dead-lettered
+    /// over-size one would make its `started` marker unreadable) is dead-lettered
     /// `invalid_replay_of`, not replayable, before anything else: no result, no issuer call.
     @Test("a request with an invalid x-replay-of is dead-lettered invalid_replay_of: no result, no call")
     func invalidReplayHeaderIsDeadLettered() async throws {
@@ -98,7 +98,7 @@ extension RecoveryTests {
     }
 
     /// A markers record whose value cannot be read but whose key names a request (the shape an
-    /// over-size `x-replay-of` used to leave): the new owner counts it, warns, and treats the
+    /// over-size `x-replay-of` would leave): the new owner counts it, warns, and treats the
     /// request as possibly called: reconciled, never called again.
     @Test("an undecodable marker keyed by a request makes its redelivery reconcile instead of calling")
     func undecodableMarkerMeansReconcile() async throws {

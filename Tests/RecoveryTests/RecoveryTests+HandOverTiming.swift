@@ -7,7 +7,7 @@ import Pipeline
 import Testing
 
 extension RecoveryTests {
-    /// Issue 20, item 4. A previous owner wrote the `started` marker of an Imprint request (a
+    /// A previous owner wrote the `started` marker of an Imprint request (a
     /// state query exists) and may still be calling: its call can end, and be applied, as late as
     /// the request's publish-by. The new owner's reconciliation must not look before then, or it
     /// can publish `not_provisioned` while the previous owner still publishes `provisioned`.

@@ -8,7 +8,7 @@ import Recovery
 import Testing
 import TestSupport
 
-/// Issue 21, gap 2: a `started` or `completed` marker write that fails. A two-broker cluster where
+/// A `started` or `completed` marker write that fails. A two-broker cluster where
 /// broker 2 leads the markers topic alone and broker 1 everything else, so Produce errors pushed
 /// onto broker 2 fail marker writes and nothing else (results, audit, requests keep flowing).
 extension RecoveryTests {

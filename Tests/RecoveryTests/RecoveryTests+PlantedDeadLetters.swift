@@ -9,7 +9,7 @@ import Testing
 import TestSupport
 
 extension RecoveryTests {
-    // MARK: - Issue 29 item 3: whoever can write the dead-letter topic cannot get a replay
+    // MARK: - Whoever can write the dead-letter topic cannot get a replay
 
     /// Dead letters as someone with write access to the dead-letter topic would plant them, and
     /// one as a worker writes it: `dlq replay` (the built binary, with the replay key) replays only

@@ -10,7 +10,7 @@ import TestSupport
 import Testing
 
 extension RecoveryTests {
-    // MARK: - Issue 21 gap 4: the reconcile group rebalanced while jobs are held
+    // MARK: - The reconcile group rebalanced while jobs are held
 
     /// Wall-clock milliseconds plus an offset the test moves on (the workers' `clock`).
     final class SteppedClock: Sendable {

@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 
 extension RecoveryTests {
-    // MARK: - Issue 20 item 7: a zombie owner after a hand-over
+    // MARK: - A zombie owner after a hand-over
 
     /// W1 owns the single partition and has written its fence. It then turns zombie: in
     /// production its poll thread is blocked (in `committed()`, or a drain longer than the

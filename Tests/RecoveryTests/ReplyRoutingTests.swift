@@ -101,7 +101,7 @@ struct ReplyRoutingTests {
             ("a topic that is not UTF-8", [header(ReplyRoute.topicHeader, [0x62, 0xFF, 0xFE])], nil),
             ("a null topic header", [header(ReplyRoute.topicHeader, nil)], nil),
             ("a partition without a topic", [header(ReplyRoute.partitionHeader, [0, 0, 0, 1])], nil),
-            // Issue 29 item 7: allowed by the prefix, but not in the cluster (each publish attempt
+            // Allowed by the prefix, but not in the cluster (each publish attempt
             // would wait message.timeout.ms and hold the partition's commits).
             ("an allowed topic that does not exist", Self.headers(topic: "backend.nowhere", partition: 0, correlation: correlation), nil),
             ("a partition past the reply topic's end", Self.headers(partition: Int32.max, correlation: correlation), nil),

@@ -24,7 +24,7 @@ extension ReliabilityTests {
     /// The kill -9 scenario on `broker` (on the mock cluster the markers partitions' leaders move
     /// to another broker before each kill too); its summary line is `crash` (`crash_noida`, ...).
     /// noida-db never expires a killed member's session, so its partitions are never re-assigned
-    /// (README, "Known limits"): there every request on the killed worker's partitions after the
+    /// (docs/RELIABILITY.md, "Known limits"): there every request on the killed worker's partitions after the
     /// kill may stay unanswered, and everything else must hold as on the mock (every other request
     /// answered, no handshake twice, no two different finals).
     static func killedWorkerMidCall(on broker: RigBroker) async throws {

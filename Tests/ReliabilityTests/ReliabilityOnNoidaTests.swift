@@ -49,7 +49,7 @@ struct ReliabilityOnNoidaTests {
     }
 
     /// `ReliabilityTests.killedWorkerMidCall` on noida-db, which never re-assigns the killed
-    /// worker's partitions (README, "Known limits"): their requests after the kill may stay unanswered.
+    /// worker's partitions (docs/RELIABILITY.md, "Known limits"): their requests after the kill may stay unanswered.
     @Test("kill -9 of one of three workers mid-call on noida-db: every request off the killed worker's partitions answered, no handshake twice, no two different finals")
     func killedWorkerMidCall() async throws {
         try await ReliabilityTests.killedWorkerMidCall(on: .noida)

@@ -262,7 +262,7 @@ extension ReliabilityTests {
         ])
     }
 
-    /// The high-severity forgery (issue 15): messages without the key, naming a signed program's
+    /// The high-severity forgery: messages without the key, naming a signed program's
     /// request id R — undecodable-but-named, a whole unsigned request, an unknown program, an
     /// unknown version — publish nothing for R and leave the duplicate filter alone, so the genuine
     /// signed R that follows is answered exactly once, by the issuer's answer.
@@ -307,7 +307,7 @@ extension ReliabilityTests {
         #expect(rig.stack.simulator.calls.filter { $0.cardID == "pm_forged_target" }.count == 2)  // R and the sentinel
     }
 
-    /// Operator replays of a signed program's dead letters (issue 15): `DeadLetterReplayer` signs
+    /// Operator replays of a signed program's dead letters: `DeadLetterReplayer` signs
     /// them with the replay key, and the worker answers them and audits the operator; the same
     /// replay unsigned, or signed with the producer's key, is refused (parked `unauthenticated`).
     @Test("replays of a signed program are accepted only when signed with the replay key, and audited with the operator")

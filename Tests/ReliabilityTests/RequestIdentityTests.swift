@@ -7,7 +7,7 @@ import Recovery
 import Testing
 import TestSupport
 
-/// Issue 29 from outside: a keyless producer (Kafka only, the raw producer here) against a
+/// A keyless producer (Kafka only, the raw producer here) against a
 /// `provisioner worker` process and the issuer simulator. `demo-imprint` signs its requests;
 /// `demo-dcs` does not, so anyone who can write the requests topic may send messages naming it.
 /// Whatever such a message names — the signed request's `request_id`, its Apple handshake, its
@@ -91,18 +91,18 @@ extension ReliabilityTests {
         return document.bytes
     }
 
-    /// Issue 29 item 1 (and 3): before the genuine signed requests R1 and R2 arrive, a keyless
+    /// Before the genuine signed requests R1 and R2 arrive, a keyless
     /// producer sends, under the unsigned `demo-dcs`: a malformed message naming R1 with R1's
-    /// reply headers copied (answered on R1's reply partition before: the victim's backend took
-    /// the forged `rejected`); R1's whole request, copied (it claimed R1 and spent R1's Apple nonce
-    /// worker-wide: R1 was then `duplicate_ignored`, never called); the copy under another id
-    /// (`nonce_reused` for the genuine R1 before); a valid copy with R1's reply headers under the
-    /// forger's own id (answered on the victim's reply partition before; now refused: `demo-dcs`
-    /// may not name that topic); and R2's request, copied. The worker is then replaced, so only the
-    /// durable horizon and the markers (keyed by program and request id now) remember the copy of
+    /// reply headers copied (its answer must not reach R1's reply partition, where the victim's
+    /// backend would take the forged `rejected`); R1's whole request, copied (it must not claim R1
+    /// nor spend R1's Apple nonce beyond its own program, or R1 becomes `duplicate_ignored`); the
+    /// copy under another id (it must not make the genuine R1 `nonce_reused`); a valid copy with
+    /// R1's reply headers under the forger's own id (refused: `demo-dcs` may not name that topic);
+    /// and R2's request, copied. The worker is then replaced, so only the durable horizon and the
+    /// markers (keyed by program and request id) remember the copy of
     /// R2 when the genuine R2 comes. Must not happen: any answer on the victim's reply partition
     /// but the genuine ones; a genuine request not answered exactly once after its own issuer call.
-    @Test("keyless producer under an unsigned program: cannot answer, suppress, spend the nonce of, or route a signed request (issue 29 item 1)")
+    @Test("keyless producer under an unsigned program: cannot answer, suppress, spend the nonce of, or route a signed request")
     func keylessProducerCannotTouchASignedRequest() async throws {
         let rig = try await IdentityRig(name: "reliability-identity")
         defer { rig.stop() }
@@ -189,7 +189,7 @@ extension ReliabilityTests {
         #expect(forgerCalls == 2, "issuer calls for the copies: \(forgerCalls)")
     }
 
-    /// Issue 29 item 2: a captured signed request (its headers travel in clear; it names a reply
+    /// A captured signed request (its headers travel in clear; it names a reply
     /// topic and partition, no correlation id) re-sent while its call is in flight, with a null
     /// `kafka_correlationId` added (the issue's case: null signed like absent, so it verified, and
     /// the malformed route earned a second final), a covered header set to null, or a null
@@ -197,7 +197,7 @@ extension ReliabilityTests {
     /// itself, not as absent: each copy fails the signature check (dead letter `unauthenticated`, no
     /// answer anywhere); re-sent unchanged it is a duplicate. Must not happen: a second final for the request (the refused route's
     /// `rejected` on the default results topic), a second issuer call.
-    @Test("a captured signed request re-sent with a null covered header gets no answer; the genuine call in flight is answered once (issue 29 item 2)")
+    @Test("a captured signed request re-sent with a null covered header gets no answer; the genuine call in flight is answered once")
     func nullHeadersOnACapturedSignedRequest() async throws {
         let rig = try await IdentityRig(name: "reliability-null-headers")
         defer { rig.stop() }

@@ -61,11 +61,4 @@ extension Int64 {
         guard overflow else { return difference }
         return other > 0 ? .min : .max
     }
-
-    /// `self * other`, saturating at `Int64.min` / `Int64.max` instead of trapping.
-    public func clampedMultiplying(by other: Int64) -> Int64 {
-        let (product, overflow) = multipliedReportingOverflow(by: other)
-        guard overflow else { return product }
-        return (self < 0) == (other < 0) ? .max : .min
-    }
 }

@@ -2,8 +2,8 @@
 /// raw card, user, wallet and device identifiers.
 ///
 /// It prints, debug-prints, dumps and reflects as `<redacted>`, it is deliberately not `Encodable`,
-/// and `revealed` is the only way to read the value, so every use of a secret is visible in review
-/// (`grep -n '\.revealed'`).
+/// and `revealed` is the only way to read the value, so every use of a secret is found by
+/// `grep -n '\.revealed'`.
 public struct Sensitive: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {

@@ -1,7 +1,7 @@
 /// A field value in a log record: text, a number or a Boolean.
 ///
 /// There is deliberately no initializer taking a `Sensitive` value: secrets cannot reach a log
-/// line without someone writing `.revealed`, which review and the canary tests catch.
+/// line without someone writing `.revealed`, which `grep` and the canary tests find.
 public enum LogValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, CustomStringConvertible {
     case string(String)

@@ -106,11 +106,6 @@ public final class MetricsRegistry: Sendable {
         return total
     }
 
-    /// The histogram series `name` with `labels`, if it exists.
-    public func existingHistogram(_ name: String, labels: MetricLabels = .none) -> Histogram? {
-        families.withLock { $0[name]?.series[labels] }?.histogramValue
-    }
-
     /// Every series in Prometheus text exposition format, families sorted by name.
     public func renderPrometheus() -> String {
         let snapshot = families.withLock { $0 }

@@ -7,7 +7,7 @@ import Synchronization
 /// An asynchronous commit is recorded when the coordinator accepts it (the consumer's commit
 /// callback, which also calls `answered`); one at a time is in flight: the next waits for that
 /// answer, or for `resendAfterMs` when none comes (a coordinator that stopped answering would
-/// otherwise get a new commit every interval: 421 were seen in flight on noida-db after a kill -9).
+/// otherwise get a new commit every interval, hundreds in flight).
 /// A forced one is synchronous and recorded at once. Poll thread only, but for `answered`.
 final class CommitRoutine: Sendable {
     private let intervalMs: Int64

@@ -162,6 +162,6 @@ final class ConsumerLoop: Sendable {
     }
 
     /// Whether the consumer is being closed: the revoke `close` makes runs after the stop's own
-    /// drain, so it drains nothing more (F10).
+    /// drain, so it drains nothing more.
     var isClosing: Bool { closing.withLock { $0 } }
 }

@@ -136,7 +136,7 @@ struct Intake: Sendable {
         // restart: catch-up read the `completed` markers back from the horizon). An operator's
         // replay is judged by its own markers only, as above — when the replay key verified it
         // (`replayBy`): an `x-replay-of` anyone can add to a copy of an unsigned program's
-        // answered request does not take it past the horizon to the issuer again (issue 29 item 10).
+        // answered request does not take it past the horizon to the issuer again.
         let authorisedReplay = origin.replayOf != nil && replayBy != nil
         let answeredBefore = duplicate == .fresh && marker != .completed && !authorisedReplay
             && horizon.contains(identity, in: origin.partition, nowMs: nowMs)

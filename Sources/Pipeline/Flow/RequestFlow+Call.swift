@@ -34,8 +34,8 @@ extension RequestFlow {
 
     private func startCall(_ job: ProvisioningJob, ticketID: UInt64) {
         let origin = job.origin
-        // Not fenced in this generation (cannot happen once resumed): never call unfenced.
-        guard context.ledger.isOwned(origin.partition, generation: origin.generation),
+        // Never call unfenced, nor without the call intake prepared (every submitted job has one).
+        guard let prepared = job.call, context.ledger.isOwned(origin.partition, generation: origin.generation),
               let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
             return giveUp(job, ticketID: ticketID)
         }
@@ -67,14 +67,14 @@ extension RequestFlow {
             }
             var started = job
             started.startedMarker = .init(offset: markerOffset, epoch: epoch.offset)
-            confirmFirst(started, ticketID: ticketID, epoch: epoch.offset, at: markerOffset)
+            confirmFirst(started, prepared, ticketID: ticketID, epoch: epoch.offset, at: markerOffset)
         }
     }
 
     /// Zombie-owner fencing (`MarkerFencing`): calls only when no other process's fence lies
     /// between this owner's fence (`epoch`) and its `started` marker at `offset`; at once (no
     /// read) when every offset between is one of this process's own writes.
-    private func confirmFirst(_ job: ProvisioningJob, ticketID: UInt64, epoch: Int64, at offset: Int64) {
+    private func confirmFirst(_ job: ProvisioningJob, _ prepared: PreparedCall, ticketID: UInt64, epoch: Int64, at offset: Int64) {
         let origin = job.origin
         // The last moment the call could still start with its minimum budget.
         let lastStartMs = context.configuration.scheduler.ordering == .earliestDeadlineFirst
@@ -87,13 +87,13 @@ extension RequestFlow {
             case .call:
                 // On the producer's delivery thread or the fencing reader's queue: hand off, so the
                 // issuer call (request building, DCS signing, the audit event) holds up neither.
-                // The confirmation may have waited for a read: only a partition still held calls (F2).
+                // The confirmation may have waited for a read: only a partition still held calls.
                 guard context.ledger.isHeld(origin.partition, generation: origin.generation) else {
                     giveUp(job, ticketID: ticketID)
                     logger(for: origin).notice("partition lost while the call was confirmed: the issuer is not called, the new owner redoes the request")
                     return
                 }
-                pool.async { self.call(job, ticketID: ticketID) }
+                pool.async { self.call(job, prepared, ticketID: ticketID) }
             case .fencedOut:
                 // Another process's fence came first: it holds the partition and answers the
                 // request (its catch-up ignores this marker); no call, no answer here.
@@ -124,7 +124,7 @@ extension RequestFlow {
         pool.async { self.answerWithoutCall(uncalled, outcome: expired, stage: .expired) }
     }
 
-    private func call(_ job: ProvisioningJob, ticketID: UInt64) {
+    private func call(_ job: ProvisioningJob, _ prepared: PreparedCall, ticketID: UInt64) {
         let edf = context.configuration.scheduler.ordering == .earliestDeadlineFirst
         // The baseline (`fifo`) ignores deadlines and waits out the issuer's own timeout.
         // The call must end early enough to build and publish the result before publish-by.
@@ -133,12 +133,7 @@ extension RequestFlow {
         let completion: @Sendable (IssuerCallReport) -> Void = { [self] report in
             pool.async { self.answered(job, ticketID: ticketID, report: report) }
         }
-        if let prepared = job.call {
-            context.issuerClient.call(prepared, publishByMs: publishBy, completion: completion)
-        } else {
-            // Every admitted job was prepared at intake; this only keeps the two paths one.
-            context.issuerClient.provision(job.request, endpoint: job.endpoint, publishByMs: publishBy, completion: completion)
-        }
+        context.issuerClient.call(prepared, publishByMs: publishBy, completion: completion)
     }
 
     private func answered(_ job: ProvisioningJob, ticketID: UInt64, report: IssuerCallReport) {

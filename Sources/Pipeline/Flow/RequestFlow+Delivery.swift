@@ -90,7 +90,7 @@ extension RequestFlow {
         if let job { messages.append(job) }
         context.publisher.publish(messages) { [self] outcome in
             // The answer is the result record (the first); a mirror copy or the reconciliation job
-            // that failed does not dead-letter a request whose answer was delivered (F6).
+            // that failed does not dead-letter a request whose answer was delivered.
             if case .some(.some) = outcome.reports.first, !outcome.allDelivered {
                 let jobDelivered = if job != nil, case .some(.none) = outcome.reports.last { false } else { true }
                 return delivered(result, origin: origin, provisioningJob: provisioningJob, job: job, jobDelivered: jobDelivered,

@@ -66,7 +66,7 @@ struct Settlement: Sendable, Equatable {
             // Every claimed answer goes into the duplicate horizon, with or without a call: a copy
             // of the request produced again reaches a later owner past the commit, where only the
             // horizon says it was answered (answering it there would give the request a second,
-            // different final: simulation seeds 16819, 36104). An answer that claimed nothing (an
+            // different final). An answer that claimed nothing (an
             // early rejection of a message naming some request id) touches nothing that id's
             // genuine request depends on: no marker, no claim, no horizon; a redelivery of it is
             // rejected again, identically.

@@ -57,7 +57,7 @@ struct Settler: Sendable {
             return
         }
         // The `completed` marker is what a next owner relies on to ignore the request instead of
-        // answering it again: the offset completes only once it is acknowledged (F7). It is retried
+        // answering it again: the offset completes only once it is acknowledged. It is retried
         // until then; only a producer that failed for good gives up, and then the offset is
         // abandoned (redone by the next owner, which finds the decision or reconciles).
         writeMarker(marker, origin, true) { [self] write in

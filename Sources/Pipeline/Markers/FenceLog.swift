@@ -2,7 +2,7 @@ import Recovery
 
 /// What this process knows of one markers partition from its first fence there onwards, in offset
 /// order: which offsets are accounted for (its own acknowledged writes, or records it read) and the
-/// fences of *other* processes found among them. The zombie rule (issue 20 item 7), the same for
+/// fences of *other* processes found among them. The zombie rule, the same for
 /// every owner:
 ///
 /// - An owner of epoch `e` (the offset of its own fence) whose `started` marker was acknowledged

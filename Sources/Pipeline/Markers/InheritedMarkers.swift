@@ -24,7 +24,7 @@ struct InheritedMarkers: Sendable, Equatable {
     /// Markers whose value could not be read (with or without a usable key).
     var undecodable = 0
     /// The offset of the first of them: the commit metadata may not move past it while this
-    /// assignment lasts (its request, and so when it is committed, is unknown: F9).
+    /// assignment lasts (its request, and so when it is committed, is unknown).
     var firstUndecodable: Int64?
     /// The owners' fences (`MarkerFence`) read: offset and writing process.
     var fences: [Fence] = []

@@ -4,7 +4,7 @@ import Observability
 import Recovery
 import Synchronization
 
-/// Zombie-owner fencing (issue 20 item 7): after an owner's `started` marker is acknowledged at
+/// Zombie-owner fencing: after an owner's `started` marker is acknowledged at
 /// offset `m`, it calls the issuer only when no fence of another process lies between its own
 /// fence and `m` (`FenceLog`). An owner whose poll thread was blocked (in `committed()`, a drain)
 /// while the group gave its partition to another still believes it owns it; the new owner's fence

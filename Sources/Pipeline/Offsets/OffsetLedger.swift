@@ -24,7 +24,7 @@ final class OffsetLedger: Sendable {
         /// The done offsets past the committed one that the last commit said (`CommitMetadata.done`).
         var lastCommittedDone: [ClosedRange<Int64>] = []
         /// A marker offset the commit metadata never moves past in this generation: the first
-        /// undecodable marker catch-up read, whose request (and so its commit) is unknown (F9).
+        /// undecodable marker catch-up read, whose request (and so its commit) is unknown.
         var pinnedMarkerPosition: Int64?
     }
 
@@ -130,7 +130,7 @@ final class OffsetLedger: Sendable {
     /// Markers a previous owner left in this partition (request offset → earliest marker offset),
     /// as catch-up read them: until their requests are committed, the commit metadata keeps
     /// pointing at them, so a third owner still finds them.
-    /// `pin`: the first undecodable marker read, which the metadata never moves past (F9).
+    /// `pin`: the first undecodable marker read, which the metadata never moves past.
     func inherit(_ partition: TopicPartition, markerOffsets: [Int64: Int64], pin: Int64? = nil, generation: UInt64) {
         state.withLock { state in
             state.partitions.mutate(partition) { entry in

@@ -1,7 +1,7 @@
 import Contract
 import Synchronization
 
-/// Whether a reply route names a topic and partition the cluster has (issue 29 item 7). A route
+/// Whether a reply route names a topic and partition the cluster has. A route
 /// to a topic that does not exist (a made-up name under an allowed `*` prefix) or to a partition
 /// past the topic's end would make every publish attempt wait `message.timeout.ms` (~30 s) and
 /// hold the partition's commits meanwhile; refused at intake instead (`invalid_request` on the

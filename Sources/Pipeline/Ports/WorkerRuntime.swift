@@ -87,7 +87,7 @@ package struct CoreMutations: Sendable, Equatable {
     package var admitBeforeCatchUp = false
     /// Zombie-owner fencing removed: a call follows its `started` marker whatever fences precede it.
     package var callWithoutFencing = false
-    /// F1 reverted ("a final is decided once" removed): every attempt publishes its own final, a
+    /// "A final is decided once" removed: every attempt publishes its own final, a
     /// handed-over reconciliation without looking for the previous owner's answer.
     package var finalsUndecided = false
     /// Reconciliation reads the issuer's state by time alone: a token made before the window counts

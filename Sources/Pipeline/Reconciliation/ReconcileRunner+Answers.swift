@@ -19,7 +19,7 @@ extension ReconcileRunner {
             return
         }
         // A handed-over request's previous owner may only have lost the partition and still
-        // answer: its decision, if any, is the final one, for every issuer (F1).
+        // answer: its decision, if any, is the final one, for every issuer (a final is decided once).
         if let handOver = job.handOver, !context.mutations.finalsUndecided { return lookUpPreviousOwner(held, handOver: handOver) }
         query(held, previousOwnerMayAnswer: false)
     }
@@ -40,7 +40,7 @@ extension ReconcileRunner {
     func answered(_ held: Held, answer: ReconcileAnswer, previousOwnerMayAnswer: Bool) {
         let job = held.job
         // The job's partition was lost (or released) while the query ran: its next owner runs the
-        // job again, so this run publishes nothing (F4: no second final, no second retry chain).
+        // job again, so this run publishes nothing: no second final, no second retry chain.
         guard ledger.isHeld(held.partition, generation: held.generation) else {
             context.logger.notice("reconciliation partition lost while its query ran: the next owner runs the job",
                                   [("partition", .integer(Int64(held.partition.partition)))])

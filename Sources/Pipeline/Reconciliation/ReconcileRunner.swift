@@ -45,7 +45,8 @@ final class ReconcileRunner: Sendable {
     let state = Mutex(State())
     let timer: any WorkTimer
     let maxHeldPerPartition: Int
-    let maxRunning: Int
+    /// Most reconciliation queries running at once.
+    let maxRunning = 64
 
     /// Dead letters sealed with the replay key in use now.
     var deadLetters: DeadLetterBuilder {
@@ -84,10 +85,9 @@ final class ReconcileRunner: Sendable {
         var drain = RevokeDrain()
     }
 
-    init(context: WorkerContext, runtime: WorkerRuntime, maxRunning: Int = 64) throws(KafkaError) {
+    init(context: WorkerContext, runtime: WorkerRuntime) throws(KafkaError) {
         self.context = context
         self.maxHeldPerPartition = max(1, context.configuration.reconcileMaxHeldPerPartition)
-        self.maxRunning = maxRunning
         let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile", assignmentStrategy: KafkaRuntime.defaultAssignor)
             .applied(to: context.configuration.consumerProperties)
         loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), ledger: OffsetLedger(),

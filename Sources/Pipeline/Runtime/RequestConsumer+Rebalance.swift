@@ -124,7 +124,7 @@ extension RequestConsumer {
     /// Partitions revoked (inside `poll`): no new work for them, their queued jobs given back, the
     /// share dropped at once (their next owner may be assigned them soon after), and the revoke
     /// deferred while their work drains: `finishRevoke` gives them up. Inside `close` (the stop's
-    /// own drain has run already) they are given up at once (F10).
+    /// own drain has run already) they are given up at once.
     func revoked(_ partitions: [TopicPartition]) -> KafkaRevokeCompletion {
         let requests = partitions.filter { $0.topic == context.configuration.topics.requests }
         guard !requests.isEmpty else { return .now }
@@ -133,7 +133,7 @@ extension RequestConsumer {
         let action = state.withLock { $0.lifecycle.revoked(requests, deadlineMs: deadlineMs) }
         if !closing { carryOut(action) }
         context.ledger.revoke(requests)
-        giveBack(requests)
+        flow.giveBack(requests)
         updateShare(leaving: requests)
         context.logger.info("partitions revoked: draining", [("partitions", .string(Self.names(requests))),
                                                              ("unsettled", .integer(Int64(context.ledger.unsettledCount(requests))))])
@@ -161,7 +161,7 @@ extension RequestConsumer {
         guard !requests.isEmpty else { return }
         state.withLock { $0.lifecycle.lost(requests) }
         context.ledger.revoke(requests)
-        giveBack(requests)
+        flow.giveBack(requests)
         release(requests)
         updateShare()
         context.logger.warning("partitions lost; nothing committed for them", [("partitions", .string(Self.names(requests)))])
@@ -170,12 +170,6 @@ extension RequestConsumer {
     /// Partition numbers for a log line.
     static func names(_ partitions: [TopicPartition]) -> String {
         partitions.map { String($0.partition) }.joined(separator: ",")
-    }
-
-    /// Takes queued jobs of these partitions back from the scheduler: they were never started and
-    /// will be redelivered to the next owner.
-    func giveBack(_ partitions: [TopicPartition]) {
-        flow.giveBack(partitions)
     }
 
     func release(_ partitions: [TopicPartition]) {

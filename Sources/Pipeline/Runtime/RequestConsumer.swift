@@ -119,7 +119,7 @@ final class RequestConsumer: Sendable {
                 var start = position.committed
                 if start == nil {
                     // Failed (nil): no lag and no watchdog sample this round. The low watermark is
-                    // not a stand-in: a restart sought there would bring the retained log back (F3).
+                    // not a stand-in: a restart sought there would bring the retained log back.
                     start = (try? consumer.committed([partition], timeoutMs: 2_000))?.first.map { $0.offset >= 0 ? $0.offset : marks.low }
                 }
                 guard let start else { continue }
