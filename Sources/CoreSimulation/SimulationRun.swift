@@ -201,7 +201,7 @@ final class SimulationRun: @unchecked Sendable {
             // An eviction for a network fault: the zombie may not reach the markers either, so
             // its fencing reads fail while the new owner's succeed.
             if world.chance(0.4) {
-                cluster.cutOffUntilMs[victim.process.name] = world.nowMs + world.int(2_000...20_000)
+                cluster.cutOffUntilMs[victim.process.name] = world.nowMs + world.int(1_000...8_000)
                 carriedOut["cut_off", default: 0] += 1
             }
         }
