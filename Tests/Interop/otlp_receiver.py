@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
@@ -66,8 +67,10 @@ def spans_of(request):
 def main():
     out_dir = sys.argv[1]
 
+    lock = threading.Lock()  # two workers may post at once: one body, one write
+
     def append(name, data):
-        with open(os.path.join(out_dir, name), "ab") as f:
+        with lock, open(os.path.join(out_dir, name), "ab") as f:
             f.write(data)
 
     class Handler(BaseHTTPRequestHandler):
