@@ -26,8 +26,7 @@ public final class IssuerClient: Sendable {
     /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
     /// `after` runs a retry after its wait (a Dispatch timer unless a simulation supplies its own).
     /// `tracer` records a span for each send of a sampled trace (`send`).
-    public init(http: any HTTPExchanging, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil,
-                tracer: Tracer? = nil,
+    public init(http: any HTTPExchanging, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil, tracer: Tracer? = nil,
                 after: @escaping @Sendable (Int64, @escaping @Sendable () -> Void) -> Void = { delayMs, work in
                     DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs)), execute: work)
                 }) {
@@ -197,11 +196,10 @@ public final class IssuerClient: Sendable {
         }
     }
 
-    /// Sends one HTTP request to the issuer: every call, retry and state query goes out here. With
-    /// a trace context the request carries `traceparent` naming a fresh child span of it (same
-    /// trace and flags, a new span id per send), and for a sampled trace that span is recorded
-    /// when the answer is in: program, issuer, method and HTTP status, never the URL (it can name
-    /// the card) or anything of the body.
+    /// Every call, retry and state query goes out here. With a trace context the request carries
+    /// `traceparent` naming a fresh child span of it (same trace and flags, a new span id per send);
+    /// for a sampled trace that span is recorded when the answer is in: program, issuer, method and
+    /// HTTP status, never the URL (it can name the card) or anything of the body.
     private func send(_ request: HTTPClientRequest, trace: TraceContext?, span name: String, endpoint: IssuerEndpoint,
                       completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
         guard let trace else { return http.execute(request, completion: completion) }
