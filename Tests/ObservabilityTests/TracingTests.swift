@@ -77,6 +77,21 @@ struct TracingTests {
         #expect((registry.value("provisioner_spans_exported_total") ?? 0) == 0)
     }
 
+    @Test func anExporterNobodyHoldsEndsItsLoop() async throws {
+        var settings = SpanExporter.Settings(endpoint: "http://127.0.0.1:9", maxQueue: 10, instance: "w1")
+        settings.flushIntervalMs = 20
+        let http = HTTPClient()
+        defer { http.shutdown() }
+        weak var weakExporter: SpanExporter?
+        do {
+            let exporter = SpanExporter(settings: settings, http: http, metrics: MetricsRegistry())
+            weakExporter = exporter
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while weakExporter != nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(weakExporter == nil, "the export loop keeps an exporter nobody holds alive")
+    }
+
     @Test func traceContextReadsW3CAndMakesChildren() throws {
         let header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
         let context = try #require(TraceContext(header: header))

@@ -62,7 +62,11 @@ public final class SpanExporter: Sendable {
         dropped = metrics.counter("provisioner_spans_dropped_total", help: "Spans dropped because the export queue was full (tracing.max_queue)")
         exported = metrics.counter("provisioner_spans_exported_total", help: "Spans the OTLP collector accepted")
         failed = metrics.counter("provisioner_spans_export_failed_total", help: "Spans in export requests the collector did not accept in time")
-        DispatchQueue(label: "provisioner.span-export").async { [self] in run() }
+        // Weak between rounds: an exporter nobody holds any more (a worker whose construction
+        // failed, never closed) ends its loop instead of waiting for ever.
+        DispatchQueue(label: "provisioner.span-export").async { [weak self] in
+            while let exporter = self, exporter.round() {}
+        }
     }
 
     /// Queues a finished span for export, or drops and counts it when the queue is full. Never blocks.
@@ -88,29 +92,26 @@ public final class SpanExporter: Sendable {
         finished.wait()
     }
 
-    private func run() {
+    /// One round of the export loop: waits for a full batch or the flush interval, then sends
+    /// what is queued. False once closed and drained.
+    private func round() -> Bool {
+        _ = wake.wait(timeout: .now() + .milliseconds(settings.flushIntervalMs))
         while true {
-            _ = wake.wait(timeout: .now() + .milliseconds(settings.flushIntervalMs))
-            while true {
-                let (batch, closed) = state.withLock { state in
-                    let batch = Array(state.queue.prefix(settings.maxBatch))
-                    state.queue.removeFirst(batch.count)
-                    return (batch, state.closed)
+            let (batch, closed) = state.withLock { state in
+                let batch = Array(state.queue.prefix(settings.maxBatch))
+                state.queue.removeFirst(batch.count)
+                return (batch, state.closed)
+            }
+            if batch.isEmpty {
+                if closed { finished.signal() }
+                return !closed
+            }
+            if !post(batch) && closed {
+                let left = state.withLock { state in
+                    defer { state.queue.removeAll() }
+                    return state.queue.count
                 }
-                if batch.isEmpty {
-                    if closed {
-                        finished.signal()
-                        return
-                    }
-                    break
-                }
-                if !post(batch) && closed {
-                    let left = state.withLock { state in
-                        defer { state.queue.removeAll() }
-                        return state.queue.count
-                    }
-                    dropped.increment(by: left)
-                }
+                dropped.increment(by: left)
             }
         }
     }
