@@ -70,7 +70,7 @@ let package = Package(
 
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Contract", "Pipeline", "Recovery", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract", "TestSupport"], exclude: ["Fixtures", "FuzzCorpus"], swiftSettings: strict),
-        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["CPosix", "HTTP", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IssuersTests", dependencies: ["Issuers", "Simulator", "Contract", "HTTP"], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Contract", "HTTP"], swiftSettings: strict),

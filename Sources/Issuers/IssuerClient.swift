@@ -15,6 +15,8 @@ public final class IssuerClient: Sendable {
     private let logger: Logger?
     /// Runs work after a delay in milliseconds (the one retry's `Retry-After` wait).
     private let after: @Sendable (Int64, @escaping @Sendable () -> Void) -> Void
+    /// Records a span per issuer HTTP send of a sampled trace (nil: no spans).
+    private let tracer: Tracer?
 
     /// How long before `publishBy` an attempt's timeout ends, so that the completion (libcurl's
     /// timer resolution, the hop to the completion) lands by `publishBy`, not just after it.
@@ -23,13 +25,15 @@ public final class IssuerClient: Sendable {
     /// Creates a client over `http`; `clock` reads wall time in epoch milliseconds (deadlines,
     /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
     /// `after` runs a retry after its wait (a Dispatch timer unless a simulation supplies its own).
-    public init(http: any HTTPExchanging, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil,
+    /// `tracer` records a span for each send of a sampled trace (`send`).
+    public init(http: any HTTPExchanging, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil, tracer: Tracer? = nil,
                 after: @escaping @Sendable (Int64, @escaping @Sendable () -> Void) -> Void = { delayMs, work in
                     DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs)), execute: work)
                 }) {
         self.http = http
         self.clock = clock
         self.logger = logger
+        self.tracer = tracer
         self.after = after
     }
 
@@ -74,17 +78,19 @@ public final class IssuerClient: Sendable {
     /// the answer is `abandonedBeforeSend` (status `expired`). One retry follows only a failure the issuer
     /// provably did not process (TCP connect failed; 503, 429 or DCS `SYS_BUSY` answered) and only
     /// when the minimum budget is still left after any `Retry-After` wait; never after a send
-    /// whose fate is unknown.
-    public func call(_ prepared: PreparedCall, publishByMs: Int64, completion: @escaping @Sendable (IssuerCallReport) -> Void) {
-        attempt(prepared.exchange(publishByMs: publishByMs), progress: ExchangeProgress(), completion: completion)
+    /// whose fate is unknown. `trace`: the span the call belongs to; each send carries a
+    /// `traceparent` naming a new child of it (`send`).
+    public func call(_ prepared: PreparedCall, publishByMs: Int64, trace: TraceContext? = nil,
+                     completion: @escaping @Sendable (IssuerCallReport) -> Void) {
+        attempt(prepared.exchange(publishByMs: publishByMs, trace: trace), progress: ExchangeProgress(), completion: completion)
     }
 
     /// Prepares and sends in one step (`prepare`, then `call`); a request that cannot become a
     /// call is answered with its rejection and nothing is sent.
-    public func provision(_ request: ProvisioningRequest, endpoint: IssuerEndpoint, publishByMs: Int64,
+    public func provision(_ request: ProvisioningRequest, endpoint: IssuerEndpoint, publishByMs: Int64, trace: TraceContext? = nil,
                           completion: @escaping @Sendable (IssuerCallReport) -> Void) {
         do {
-            call(try Self.prepare(request, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
+            call(try Self.prepare(request, endpoint: endpoint), publishByMs: publishByMs, trace: trace, completion: completion)
         } catch {
             completion(Self.rejectionReport(error))
         }
@@ -103,7 +109,8 @@ public final class IssuerClient: Sendable {
     /// Asks the issuer whether an indeterminate call was applied: Imprint's wallet tokens,
     /// Worldpay's payment events; `noStateAPI` at once for DCS and Gnosis Pay. One attempt, timed
     /// like a call; any failure of the query itself is `unknown` (ask again at the next tier).
-    public func reconcile(_ query: ReconcileQuery, endpoint: IssuerEndpoint, publishByMs: Int64,
+    /// `trace`: the request's trace context, sent as a `traceparent` naming a new child span.
+    public func reconcile(_ query: ReconcileQuery, endpoint: IssuerEndpoint, publishByMs: Int64, trace: TraceContext? = nil,
                           completion: @escaping @Sendable (ReconcileAnswer) -> Void) {
         let adapter = endpoint.adapter
         guard let base = adapter.makeStateQuery(for: query) else {
@@ -119,7 +126,7 @@ public final class IssuerClient: Sendable {
         }
         var request = adapter.prepareForSending(base, nowMs: nowMs)
         request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, remaining - Self.completionMarginMs)))
-        http.execute(request) { result in
+        send(request, trace: trace, span: "issuer state query", endpoint: endpoint) { result in
             switch result {
             case .success(let response):
                 completion(adapter.reconcileAnswer(for: response, to: query))
@@ -150,7 +157,7 @@ public final class IssuerClient: Sendable {
         let deadlineBound = budgetMs <= endpoint.timeoutMs
         var request = exchange.makeSend(nowMs)
         request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, budgetMs)))
-        http.execute(request) { [self] result in
+        send(request, trace: exchange.trace, span: "issuer call", endpoint: endpoint) { [self] result in
             var progress = progress
             progress.attempts += 1
             let answer: IssuerAnswer
@@ -186,6 +193,35 @@ public final class IssuerClient: Sendable {
                     attempt(exchange, progress: settled, completion: completion)
                 }
             }
+        }
+    }
+
+    /// Every call, retry and state query goes out here. With a trace context the request carries
+    /// `traceparent` naming a fresh child span of it (same trace and flags, a new span id per send);
+    /// for a sampled trace that span is recorded when the answer is in: program, issuer, method and
+    /// HTTP status, never the URL (it can name the card) or anything of the body.
+    private func send(_ request: HTTPClientRequest, trace: TraceContext?, span name: String, endpoint: IssuerEndpoint,
+                      completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
+        guard let trace else { return http.execute(request, completion: completion) }
+        let span = trace.child()
+        var request = request
+        request.headers.append(HTTPHeader(name: "traceparent", value: span.header))
+        guard let tracer, tracer.samples(span) else { return http.execute(request, completion: completion) }
+        let startMs = clock()
+        let method = request.method
+        http.execute(request) { [clock] result in
+            var attributes = [("program", endpoint.program), ("issuer", endpoint.kind.rawValue), ("http.request.method", method)]
+            var error: String?
+            switch result {
+            case .success(let response):
+                attributes.append(("http.response.status_code", String(response.status)))
+                if response.status >= 500 { error = "HTTP \(response.status)" }
+            case .failure(let failure):
+                attributes.append(("error.type", "\(failure.kind)"))
+                error = "\(failure.kind)"
+            }
+            tracer.record(Span(context: span, name: name, kind: .client, startMs: startMs, endMs: clock(), attributes: attributes, error: error))
+            completion(result)
         }
     }
 

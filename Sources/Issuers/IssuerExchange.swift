@@ -1,5 +1,6 @@
 import Contract
 import HTTP
+import Observability
 
 /// One issuer call as `IssuerClient` runs it: how to build each send, how to read the answer, and
 /// the limits that decide timeouts and the retry.
@@ -12,6 +13,8 @@ struct IssuerExchange: Sendable {
     var kind: RequestKind
     /// The result must be published by this wall time (epoch milliseconds).
     var publishByMs: Int64
+    /// The span the call belongs to: each send names a new child of it in `traceparent`.
+    var trace: TraceContext?
     /// The request as sent at a wall time (per-send headers added), without timeout.
     var makeSend: @Sendable (Int64) -> HTTPClientRequest
     /// What an HTTP answer means.

@@ -1,5 +1,6 @@
 import Contract
 import HTTP
+import Observability
 
 /// An issuer call built from a request and checked, before anything about it is recorded or
 /// sent: `IssuerClient.prepare` throws the `IssuerRequestError` a request that cannot become a
@@ -17,8 +18,9 @@ public struct PreparedCall: Sendable {
     /// What an HTTP answer means.
     let interpret: @Sendable (HTTPClientResponse) -> IssuerAnswer
 
-    /// The exchange that runs this call against `publishByMs`.
-    func exchange(publishByMs: Int64) -> IssuerExchange {
-        IssuerExchange(endpoint: endpoint, wallet: wallet, kind: kind, publishByMs: publishByMs, makeSend: makeSend, interpret: interpret)
+    /// The exchange that runs this call against `publishByMs`, under the span `trace` (if any).
+    func exchange(publishByMs: Int64, trace: TraceContext?) -> IssuerExchange {
+        IssuerExchange(endpoint: endpoint, wallet: wallet, kind: kind, publishByMs: publishByMs, trace: trace, makeSend: makeSend,
+                       interpret: interpret)
     }
 }

@@ -1,7 +1,7 @@
 import Contract
 import HTTP
 
-/// The test control plane (`/_sim`): the call log, the wallet state, reset, and the load profile. No credentials:
+/// The test control plane (`/_sim`): the call log, the trace headers received, the wallet state, reset, and the load profile. No credentials:
 /// serve the simulator on loopback only.
 struct ControlAPI {
     let engine: SimulatorEngine
@@ -12,6 +12,9 @@ struct ControlAPI {
         case ("calls", "GET"):
             let calls = engine.state.withLock { $0.calls }
             responder.respond(SimulatorEngine.json(200, .object(["calls": .array(calls.map(\.jsonValue))])))
+        case ("traces", "GET"):
+            let traces = engine.state.withLock { $0.traces.all }
+            responder.respond(SimulatorEngine.json(200, .object(["traces": .array(traces.map(\.jsonValue))])))
         case ("wallet", "GET"):
             let tokens = engine.state.withLock { $0.allWalletTokens }
             responder.respond(SimulatorEngine.json(200, .object(["tokens": .array(tokens.map { token in
@@ -35,7 +38,7 @@ struct ControlAPI {
                     "code": .string(error.code.rawValue), "message": .string(error.message),
                 ])])))
             }
-        case ("calls", _), ("wallet", _), ("profile", _):
+        case ("calls", _), ("traces", _), ("wallet", _), ("profile", _):
             SimulatorEngine.methodNotAllowed(path[0] == "profile" ? "GET, POST" : "GET", responder)
         case ("reset", _):
             SimulatorEngine.methodNotAllowed("POST", responder)

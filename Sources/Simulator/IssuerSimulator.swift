@@ -61,6 +61,11 @@ public final class IssuerSimulator: Sendable {
         engine.state.withLock { $0.calls }
     }
 
+    /// The `traceparent` of every issuer request so far, oldest first (as `GET /_sim/traces`).
+    public var receivedTraces: [ReceivedTrace] {
+        engine.state.withLock { $0.traces.all }
+    }
+
     /// The wallet state (as `GET /_sim/wallet`): every token held, oldest first.
     public var walletTokens: [SimulatorWalletToken] {
         engine.state.withLock { $0.allWalletTokens }

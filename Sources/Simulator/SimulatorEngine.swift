@@ -40,6 +40,10 @@ final class SimulatorEngine: Sendable {
             return
         }
         let rest = Array(segments.dropFirst())
+        if prefix != "_sim" {
+            let line = ReceivedTrace(issuer: prefix, method: request.method, traceparent: request.header("traceparent"), atMs: Self.nowMs())
+            state.withLock { $0.recordTrace(line) }
+        }
         switch prefix {
         case "imprint": ImprintAPI(engine: self).route(request, rest, responder)
         case "dcs": DCSAPI(engine: self).route(request, rest, responder)

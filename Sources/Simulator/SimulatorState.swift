@@ -16,6 +16,8 @@ struct SimulatorState: Sendable {
     private(set) var calls: [SimulatorCall] = []
     /// When each call of `calls` arrived (epoch ms, in order), the newest `CallTimes.capacity`.
     private(set) var callTimes = CallTimes()
+    /// The trace header of every issuer request, the newest `ReceivedTraces.capacity`.
+    private(set) var traces = ReceivedTraces()
     private var usedNonces = BoundedStore<DigestKey, Bool>(capacity: 2_000_000)
     private var dapiNonces = DAPINonceWindow()
     private var flakySeen: Set<CardKey> = []
@@ -75,12 +77,19 @@ struct SimulatorState: Sendable {
         }
     }
 
+    /// Logs the trace header an issuer request arrived with (while calls are recorded).
+    mutating func recordTrace(_ line: ReceivedTrace) {
+        guard profile.recordCalls else { return }
+        traces.append(line)
+    }
+
     /// Forgets calls, nonces, tokens, flaky cards and payments; keeps the profile and programs and
     /// restarts the profile's random sequence (same seed, same draws).
     mutating func reset() {
         callIndex.removeAll()
         calls.removeAll()
         callTimes = CallTimes()
+        traces = ReceivedTraces()
         usedNonces.removeAll()
         dapiNonces.removeAll()
         flakySeen.removeAll()

@@ -67,7 +67,8 @@ struct DocumentationTests {
     @Test("every metric Deploy/README.md names is registered by the worker")
     func metricNamesExist() throws {
         let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/Worker.swift",
-                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift", "Sources/Pipeline/Secrets/SecretResolver.swift"]
+                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift", "Sources/Pipeline/Secrets/SecretResolver.swift",
+                              "Sources/Observability/Tracing/SpanExporter.swift"]
             .map(Repository.text).joined()
         let readme = try Repository.text("Deploy/README.md")
         let pattern = try NSRegularExpression(pattern: #"provisioner_[a-z0-9_]+"#)

@@ -14,7 +14,7 @@ struct PythonVenvTests {
         #expect(FileManager.default.isExecutableFile(atPath: python), "no \(python): run scripts/setup")
         let run = try CommandRun.run(python, ["-c", """
             import sys
-            import confluent_kafka, jwcrypto, yaml, jsonschema, selenium
+            import confluent_kafka, jwcrypto, yaml, jsonschema, selenium, opentelemetry.proto
             print(sys.prefix != sys.base_prefix, sys.prefix)
             """])
         #expect(run.status == 0, "\(run)")

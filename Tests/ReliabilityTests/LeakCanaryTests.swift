@@ -51,12 +51,16 @@ extension ReliabilityTests {
         environment["RELIABILITY_REPLAY_SIGNING_SECRET"] = replaySigningSecret
         let group = UniqueName.make("reliability-leaks")
 
+        // Both workers export their spans to a real OTLP receiver: the exported bytes are scanned too.
+        let receiver = try await OTLPReceiver()
+        defer { receiver.stop() }
         // Worker 1 in this process (every log record captured at debug level).
         let logs = CapturingLogHandler()
         let registry = MetricsRegistry()
         let configuration = try stack.configuration(groupID: group, workerID: "leaks-w1") {
             $0.programs["demo-gnosis"]?.requestSigningSecret = .environment("RELIABILITY_SIGNING_SECRET")
             $0.replaySigningSecret = .environment("RELIABILITY_REPLAY_SIGNING_SECRET")
+            $0.tracing = WorkerConfiguration.TracingSettings(endpoint: receiver.endpoint)
         }
         let local = try Worker(configuration: configuration, environment: environment,
                                logger: Logger(label: "worker", minimumLevel: .debug, handler: logs), metrics: registry)
@@ -73,6 +77,7 @@ extension ReliabilityTests {
         let configText = JSONValue.parsed(Array(stack.configurationFileText(groupID: group).utf8))
             .setting("programs.demo-gnosis.request_signing", .object(["secret_env": .string("RELIABILITY_SIGNING_SECRET")]))
             .setting("dlq", .object(["replay_signing_secret_env": .string("RELIABILITY_REPLAY_SIGNING_SECRET")]))
+            .setting("tracing", .object(["otlp_endpoint": .string(receiver.endpoint)]))
         let configPath = directory.appendingPathComponent("leaks-w2.json").path
         try Data(configText.bytes).write(to: URL(fileURLWithPath: configPath))
         var childEnvironment = environment
@@ -393,6 +398,9 @@ extension ReliabilityTests {
         sources.append(("worker logs (in-process, debug)", Array(localLogs.joined(separator: "\n").utf8)))
         sources.append(("worker metrics (in-process registry)", Array(registry.renderPrometheus().utf8)))
         sources.append(("worker stderr (child process, debug)", Array(child.standardErrorLines.joined(separator: "\n").utf8)))
+        // Both workers flushed their span queues as they stopped.
+        sources.append(("exported spans (both workers, OTLP/JSON as received)", receiver.rawBytes))
+        #expect(receiver.errors.isEmpty, "span exports the OTLP receiver refused: \(receiver.errors)")
         // (The worker writes nothing to stdout, its logs go to stderr: scanned, but it may be empty.)
         let stdout = ("worker stdout (child process)", Array(child.standardOutputLines.joined(separator: "\n").utf8))
 

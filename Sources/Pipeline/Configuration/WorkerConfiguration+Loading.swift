@@ -216,6 +216,20 @@ extension WorkerConfiguration {
         var publish = root.object("publish")
         configuration.publishAttempts = publish.int("max_attempts", default: 5, in: 1...100)
         root.absorb(publish)
+        var tracing = root.object("tracing")
+        let sampleRatio = tracing.double("sample_ratio", default: 1.0, in: 0...1)
+        let maxQueue = tracing.int("max_queue", default: 10_000, in: 1...1_000_000)
+        if let endpoint = tracing.string("otlp_endpoint") {
+            if endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://") {
+                var settings = TracingSettings(endpoint: endpoint)
+                settings.sampleRatio = sampleRatio
+                settings.maxQueue = maxQueue
+                configuration.tracing = settings
+            } else {
+                tracing.issues.append(.init(.error, "tracing.otlp_endpoint", "must be an http:// or https:// URL, found '\(endpoint)'"))
+            }
+        }
+        root.absorb(tracing)
         var log = root.object("log")
         let levelName = log.string("level", default: "info")
         if let level = LogLevel(name: levelName) { configuration.logLevel = level } else {

@@ -81,6 +81,23 @@ public struct WorkerConfiguration: Sendable {
     public var secretReloadIntervalMs: Int64 = 2_000
     /// Minimum log level.
     public var logLevel: LogLevel = .info
+    /// `tracing.*`: span export over OTLP/HTTP; nil (no `tracing.otlp_endpoint`) exports none.
+    public var tracing: TracingSettings?
+
+    /// Where spans go and how many: `tracing.otlp_endpoint`, `sample_ratio`, `max_queue`.
+    public struct TracingSettings: Sendable, Equatable {
+        /// The collector's base URL (`http://` or `https://`); spans are posted to `<endpoint>/v1/traces`.
+        public var endpoint: String
+        /// The share of traces recorded (0...1), decided by trace id.
+        public var sampleRatio = 1.0
+        /// Spans waiting for export at most; beyond them spans are dropped and counted.
+        public var maxQueue = 10_000
+
+        /// Settings exporting every sampled trace to `endpoint`.
+        public init(endpoint: String) {
+            self.endpoint = endpoint
+        }
+    }
 
     /// Creates the defaults (no programs).
     public init(workerID: String) {

@@ -1,5 +1,6 @@
 import Contract
 import Issuers
+import Observability
 
 /// A decoded, validated, admitted request on its way to the issuer.
 ///
@@ -17,6 +18,7 @@ struct ProvisioningJob: Sendable {
         let window: RequestWindow
         let cardRef: Pseudonym?
         let deviceRef: Pseudonym?
+        let trace: TraceContext?
 
         init(origin: RecordOrigin, value: [UInt8], request: ProvisioningRequest, program: ProgramConfiguration,
              endpoint: IssuerEndpoint, window: RequestWindow, cardRef: Pseudonym?, deviceRef: Pseudonym?) {
@@ -28,6 +30,7 @@ struct ProvisioningJob: Sendable {
             self.window = window
             self.cardRef = cardRef
             self.deviceRef = deviceRef
+            trace = origin.traceparent.flatMap(TraceContext.init(header:))?.child()
         }
     }
 
@@ -48,6 +51,11 @@ struct ProvisioningJob: Sendable {
     var cardRef: Pseudonym? { fixed.cardRef }
     /// The device's pseudonym for audit.
     var deviceRef: Pseudonym? { fixed.deviceRef }
+    /// The request's own span, a child of its `traceparent` (nil without a W3C one): the
+    /// issuer call's spans are its children, and the issuer receives their ids.
+    var trace: TraceContext? { fixed.trace }
+    /// When the call's `started` marker was stamped (the end of its queue wait), once it was.
+    var startedAtMs: Int64?
     /// Reconciliation instead of a call: a previous owner's `started` marker exists.
     var recoveredFromMarker = false
     /// The issuer call, built and checked at intake (nil until then).

@@ -43,6 +43,7 @@ extension RequestFlow {
                                 atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
                                 fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration)
         context.markerIndex.started(marker.key, in: origin.partition)
+        traceQueueWait(job, untilMs: marker.atMs)
         markers.write(marker, for: origin, attempts: 3) { [self] write in
             // A broker outage can hold the marker write for seconds, long enough to lose the
             // partition: its new owner may have read the markers without this one and will call the
@@ -67,6 +68,7 @@ extension RequestFlow {
             }
             var started = job
             started.startedMarker = .init(offset: markerOffset, epoch: epoch.offset)
+            started.startedAtMs = marker.atMs
             confirmFirst(started, prepared, ticketID: ticketID, epoch: epoch.offset, at: markerOffset)
         }
     }
@@ -130,10 +132,11 @@ extension RequestFlow {
         // The call must end early enough to build and publish the result before publish-by.
         let publishBy = edf ? job.window.publishByMs - context.configuration.publishReserveMs : context.clock() + job.program.timeoutMs
         context.audit.publish([context.audit.event(.issuerCallStarted, job: job, attempt: 1)], traceparent: job.origin.traceparent)
+        traceFencing(job)
         let completion: @Sendable (IssuerCallReport) -> Void = { [self] report in
             pool.async { self.answered(job, ticketID: ticketID, report: report) }
         }
-        context.issuerClient.call(prepared, publishByMs: publishBy, completion: completion)
+        context.issuerClient.call(prepared, publishByMs: publishBy, trace: job.trace, completion: completion)
     }
 
     private func answered(_ job: ProvisioningJob, ticketID: UInt64, report: IssuerCallReport) {

@@ -146,6 +146,7 @@ extension RequestFlow {
                                   traceparent: origin.traceparent)
             return
         }
+        traceAnswered(job, result: result, nowMs: now)
         context.metrics.endToEnd.observe(Double(max(0, now - job.window.startMs)))
         context.metrics.overhead.observe(Double(max(0, now - origin.receivedAtMs - (result.timing.issuerMs ?? 0))))
         // A miss is a result we could have published in time: the request arrived before its

@@ -32,7 +32,8 @@ extension ReconcileRunner {
         let query = ReconcileQuery(requestID: job.requestID, kind: job.kind, wallet: job.wallet, cardID: job.cardID,
                                    deviceRef: job.deviceRef, windowStartMs: job.windowStartMs, transactionReference: job.transactionReference,
                                    handshakeRef: context.mutations.reconcileByTimeOnly ? nil : job.handshakeRef)
-        context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs) { [self] answer in
+        context.issuerClient.reconcile(query, endpoint: endpoint, publishByMs: context.clock() + endpoint.timeoutMs,
+                                       trace: job.traceparent.flatMap(TraceContext.init(header:))) { [self] answer in
             context.executor.pool.async { self.answered(held, answer: answer, previousOwnerMayAnswer: previousOwnerMayAnswer) }
         }
     }

@@ -26,6 +26,8 @@ public final class Worker: Sendable {
     /// The ports the worker runs on.
     private let runtime: WorkerRuntime
     private let observability: ObservabilityServer?
+    /// Sends spans to the OTLP collector (nil when tracing is off); closed after the loops.
+    private let spanExporter: SpanExporter?
     private let fault = ProducerFault()
 
     /// Builds a worker; throws a `ConfigurationError` naming what is missing (a secret, a topic).
@@ -74,11 +76,25 @@ public final class Worker: Sendable {
                           timeoutMs: 10_000, undecodable: workerMetrics.undecodableMarkers,
                           fencesFromPositionOnly: runtime.mutations.fencesFromPositionOnly)
         }
+        let tracer: Tracer?
+        if let tracing = configuration.tracing {
+            var settings = SpanExporter.Settings(endpoint: tracing.endpoint, maxQueue: tracing.maxQueue, instance: configuration.workerID)
+            settings.timeoutMs = 5_000
+            // Its own HTTP client: a slow collector never holds up an issuer call's event thread.
+            let exporter = SpanExporter(settings: settings, http: HTTPClient(configuration: HTTPClientConfiguration(caBundlePath: configuration.caBundlePath)),
+                                        metrics: metrics)
+            spanExporter = exporter
+            tracer = Tracer(ratio: tracing.sampleRatio, exporter: exporter)
+        } else {
+            spanExporter = nil
+            tracer = nil
+        }
         context = WorkerContext(
             configuration: configuration, logger: logger, metrics: workerMetrics, publisher: publisher,
             audit: AuditTrail(topic: configuration.topics.audit, worker: configuration.workerID, publisher: publisher, clock: clock),
-            issuerClient: IssuerClient(http: runtime.http, clock: clock, logger: logger.child("issuer"),
-                                       after: { delayMs, work in executor.pool.asyncAfter(milliseconds: delayMs, work) }), secrets: secrets,
+            issuerClient: IssuerClient(http: runtime.http, clock: clock, logger: logger.child("issuer"), tracer: tracer,
+                                       after: { delayMs, work in executor.pool.asyncAfter(milliseconds: delayMs, work) }),
+            tracer: tracer, secrets: secrets,
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
@@ -187,6 +203,7 @@ public final class Worker: Sendable {
         flow.stop()
         producer.close(timeoutMs: 5_000)
         runtime.shutdownHTTP()
+        spanExporter?.close()
         observability?.stop()
         context.logger.notice("worker stopped", [("flushed", .bool(flushed))])
     }

@@ -11,6 +11,8 @@ struct WorkerContext: Sendable {
     let publisher: OutputPublisher
     let audit: AuditTrail
     let issuerClient: IssuerClient
+    /// Records the spans of sampled traces (`RequestSpans`); nil when tracing is off.
+    let tracer: Tracer?
     /// The secrets in use: issuer endpoints with their credentials, the request authenticator,
     /// the pseudonymizer (`secrets.current`, read once per request).
     let secrets: SecretResolver
