@@ -77,7 +77,8 @@ struct ConsoleEndToEndTests {
         let entries = try store.entries(topic: rig.stack.topics.deadLetters)
         for listed in entries {
             // Listings hold summaries; the whole letter is read again by its offset, as the page does.
-            let entry = try #require(try store.letter(try #require(ReplayReference(listed.identifier))))
+            let reference = try #require(ReplayReference(listed.identifier))
+            let entry = try #require(try store.letter(reference))
             #expect(entry.value != nil && !entry.isSummary)
             let detail = try await browser.get("/dead-letters/entry?id=\(entry.identifier)")
             #expect(detail.status == 200)
