@@ -47,7 +47,7 @@ public enum DemoRun {
         // Payment actions are accepted only from a signing program: the demo's Worldpay program
         // signs with a key of this run.
         let signing = Sensitive("demo-worldpay-signing-" + Crypto.hex(Crypto.randomBytes(16)))
-        let signer = Signer(signer: RequestSigner(secret: signing), program: "demo-worldpay", partitions: options.partitions)
+        let signer = Signer(signer: RequestSigner(secret: signing), partitions: options.partitions)
         for index in 1...max(1, options.workers) {
             let configuration = try stack.configuration(groupID: "provisioner-demo", workerID: "demo-worker-\(index)") {
                 $0.programs["demo-worldpay"]?.requestSigningSecret = .environment(Self.signingVariable)
@@ -111,16 +111,17 @@ public enum DemoRun {
     /// The variable the demo workers read the Worldpay program's signing key from.
     static let signingVariable = "DEMO_WORLDPAY_SIGNING"
 
-    /// Signs the requests of the one signing program of the demo.
+    /// The demo's producer holds the Worldpay program's key and signs everything it sends: where a
+    /// program signs, a record naming no program the workers serve (an unknown program, a value
+    /// that is not JSON) is answered only when a key they hold signed it; other programs' workers
+    /// ignore the signature.
     struct Signer {
         let signer: RequestSigner
-        let program: String
         let partitions: Int
 
         func prepare(_ request: GeneratedRequest, topic: String) -> KafkaOutgoingMessage {
-            let message = KafkaOutgoingMessage(topic: topic, key: request.key, value: request.value)
-            guard request.program == program else { return message }
-            return signer.signed(message, partitionCount: partitions, nowMs: Timestamps.nowMs())
+            signer.signed(KafkaOutgoingMessage(topic: topic, key: request.key, value: request.value), partitionCount: partitions,
+                          nowMs: Timestamps.nowMs())
         }
     }
 
