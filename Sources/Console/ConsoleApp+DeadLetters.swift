@@ -8,9 +8,15 @@ import Recovery
 extension ConsoleApp {
     static let filterNames = ["code", "program", "wallet", "since", "until", "request-id", "limit"]
 
+    /// Summaries (no bodies) of the matching entries, at most `DeadLetterFilter.maximumLimit`,
+    /// each seal checked with the replay key while its body was at hand.
     private func entries(parked: Bool, filter: DeadLetterFilter) throws(KafkaError) -> [DeadLetterEntry] {
-        try DeadLetterStore(properties: context.kafka).entries(topic: parked ? context.topics.parked : context.topics.deadLetters, filter: filter)
+        try DeadLetterStore(properties: context.kafka).entries(topic: parked ? context.topics.parked : context.topics.deadLetters, filter: filter,
+                                                               seal: context.signer.map(DeadLetterSeal.init(signer:)))
     }
+
+    /// The parked entries the dead-letters page lists beside the dead letters.
+    static let parkedShown = 50
 
     private static func filterForm(_ fields: [String: String], parked: Bool) -> String {
         var html = "<form class=\"filters\" method=\"get\" action=\"/dead-letters\" id=\"filters\">"
@@ -58,7 +64,7 @@ extension ConsoleApp {
         do {
             listed = try entries(parked: parked, filter: filter)
             var recent = DeadLetterFilter()
-            recent.limit = 1_000
+            recent.limit = Self.parkedShown
             parkedEntries = parked ? [] : try entries(parked: true, filter: recent)
         } catch {
             return Self.problem("Dead letters", "could not read the dead-letter topics: \(error.description)", session: session, current: "/dead-letters")
@@ -66,15 +72,15 @@ extension ConsoleApp {
         var html = "<h2>Dead letters</h2>" + Self.filterForm(query, parked: parked)
         html += "<div class=\"columns\"><div><h3 id=\"dead-letter-count\">\(listed.count) in \(HTML.escape(parked ? context.topics.parked : context.topics.deadLetters))</h3>"
         if let limit = filter.limit, listed.count == limit {
-            html += "<p class=\"note\" id=\"limit-note\">The newest \(limit) matching; set Limit (up to \(DeadLetterFilter.maximumLimit)) for more.</p>"
+            html += "<p class=\"note\" id=\"limit-note\">The newest \(limit) matching; set Limit (at most \(DeadLetterFilter.maximumLimit) are kept) for more.</p>"
         }
         html += Self.listRows(listed, nowMs: now, parked: parked)
         html += "<form method=\"post\" action=\"/dead-letters/preview\">\(HTML.hidden("csrf", session.csrfToken))\(Self.filterFields(query, parked: parked))"
         html += "<button type=\"submit\" id=\"preview-submit\"\(listed.isEmpty ? " disabled" : "")>Preview replay of these \(listed.count) (dry run)</button></form></div>"
         if !parked {
-            html += "<div><h3 id=\"parked-count\">Parked: \(parkedEntries.count)</h3><p class=\"note\">Replays that failed again (never looped).</p>"
+            html += "<div><h3 id=\"parked-count\">Parked: \(parkedEntries.count)\(parkedEntries.count == Self.parkedShown ? " (the newest)" : "")</h3><p class=\"note\">Replays that failed again (never looped).</p>"
             html += "<table id=\"parked-list\"><thead><tr><th>Code</th><th>Request</th></tr></thead><tbody>"
-            for entry in parkedEntries.suffix(50).reversed() {
+            for entry in parkedEntries.reversed() {
                 html += "<tr><td>\(HTML.escape(entry.provenance?.code.rawValue ?? "?"))</td><td><a href=\"/dead-letters/entry?id=\(HTML.query(entry.identifier))&amp;parked=1\">"
                 html += "\(HTML.escape(entry.summary.requestID ?? entry.identifier))</a></td></tr>"
             }
@@ -89,9 +95,12 @@ extension ConsoleApp {
         guard let id, ReplayReference(id) != nil else { return Self.notFound }
         let found: DeadLetterEntry?
         do {
-            var filter = DeadLetterFilter()
-            filter.identifier = id
-            found = try entries(parked: parked, filter: filter).first
+            // The one letter shown, read by its offset: its redacted value needs the body.
+            let reference = ReplayReference(id)
+            let topic = parked ? context.topics.parked : context.topics.deadLetters
+            found = try reference.flatMap { reference throws(KafkaError) in
+                reference.topic == topic ? try DeadLetterStore(properties: context.kafka).letter(reference) : nil
+            }
         } catch {
             return Self.problem("Dead letter", "could not read the dead-letter topic: \(error.description)", session: session, current: "/dead-letters")
         }

@@ -37,6 +37,9 @@ extension ConsoleApp {
 
     static func render(_ trace: RequestTrace) -> String {
         var html = "<section class=\"trace\"><h3>Request \(HTML.escape(trace.requestID))</h3>"
+        if trace.truncated {
+            html += "<p class=\"note\">Only the newest \(RequestTrace.rowLimit) rows of each kind are shown.</p>"
+        }
         let first = trace.audit.first?.atMs
         var previous = first
         let rows = trace.audit.map { event -> [String] in

@@ -61,8 +61,24 @@ public struct RequestTrace: Sendable {
     public var markers: [MarkerRow] = []
     /// Reconciliation jobs.
     public var reconciliations: [ReconcileRow] = []
-    /// Dead letters and parked entries.
+    /// Dead letters and parked entries, as summaries (no bodies).
     public var deadLetters: [DeadLetterEntry] = []
+
+    /// The most rows of each kind a trace keeps (the newest read): a request id anyone can reuse
+    /// must not make a trace hold a topic.
+    public static let rowLimit = 200
+
+    /// Whether some rows were left out (`rowLimit`).
+    public var truncated = false
+
+    /// Appends `row`, dropping the oldest kept one beyond `rowLimit`.
+    mutating func keep<Row>(_ row: Row, in rows: WritableKeyPath<RequestTrace, [Row]>) {
+        self[keyPath: rows].append(row)
+        if self[keyPath: rows].count > Self.rowLimit {
+            self[keyPath: rows].removeFirst(self[keyPath: rows].count - Self.rowLimit)
+            truncated = true
+        }
+    }
 
     /// The `replayed` audit events.
     public var replays: [AuditEvent] { audit.filter { $0.stage == .replayed } }
@@ -96,29 +112,29 @@ public struct RequestTracer: Sendable {
     public func trace(_ requestID: String) throws(KafkaError) -> RequestTrace {
         var trace = RequestTrace(requestID: requestID)
         try reader.read(topics.audit) { message in
-            if let event = try? AuditEvent.decode(message.value), event.requestID == requestID { trace.audit.append(event) }
+            if let event = try? AuditEvent.decode(message.value), event.requestID == requestID { trace.keep(event, in: \.audit) }
         }
         trace.audit.sort { $0.atMs < $1.atMs }
         try reader.read(topics.results) { message in
             guard let result = try? ProvisioningResult.decode(message.value), result.requestID == requestID else { return }
-            trace.results.append(.init(status: result.status.rawValue, isFinal: result.isFinal, code: result.code?.rawValue,
+            trace.keep(RequestTrace.ResultRow(status: result.status.rawValue, isFinal: result.isFinal, code: result.code?.rawValue,
                                        nextAction: result.nextAction.rawValue, attempt: result.attempt, httpStatus: result.httpStatus,
                                        publishedAtMs: result.timing.publishedAtMs ?? message.timestampMs,
-                                       position: "\(message.topic):\(message.partition):\(message.offset)"))
+                                       position: "\(message.topic):\(message.partition):\(message.offset)"), in: \.results)
         }
         try reader.read(topics.markers) { message in
             guard let marker = CallMarker.decode(message.value), marker.requestID == requestID else { return }
-            trace.markers.append(.init(state: marker.state.rawValue, atMs: marker.atMs, worker: marker.worker,
-                                       outcome: marker.outcome?.rawValue, replayOf: marker.replayOf))
+            trace.keep(RequestTrace.MarkerRow(state: marker.state.rawValue, atMs: marker.atMs, worker: marker.worker,
+                                              outcome: marker.outcome?.rawValue, replayOf: marker.replayOf), in: \.markers)
         }
         try reader.read(topics.reconcile) { message in
             guard let job = ReconcileJob.decode(message.value), job.requestID == requestID else { return }
-            trace.reconciliations.append(.init(attempt: job.attempt, dueAtMs: job.dueAtMs, deadlineMs: job.deadlineMs))
+            trace.keep(RequestTrace.ReconcileRow(attempt: job.attempt, dueAtMs: job.dueAtMs, deadlineMs: job.deadlineMs), in: \.reconciliations)
         }
         for topic in [topics.deadLetters, topics.parked] {
             try reader.read(topic) { message in
                 let entry = DeadLetterEntry(message: message)
-                if entry.summary.requestID == requestID { trace.deadLetters.append(entry) }
+                if entry.summary.requestID == requestID { trace.keep(entry.summarized(), in: \.deadLetters) }
             }
         }
         return trace

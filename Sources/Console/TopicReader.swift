@@ -24,6 +24,8 @@ public struct TopicReader: Sendable {
         configuration["group.id"] = "provisioner-console-reader"
         configuration["enable.auto.commit"] = "false"
         configuration["enable.auto.offset.store"] = "false"
+        // The prefetch queue bounds what is in flight besides what the visitor keeps.
+        if configuration["queued.max.messages.kbytes"] == nil { configuration["queued.max.messages.kbytes"] = "16384" }
         let consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         defer { consumer.close() }
         let limit = perPartitionLimit

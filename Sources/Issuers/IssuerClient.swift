@@ -68,7 +68,8 @@ public final class IssuerClient: Sendable {
         let base = try adapter.makeActionRequest(for: action)
         return PreparedCall(endpoint: endpoint, wallet: .applePay, kind: .paymentAction,
                             makeSend: { nowMs in adapter.prepareForSending(base, nowMs: nowMs) },
-                            interpret: { response in adapter.actionAnswer(for: response, action: action.action) })
+                            interpret: { response in adapter.actionAnswer(for: response, action: action.action) },
+                            binding: adapter.linkBinding(for: action))
     }
 
     /// Sends a prepared call against the request's deadline.
@@ -80,9 +81,38 @@ public final class IssuerClient: Sendable {
     /// when the minimum budget is still left after any `Retry-After` wait; never after a send
     /// whose fate is unknown. `trace`: the span the call belongs to; each send carries a
     /// `traceparent` naming a new child of it (`send`).
+    ///
+    /// A payment action first asks Worldpay for the authorization its request names
+    /// (`PaymentLinkBinding`): a link of another payment is answered `rejected` and never sent; a
+    /// query without a usable answer ends the call as not sent.
     public func call(_ prepared: PreparedCall, publishByMs: Int64, trace: TraceContext? = nil,
                      completion: @escaping @Sendable (IssuerCallReport) -> Void) {
-        attempt(prepared.exchange(publishByMs: publishByMs, trace: trace), progress: ExchangeProgress(), completion: completion)
+        let exchange = prepared.exchange(publishByMs: publishByMs, trace: trace)
+        guard let binding = prepared.binding else {
+            return attempt(exchange, progress: ExchangeProgress(), completion: completion)
+        }
+        let endpoint = exchange.endpoint
+        let nowMs = clock()
+        let remaining = publishByMs - nowMs
+        guard remaining >= endpoint.minimumBudgetMs else {
+            return completion(report(exchange, answer: .transportFailure(.abandonedBeforeSend), progress: ExchangeProgress()))
+        }
+        var query = endpoint.adapter.prepareForSending(binding.query, nowMs: nowMs)
+        query.timeoutMs = Int(max(1, min(endpoint.timeoutMs, remaining - Self.completionMarginMs)))
+        send(query, trace: trace, span: "payment link check", endpoint: endpoint) { [self] result in
+            let verdict: PaymentLinkBinding.Verdict = switch result {
+            case .success(let response): binding.verdict(for: response)
+            case .failure: .unknown
+            }
+            switch verdict {
+            case .bound:
+                attempt(exchange, progress: ExchangeProgress(), completion: completion)
+            case .refused(let message):
+                completion(Self.rejectionReport(IssuerRequestError(code: .invalidRequest, message: message)))
+            case .unknown:
+                completion(report(exchange, answer: .transportFailure(.notSent), progress: ExchangeProgress()))
+            }
+        }
     }
 
     /// Prepares and sends in one step (`prepare`, then `call`); a request that cannot become a

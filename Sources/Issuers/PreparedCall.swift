@@ -17,6 +17,8 @@ public struct PreparedCall: Sendable {
     let makeSend: @Sendable (Int64) -> HTTPClientRequest
     /// What an HTTP answer means.
     let interpret: @Sendable (HTTPClientResponse) -> IssuerAnswer
+    /// For a payment action: the query that must tie its link to the named authorization first.
+    var binding: PaymentLinkBinding? = nil
 
     /// The exchange that runs this call against `publishByMs`, under the span `trace` (if any).
     func exchange(publishByMs: Int64, trace: TraceContext?) -> IssuerExchange {

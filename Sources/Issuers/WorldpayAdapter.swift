@@ -135,6 +135,11 @@ public struct WorldpayAdapter: IssuerAdapter {
         return HTTPClientRequest(method: "POST", url: action.link.revealed, headers: headers, body: body, timeoutMs: 0)
     }
 
+    /// The query that ties `action`'s link to the authorization its `transaction_reference` names.
+    func linkBinding(for action: PaymentActionInstruction) -> PaymentLinkBinding {
+        PaymentLinkBinding(query: eventsQuery(reference: action.transactionReference), linkToken: PaymentLinks.token(of: action.link.revealed))
+    }
+
     /// The payment-actions path of each action under the base URL (Worldpay's `cardPayments:settle`,
     /// `cardPayments:partialSettle` and `cardPayments:cancel` links), before the link token.
     static let actionPaths: [PaymentActionKind: String] = [
@@ -228,7 +233,11 @@ public struct WorldpayAdapter: IssuerAdapter {
 
     /// `GET {base}/payments/events?transactionReference=R` for payments.
     public func makeStateQuery(for query: ReconcileQuery) -> HTTPClientRequest? {
-        guard let reference = query.transactionReference else { return nil }
+        query.transactionReference.map(eventsQuery(reference:))
+    }
+
+    /// `GET {base}/payments/events?transactionReference=R`: the payment with that reference.
+    func eventsQuery(reference: String) -> HTTPClientRequest {
         let path = "/payments/events?transactionReference=" + IssuerWire.percentEncode(reference)
         return HTTPClientRequest(method: "GET", url: endpoint.url(path),
                                  headers: [HTTPHeader(name: "Accept", value: "application/json"), endpoint.credentials.bearerHeader],

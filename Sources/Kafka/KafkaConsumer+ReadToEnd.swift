@@ -36,6 +36,23 @@ extension KafkaConsumer {
         }
     }
 
+    /// The record at `offset` of `topic`'s `partition`, or nil when the partition does not hold it
+    /// (below its low watermark, at or past its end): one record read, nothing else kept.
+    public func readOne(topic: String, partition: Int32, offset: Int64, timeoutMs: Int64) throws(KafkaError) -> KafkaMessage? {
+        let marks = try watermarks(TopicPartition(topic: topic, partition: partition), timeoutMs: 5_000)
+        guard offset >= marks.low, offset < marks.high else { return nil }
+        try assign([TopicPartitionOffset(topic: topic, partition: partition, offset: offset, metadata: nil)])
+        let deadline = Self.realtimeMs() + timeoutMs
+        while Self.realtimeMs() < deadline {
+            for result in poll(maxMessages: 1, timeoutMs: 100) {
+                guard case .success(let message) = result, message.partition == partition else { continue }
+                // A compacted or deleted offset: the next record is not this one.
+                return message.offset == offset ? message : nil
+            }
+        }
+        throw KafkaError(code: .timedOut, message: "reading \(topic):\(partition):\(offset) took longer than \(timeoutMs) ms")
+    }
+
     private static func realtimeMs() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)

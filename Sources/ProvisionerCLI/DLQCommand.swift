@@ -30,7 +30,7 @@ enum DLQCommand: Command {
         filters: --code C  --program P  --wallet W  --since T  --until T  --request-id R  --limit N
                  (T: RFC 3339 like 2026-11-29T10:00:00Z, or an age like 30m, 2h, 7d)
                  list and replay take the newest \(DeadLetterFilter.defaultLimit) matching entries unless --limit N
-                 asks for another number (up to \(DeadLetterFilter.maximumLimit)); a read holds at most N entries
+                 asks for another number (at most \(DeadLetterFilter.maximumLimit) are kept); a read holds at most N entries
         options:
           --config FILE     worker configuration (Kafka properties and topic names)
           --bootstrap B     bootstrap servers, when no --config is given
@@ -74,7 +74,18 @@ enum DLQCommand: Command {
             filter.identifier = id
             let matches = try read(store, topic: topic, filter: filter)
             guard !matches.isEmpty else { throw CommandFailure("no dead letter \(id ?? requestID ?? "") in \(topic)") }
-            print(matches.map { json ? showJSON($0) : showText($0) }.joined(separator: "\n"))
+            // The listing holds summaries; each letter shown is read again by its offset, one at a time.
+            for match in matches {
+                let reference = ReplayReference(topic: match.topic, partition: match.partition, offset: match.offset)
+                let letter: DeadLetterEntry
+                do {
+                    guard let whole = try store.letter(reference) else { throw CommandFailure("\(topic) no longer holds \(match.identifier)") }
+                    letter = whole
+                } catch let error as KafkaError {
+                    throw CommandFailure("could not read \(match.identifier): \(error.message)")
+                }
+                print(json ? showJSON(letter) : showText(letter))
+            }
             return 0
         case "replay":
             let filter = try filter(&arguments)
@@ -93,7 +104,7 @@ enum DLQCommand: Command {
             }
             let operatorName = DeadLetterReplayer.operatorName(properties: properties, label: label) ?? "unknown"
             let signer = try ReplayKeySource.signer(signKey)
-            let entries = try read(store, topic: topic, filter: filter)
+            let entries = try read(store, topic: topic, filter: filter, seal: signer.map(DeadLetterSeal.init(signer:)))
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName,
                                               signer: signer, targetTopics: targets)
             let outcomes: [DeadLetterReplayer.Outcome]
@@ -141,9 +152,10 @@ enum DLQCommand: Command {
         }
     }
 
-    private static func read(_ store: DeadLetterStore, topic: String, filter: DeadLetterFilter) throws -> [DeadLetterEntry] {
+    private static func read(_ store: DeadLetterStore, topic: String, filter: DeadLetterFilter,
+                             seal: DeadLetterSeal? = nil) throws -> [DeadLetterEntry] {
         do {
-            return try store.entries(topic: topic, filter: filter)
+            return try store.entries(topic: topic, filter: filter, seal: seal)
         } catch {
             throw CommandFailure("could not read \(topic): \(error.message)")
         }
@@ -161,7 +173,7 @@ enum DLQCommand: Command {
         }
         return TextTable(headers: ["AGE", "CODE", "PROGRAM", "WALLET", "REPLAYABLE", "REQUEST", "ID"], rows: rows).rendered
             + "\n\(entries.count) dead letter(s) in \(topic)"
-            + (limit == entries.count ? ": the newest \(entries.count) matching; --limit N (up to \(DeadLetterFilter.maximumLimit)) shows more" : "")
+            + (limit == entries.count ? ": the newest \(entries.count) matching; --limit N (at most \(DeadLetterFilter.maximumLimit)) shows more" : "")
     }
 
     private static func entryJSON(_ entry: DeadLetterEntry, writer: inout JSONWriter, includeValue: Bool) {

@@ -17,7 +17,8 @@ enum DemoCommand: Command {
         each simulator failure card (missing, foreign, inactive, already provisioned, slow, 504
         after/without applying, hanging, flaky, ineligible device), expired handshakes, invalid and
         duplicate requests, a reused nonce, undecodable messages, and Worldpay payments followed by
-        settle / partial settle / cancel through their links. Shows live progress, then a summary:
+        settle / partial settle / cancel through the links sealed in their results (demo-worldpay
+        signs its requests with a key of the run: payment actions need a signing program). Shows live progress, then a summary:
         final statuses, latency per program, deadline misses, payloads decrypted and verified.
         Every request carries its expected outcome; exits 0 when every one got it, 1 otherwise.
 

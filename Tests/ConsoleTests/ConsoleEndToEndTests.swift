@@ -73,8 +73,13 @@ struct ConsoleEndToEndTests {
         let bad = try await browser.get("/dead-letters?since=yesterday")
         #expect(bad.status == 400 && bad.body.contains("--since must be RFC 3339"))
         // Every detail view, redacted exactly as `dlq show`.
-        let entries = try DeadLetterStore(properties: rig.stack.consumerProperties).entries(topic: rig.stack.topics.deadLetters)
-        for entry in entries {
+        let store = DeadLetterStore(properties: rig.stack.consumerProperties)
+        let entries = try store.entries(topic: rig.stack.topics.deadLetters)
+        for listed in entries {
+            // Listings hold summaries; the whole letter is read again by its offset, as the page does.
+            let reference = try #require(ReplayReference(listed.identifier))
+            let entry = try #require(try store.letter(reference))
+            #expect(entry.value != nil && !entry.isSummary)
             let detail = try await browser.get("/dead-letters/entry?id=\(entry.identifier)")
             #expect(detail.status == 200)
             let expected = DeadLetterView.redactedValue(entry).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")

@@ -70,10 +70,16 @@ struct ProvisioningResultTests {
                                         timing: ResultTiming(receivedAtMs: t0))
         let text = String(decoding: result.encodedJSON(), as: UTF8.self)
         #expect(text.contains(#""status":"authorized""#))
-        #expect(text.contains(#""links":{"settle":"https://h/settle","partial_settle":"https://h/partial","cancel":"https://h/cancel","events":"https://h/events"}"#))
+        // The action links are capabilities: never in the result in clear, only sealed in `payload`.
+        #expect(!text.contains("https://h/") && !text.contains("links"), "links in clear: \(text)")
         #expect(!text.contains("somePAR"))
         #expect(!text.contains("444433******1111"))
-        #expect(try ProvisioningResult.decode(result.encodedJSON()) == result)
+        var withoutLinks = result
+        withoutLinks.payment?.links = nil
+        #expect(try ProvisioningResult.decode(result.encodedJSON()) == withoutLinks)
+        let links = try #require(payment.links)
+        #expect(try PaymentLinks.decode(plaintext: links.plaintextJSON()) == links)
+        #expect(links.tokens == ["settle", "partial", "cancel", "events"])
         #expect(PaymentResult(worldpayResponse: .object([:])) == nil)
     }
 

@@ -5,6 +5,7 @@ import HTTP
 import Kafka
 import Observability
 import Pipeline
+import Recovery
 import Simulator
 import Synchronization
 import Testing
@@ -20,11 +21,11 @@ struct PaymentTests {
         let count = Mutex(0)
     }
 
-    private static func reference(_ suffix: String = "") -> String { "e2e-\(Crypto.hex(Crypto.randomBytes(5)))\(suffix)" }
+    static func reference(_ suffix: String = "") -> String { "e2e-\(Crypto.hex(Crypto.randomBytes(5)))\(suffix)" }
 
     /// The payment's last event according to the simulator itself (not through the worker):
     /// nil when Worldpay has no payment with that reference.
-    private static func lastEvent(_ rig: PipelineRig, reference: String) async throws -> String? {
+    static func lastEvent(_ rig: PipelineRig, reference: String) async throws -> String? {
         let client = HTTPClient()
         defer { client.shutdown() }
         let request = HTTPClientRequest(method: "GET", url: "\(rig.stack.simulatorURL)/worldpay/payments/events?transactionReference=\(reference)",
@@ -33,6 +34,37 @@ struct PaymentTests {
         if response.status == 404 { return nil }
         #expect(response.status == 200)
         return try JSONParser().parse(response.body)["lastEvent"]?.stringValue
+    }
+
+    /// The signing key the rigs of the signed tests give `demo-worldpay` (a payment action needs one).
+    static let signingSecret = "worldpay-signing-" + Crypto.hex(Crypto.randomBytes(16))
+    static let signingVariable = "PAYMENT_TESTS_WORLDPAY_SIGNING"
+
+    /// Starts a worker on which `demo-worldpay` signs its requests; `demo-worldpay-open` is the
+    /// same Worldpay account as a program that does not sign.
+    @discardableResult
+    static func startSigningWorker(_ rig: PipelineRig) throws -> Worker {
+        try rig.startWorker(extraEnvironment: [signingVariable: signingSecret]) {
+            var open = $0.programs["demo-worldpay"]
+            open?.name = "demo-worldpay-open"
+            $0.programs["demo-worldpay-open"] = open
+            $0.programs["demo-worldpay"]?.requestSigningSecret = .environment(signingVariable)
+        }
+    }
+
+    /// Sends `request` signed (v3) for the partition its key maps to, as a signing producer does.
+    static func sendSigned(_ rig: PipelineRig, _ request: GeneratedRequest) throws {
+        let partition = RequestPartitioner.partition(key: request.key, count: rig.stack.partitions)
+        let headers = RequestSigner(secret: Sensitive(signingSecret)).signed(key: request.key, value: request.value, headers: [],
+                                                                            partition: partition, nowMs: Timestamps.nowMs())
+        try rig.send(key: request.key, value: request.value, partition: partition, headers: headers)
+    }
+
+    /// The action links sealed in an authorization's `payload`, opened with the request's reply key.
+    static func links(of result: ProvisioningResult, _ request: GeneratedRequest) throws -> PaymentLinks {
+        let jwe = try #require(result.payload, "no sealed payload on \(result.status.rawValue)")
+        let key = try #require(request.replyKey)
+        return try PaymentLinks.decode(plaintext: try JWE.decrypt(jwe, with: key))
     }
 
     @Test("authorized, refused, and 504s reconciled to the truth")
@@ -54,17 +86,17 @@ struct PaymentTests {
         let snapshot = rig.collector.snapshot
         let simulatorBase = "\(rig.stack.simulatorURL)/worldpay/"
 
-        // Authorized: masked instrument and the four links, no payload.
+        // Authorized: masked instrument, and the four links sealed in the payload to reply.jwk.
         let ok = try #require(snapshot.final(authorized.requestID))
         #expect(ok.status == .authorized && ok.code == nil && ok.attempt == 1 && ok.kind == .payment)
         #expect(snapshot.results[authorized.requestID]?.count == 1)
-        #expect(ok.payload == nil)
         let payment = try #require(ok.payment)
         #expect(payment.outcome == "authorized")
         let instrument = try #require(payment.paymentInstrument, "no masked payment instrument")
         #expect(instrument.type == "card/network+masked")
         #expect(instrument.lastFour?.count == 4 && instrument.cardBin == "444433" && instrument.cardBrand == "visa")
-        let links = try #require(payment.links, "no links")
+        #expect(payment.links == nil, "links in clear in the result")
+        let links = try Self.links(of: ok, authorized)
         for (name, link) in [("settle", links.settle), ("partialSettle", links.partialSettle), ("cancel", links.cancel), ("events", links.events)] {
             let href = try #require(link, "no \(name) link").revealed
             #expect(href.hasPrefix(simulatorBase), "\(name) link \(href) does not point at the issuer")
@@ -74,7 +106,7 @@ struct PaymentTests {
         let no = try #require(snapshot.final(refused.requestID))
         #expect(no.status == .refused && no.code == .paymentRefused && no.attempt == 1)
         #expect(no.payment?.refusalCode == "5" && no.issuerCode == "5")
-        #expect(no.payment?.links?.settle == nil)
+        #expect(no.payment?.links == nil && no.payload == nil)
         #expect(snapshot.results[refused.requestID]?.count == 1)
 
         // 504 after authorizing: indeterminate first, then the truth (authorized, with links).
@@ -84,7 +116,8 @@ struct PaymentTests {
                 && appliedResults.first?.code == .issuerTimeout)
         let appliedFinal = try #require(snapshot.final(applied.requestID))
         #expect(appliedFinal.status == .authorized && appliedFinal.attempt == 2, "\(appliedFinal.status.rawValue) attempt \(appliedFinal.attempt)")
-        #expect(appliedFinal.payment?.links?.settle?.revealed.hasPrefix(simulatorBase) == true, "the reconciled authorization lost its links")
+        // Reconciliation has no reply key: the reconciled authorization carries no links at all.
+        #expect(appliedFinal.payment?.outcome == "authorized" && appliedFinal.payment?.links == nil && appliedFinal.payload == nil)
         #expect(try await Self.lastEvent(rig, reference: "\(try #require(Self.transactionReference(of: applied)))") == "authorized")
 
         // 504 without authorizing: indeterminate first, then a final answer that is not authorized.
@@ -112,7 +145,7 @@ struct PaymentTests {
     func actionsThroughLinks() async throws {
         let rig = try PipelineRig(partitions: 3)
         defer { rig.stop() }
-        try rig.startWorker()
+        try Self.startSigningWorker(rig)
         try rig.formGroupAndWarmUp()
         let hits = Hits()
         let rogue = try HTTPServer(host: "127.0.0.1", port: 0) { _, responder in
@@ -122,13 +155,13 @@ struct PaymentTests {
         defer { rogue.stop() }
 
         let payments = (0..<4).map { _ in rig.factory.payment(program: "demo-worldpay", transactionReference: Self.reference(), amountMinorUnits: 250) }
-        for request in payments { try rig.send(request) }
+        for request in payments { try Self.sendSigned(rig, request) }
         try #require(rig.waitForFinals(payments.map(\.requestID)))
         var snapshot = rig.collector.snapshot
         let links = try payments.map { request in
             let result = try #require(snapshot.final(request.requestID))
             try #require(result.status == .authorized, "\(result.status.rawValue)")
-            return try #require(result.payment?.links)
+            return try Self.links(of: result, request)
         }
         let references = try payments.map { try #require(Self.transactionReference(of: $0)) }
 
@@ -164,7 +197,7 @@ struct PaymentTests {
             rig.factory.paymentAction(program: "demo-worldpay", action: .settle, link: $0, transactionReference: references[3])
         }
         let actions = [settle, partial, cancel] + forged
-        for request in actions { try rig.send(request) }
+        for request in actions { try Self.sendSigned(rig, request) }
         let ids = actions.map(\.requestID)
         try #require(rig.waitForFinals(ids), "no final result for \(rig.missingFinals(ids))")
         try rig.expectQuiet()
@@ -300,7 +333,7 @@ struct PaymentTests {
         }
     }
 
-    private static func transactionReference(of request: GeneratedRequest) -> String? {
+    static func transactionReference(of request: GeneratedRequest) -> String? {
         guard let document = try? JSONParser().parse(request.value) else { return nil }
         return (document["payment"] ?? document["payment_action"])?["transaction_reference"]?.stringValue
     }

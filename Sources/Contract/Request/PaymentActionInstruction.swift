@@ -2,7 +2,7 @@
 public struct PaymentActionInstruction: Sendable, Hashable {
     /// Settle, partially settle or cancel.
     public var action: PaymentActionKind
-    /// The matching `href` from the authorization result's links.
+    /// The matching `href` from the links sealed in the authorization's payload.
     public var link: Sensitive
     /// The amount to settle; required for `partial_settle`, absent otherwise.
     public var amount: PaymentAmount?

@@ -9,7 +9,8 @@ public struct PaymentResult: Sendable, Hashable {
     public var refusalDescription: String?
     /// Masked card details.
     public var paymentInstrument: MaskedPaymentInstrument?
-    /// Action links for later settle, partial settle, cancel or event queries.
+    /// Action links for later settle, partial settle, cancel or event queries, as the issuer sent
+    /// them: never encoded in the result (`ProvisioningResult`), only sealed in its `payload`.
     public var links: PaymentLinks?
 
     /// Creates a payment result.

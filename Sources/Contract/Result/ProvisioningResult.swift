@@ -30,7 +30,8 @@ public struct ProvisioningResult: Sendable, Hashable {
     public var issuerCode: String?
     /// The issuer's HTTP status.
     public var httpStatus: Int?
-    /// The JWE compact serialization of the payload, encrypted to `reply.jwk`.
+    /// The JWE compact serialization of the payload, encrypted to `reply.jwk`: a provisioning
+    /// payload, or an authorized payment's action links (`PaymentLinks.plaintextJSON()`).
     public var payload: String?
     /// Payment details (payment kinds).
     public var payment: PaymentResult?
@@ -124,8 +125,8 @@ public struct ProvisioningResult: Sendable, Hashable {
         return w.bytes
     }
 
-    /// Writes the payment object. Links are revealed here, and only here: the requesting backend
-    /// needs them for later payment actions; they are useless without the program's API key.
+    /// Writes the payment object. It never holds the action links: they are capabilities and
+    /// reach the requester only sealed in `payload` (`PaymentLinks.plaintextJSON()`).
     private static func write(_ payment: PaymentResult, to w: inout JSONWriter) {
         w.beginObject()
         w.key("outcome"); w.string(payment.outcome)
@@ -144,17 +145,6 @@ public struct ProvisioningResult: Sendable, Hashable {
             w.key("category"); w.string(orNull: instrument.category)
             w.key("country_code"); w.string(orNull: instrument.countryCode)
             w.key("issuer_name"); w.string(orNull: instrument.issuerName)
-            w.endObject()
-        } else {
-            w.null()
-        }
-        w.key("links")
-        if let links = payment.links {
-            w.beginObject()
-            w.key("settle"); w.string(orNull: links.settle?.revealed)
-            w.key("partial_settle"); w.string(orNull: links.partialSettle?.revealed)
-            w.key("cancel"); w.string(orNull: links.cancel?.revealed)
-            w.key("events"); w.string(orNull: links.events?.revealed)
             w.endObject()
         } else {
             w.null()
@@ -194,16 +184,9 @@ public struct ProvisioningResult: Sendable, Hashable {
                     category: try i.string("category"), countryCode: try i.string("country_code"),
                     issuerName: try i.string("issuer_name"))
             }
-            var links: PaymentLinks?
-            if let l = try p.object("links") {
-                links = PaymentLinks(settle: try l.string("settle").map(Sensitive.init),
-                                     partialSettle: try l.string("partial_settle").map(Sensitive.init),
-                                     cancel: try l.string("cancel").map(Sensitive.init),
-                                     events: try l.string("events").map(Sensitive.init))
-            }
             payment = PaymentResult(outcome: try p.requiredString("outcome"), refusalCode: try p.string("refusal_code"),
                                     refusalDescription: try p.string("refusal_description"),
-                                    paymentInstrument: instrument, links: links)
+                                    paymentInstrument: instrument)
         }
         return ProvisioningResult(
             version: Int(try r.requiredInteger("version")), requestID: try r.requiredString("request_id"),

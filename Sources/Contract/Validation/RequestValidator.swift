@@ -265,7 +265,7 @@ public struct RequestValidator: Sendable {
         guard link.hasPrefix("https://") || link.hasPrefix("http://"), link.utf8.count <= 2048,
               link.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else {
-            throw fail("payment_action.link", "must be the http(s) href from the authorization result's links, unmodified")
+            throw fail("payment_action.link", "must be the http(s) href from the links sealed in the authorization's payload, unmodified")
         }
         switch action.action {
         case .partialSettle:

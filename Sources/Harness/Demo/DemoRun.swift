@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Observability
 import Pipeline
+import Recovery
 import Simulator
 
 /// Options of `provisioner demo`.
@@ -43,11 +44,17 @@ public enum DemoRun {
         let logs = DemoWarningCounter()
         let handler: any LogHandler = options.logLevel == nil ? logs : JSONLineLogHandler()
         var registries: [MetricsRegistry] = []
+        // Payment actions are accepted only from a signing program: the demo's Worldpay program
+        // signs with a key of this run.
+        let signing = Sensitive("demo-worldpay-signing-" + Crypto.hex(Crypto.randomBytes(16)))
+        let signer = Signer(signer: RequestSigner(secret: signing), partitions: options.partitions)
         for index in 1...max(1, options.workers) {
-            let configuration = try stack.configuration(groupID: "provisioner-demo", workerID: "demo-worker-\(index)")
+            let configuration = try stack.configuration(groupID: "provisioner-demo", workerID: "demo-worker-\(index)") {
+                $0.programs["demo-worldpay"]?.requestSigningSecret = .environment(Self.signingVariable)
+            }
             let registry = MetricsRegistry()
             registries.append(registry)
-            try stack.startWorker(configuration, logger: Logger(label: "worker-\(index)", minimumLevel: options.logLevel ?? .notice, handler: handler),
+            try stack.startWorker(configuration, extraEnvironment: [Self.signingVariable: signing.revealed], logger: Logger(label: "worker-\(index)", minimumLevel: options.logLevel ?? .notice, handler: handler),
                                   metrics: registry)
         }
         let collector = try ResultCollector(properties: stack.consumerProperties, topics: stack.topics, partitions: stack.partitions)
@@ -65,7 +72,7 @@ public enum DemoRun {
         var cases = try DemoPlan.make(total: options.total, factory: factory)
         var producedAt: [String: Int64] = [:]
         for demoCase in cases {
-            try produce(demoCase.request, producer: producer, topic: stack.topics.requests)
+            try produce(demoCase.request, producer: producer, topic: stack.topics.requests, signer: signer)
             producedAt[demoCase.request.requestID] = producedAt[demoCase.request.requestID] ?? Timestamps.nowMs()
         }
         progress("produced \(cases.count) requests to \(stack.topics.requests) (\(options.workers) workers, \(options.partitions) partitions)")
@@ -78,7 +85,7 @@ public enum DemoRun {
             snapshot = collector.snapshot
             if !actionsSent, let actions = try paymentActions(cases, snapshot: snapshot, factory: factory) {
                 for action in actions {
-                    try produce(action.request, producer: producer, topic: stack.topics.requests)
+                    try produce(action.request, producer: producer, topic: stack.topics.requests, signer: signer)
                     producedAt[action.request.requestID] = Timestamps.nowMs()
                 }
                 cases += actions
@@ -101,10 +108,28 @@ public enum DemoRun {
                          elapsedMs: Timestamps.nowMs() - started)
     }
 
-    private static func produce(_ request: GeneratedRequest, producer: KafkaProducer, topic: String) throws {
+    /// The variable the demo workers read the Worldpay program's signing key from.
+    static let signingVariable = "DEMO_WORLDPAY_SIGNING"
+
+    /// The demo's producer holds the Worldpay program's key and signs everything it sends: where a
+    /// program signs, a record naming no program the workers serve (an unknown program, a value
+    /// that is not JSON) is answered only when a key they hold signed it; other programs' workers
+    /// ignore the signature.
+    struct Signer {
+        let signer: RequestSigner
+        let partitions: Int
+
+        func prepare(_ request: GeneratedRequest, topic: String) -> KafkaOutgoingMessage {
+            signer.signed(KafkaOutgoingMessage(topic: topic, key: request.key, value: request.value), partitionCount: partitions,
+                          nowMs: Timestamps.nowMs())
+        }
+    }
+
+    private static func produce(_ request: GeneratedRequest, producer: KafkaProducer, topic: String, signer: Signer) throws {
+        let message = signer.prepare(request, topic: topic)
         while true {
             do {
-                try producer.send(KafkaOutgoingMessage(topic: topic, key: request.key, value: request.value)) { _ in }
+                try producer.send(message) { _ in }
                 return
             } catch where error.code == .queueFull {
                 usleep(1_000)
@@ -117,7 +142,9 @@ public enum DemoRun {
                                        factory: RequestFactory) throws -> [DemoCase]? {
         let authorized = cases.compactMap { demoCase -> (DemoCase, PaymentLinks)? in
             guard demoCase.label == "worldpay payment", let result = snapshot.final(demoCase.request.requestID),
-                  result.status == .authorized, let links = result.payment?.links else { return nil }
+                  result.status == .authorized, let jwe = result.payload, let key = demoCase.request.replyKey,
+                  let plaintext = try? JWE.decrypt(jwe, with: key), let links = try? PaymentLinks.decode(plaintext: plaintext)
+            else { return nil }
             return (demoCase, links)
         }
         guard authorized.count >= 3 else {

@@ -105,14 +105,17 @@ public final class RequestFactory: Sendable {
         if subscription {
             payment["customer_agreement"] = .object(["type": .string("subscription"), "stored_card_usage": .string("first")])
         }
-        let object: [String: JSONValue] = [
+        var object: [String: JSONValue] = [
             "version": .integer(1), "request_id": .string(id), "program": .string(program), "kind": .string("payment"),
             "wallet": .string("apple_pay"), "card": .object(["id": .string("txn-" + transactionReference)]),
             "started_at": .string(RFC3339.format(milliseconds: startedAtMs ?? Timestamps.nowMs())),
             "payment": .object(payment),
         ]
+        // The authorization's action links come back sealed to this key.
+        let reply = try? replyKey()
+        if let reply, let jwk = try? reply.recipient.jsonValue { object["reply"] = .object(["jwk": jwk]) }
         return GeneratedRequest(requestID: id, program: program, kind: .payment, wallet: .applePay,
-                                key: Array(("txn-" + transactionReference).utf8), value: JSONWriter.encode(.object(object)))
+                                key: Array(("txn-" + transactionReference).utf8), value: JSONWriter.encode(.object(object)), replyKey: reply)
     }
 
     /// A follow-up on an authorized payment (`kind: payment_action`) through one of its links.

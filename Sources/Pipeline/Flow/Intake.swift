@@ -119,6 +119,13 @@ struct Intake: Sendable {
         if authenticator.requiresSignature(request.program) && request.startedAtMs == nil {
             return .rejectEarly(subject, code: .invalidRequest, message: "started_at is required: program '\(request.program)' signs its requests")
         }
+        // A payment action spends a capability (the authorization's link) with the program's key:
+        // only a program whose requests are signed may ask for one.
+        if request.kind == .paymentAction && !authenticator.requiresSignature(request.program) {
+            return .rejectEarly(subject, code: .invalidRequest,
+                                message: "payment_action is accepted only from a program with request_signing; program '\(request.program)' "
+                                    + "does not sign its requests: configure request_signing for it and sign its payment actions")
+        }
         // Held by another delivery (an older generation of this partition that may still give
         // up): decide again when that attempt ends.
         let identity = RequestIdentity(request)

@@ -154,6 +154,14 @@ extension RequestFlow {
                 outcome = OutcomeTable.payloadNotSealed()
             }
         }
+        if let links = report.payment?.links {
+            // Action links are capabilities: only the requester's key opens them.
+            do {
+                payload = try context.payloadSealer.seal(links, for: request)
+            } catch {
+                context.logger.error("could not encrypt payment links to reply.jwk", [("program", .string(request.program))])
+            }
+        }
         context.audit.publish([context.audit.event(timedOut ? .issuerTimedOut : .issuerResponded, job: job, status: outcome.status,
                                                    code: outcome.code, httpStatus: report.httpStatus, latencyMs: Int64(report.issuerMs),
                                                    attempt: report.attempts, reason: AuditReason(outcome))],

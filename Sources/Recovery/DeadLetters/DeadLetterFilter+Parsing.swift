@@ -11,7 +11,8 @@ extension DeadLetterFilter {
 
     /// The filter named by `fields` (the CLI's options and the console's query use the same names:
     /// `code`, `program`, `wallet`, `since`, `until`, `request-id`, `limit`); empty values are absent.
-    /// Without `limit` the filter keeps the newest `defaultLimit` matches.
+    /// Without `limit` the filter keeps the newest `defaultLimit` matches; a limit above
+    /// `maximumLimit` is read as `maximumLimit`.
     public static func parse(_ fields: [String: String], nowMs: Int64) throws(ParseProblem) -> DeadLetterFilter {
         func value(_ name: String) -> String? { fields[name].flatMap { $0.isEmpty ? nil : $0 } }
         var filter = DeadLetterFilter()
@@ -28,10 +29,12 @@ extension DeadLetterFilter {
         filter.requestID = value("request-id")
         filter.limit = defaultLimit
         if let text = value("limit") {
-            guard let limit = Int(text), (1...maximumLimit).contains(limit) else {
-                throw ParseProblem(name: "limit", message: "--limit must be a whole number from 1 to \(maximumLimit), got '\(text)'")
+            guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  text.contains(where: { $0 != "0" })
+            else {
+                throw ParseProblem(name: "limit", message: "--limit must be a whole number from 1 (at most \(maximumLimit) are kept), got '\(text)'")
             }
-            filter.limit = limit
+            filter.limit = Int(text).map { min($0, maximumLimit) } ?? maximumLimit
         }
         return filter
     }

@@ -17,13 +17,14 @@ public struct DeadLetterFilter: Sendable {
     public var requestID: String?
     /// The entry id (`topic:partition:offset`) equals this.
     public var identifier: String?
-    /// Only the newest this many matching entries (listed oldest first); nil: every match.
+    /// Only the newest this many matching entries (listed oldest first); nil: every match, up to
+    /// `maximumLimit`.
     public var limit: Int?
 
     /// The limit `parse` gives when none is asked for (`dlq list`, `dlq replay`, the console).
     public static let defaultLimit = 100
-    /// The largest limit `parse` accepts.
-    public static let maximumLimit = 1_000_000
+    /// The most entries a read keeps, whatever limit is asked (`parse` reads a larger one as this).
+    public static let maximumLimit = 1_000
 
     /// Matches everything.
     public init() {}

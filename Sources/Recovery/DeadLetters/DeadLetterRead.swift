@@ -7,11 +7,14 @@ public struct DeadLetterRead: Sendable {
     public var scanned: Int
     /// The most entries held at any moment of the read (never more than the limit).
     public var peakRetained: Int
+    /// The most bytes those entries held at once (`DeadLetterEntry.retainedBytes`: summaries, not bodies).
+    public var peakRetainedBytes: Int
 
     /// Creates a read result.
-    public init(entries: [DeadLetterEntry], scanned: Int, peakRetained: Int) {
+    public init(entries: [DeadLetterEntry], scanned: Int, peakRetained: Int, peakRetainedBytes: Int = 0) {
         self.entries = entries
         self.scanned = scanned
         self.peakRetained = peakRetained
+        self.peakRetainedBytes = peakRetainedBytes
     }
 }

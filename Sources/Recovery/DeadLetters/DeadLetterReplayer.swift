@@ -60,7 +60,16 @@ public struct DeadLetterReplayer: Sendable {
             return "this tool has no replay key, so it cannot check dlq.mac: set the workers' replay key in the variable named by "
                 + "dlq.replay_signing_secret_env (--config) or give --sign-env VAR"
         }
-        if case .failure(let problem) = DeadLetterSeal(signer: signer).verify(entry) { return problem.reason }
+        if entry.isSummary {
+            // A summary's seal was checked on the whole record when it was read.
+            switch entry.seal {
+            case .verified: break
+            case .failed(let reason): return reason
+            case nil: return "dlq.mac was not checked when this entry was read: read it again with the replay key"
+            }
+        } else if case .failure(let problem) = DeadLetterSeal(signer: signer).verify(entry) {
+            return problem.reason
+        }
         let topic = target ?? provenance.originalTopic
         guard targetTopics.contains(topic) else {
             let allowed = targetTopics.sorted().joined(separator: ", ")
@@ -83,6 +92,10 @@ public struct DeadLetterReplayer: Sendable {
     /// Replays `entries` (oldest first) to `target` or each entry's original topic; with `dryRun`
     /// nothing is produced; `ratePerSecond` spaces the sends. Returns one outcome per entry;
     /// `progress`, when given, hears each one as it is decided (index into `entries`, outcome).
+    ///
+    /// Entries may be summaries (`DeadLetterStore` reads): the body of each one to be produced is
+    /// read again by its offset just before it is sent, checked again, and dropped after, so a
+    /// replay holds one body at a time.
     public func replay(_ entries: [DeadLetterEntry], to target: String?, ratePerSecond: Double?, dryRun: Bool,
                        nowMs: @Sendable () -> Int64,
                        progress: ((Int, Outcome) -> Void)? = nil) throws(KafkaError) -> [Outcome] {
@@ -93,7 +106,17 @@ public struct DeadLetterReplayer: Sendable {
         defer { producer?.close(timeoutMs: 10_000) }
         let spacingMs = ratePerSecond.map { Int(1000 / max($0, 0.001)) }
         var sent = 0
-        for entry in entries {
+        let store = DeadLetterStore(properties: properties)
+        for listed in entries {
+            var entry = listed
+            if entry.isSummary && entry.seal == nil && signer != nil {
+                // Read without the replay key: its seal is checked on the whole letter, read again.
+                guard let whole = try store.letter(ReplayReference(topic: entry.topic, partition: entry.partition, offset: entry.offset)) else {
+                    outcomes.append(.refused(reason: "the dead-letter topic no longer holds \(entry.identifier)"))
+                    continue
+                }
+                entry = whole
+            }
             if let refusal = refusal(entry, to: target) {
                 outcomes.append(.refused(reason: refusal))
                 continue
@@ -113,6 +136,18 @@ public struct DeadLetterReplayer: Sendable {
                 continue
             }
             if let spacingMs, sent > 0 { usleep(useconds_t(spacingMs * 1000)) }
+            if entry.isSummary {
+                let reference = ReplayReference(topic: entry.topic, partition: entry.partition, offset: entry.offset)
+                guard let whole = try store.letter(reference) else {
+                    outcomes.append(.refused(reason: "the dead-letter topic no longer holds \(entry.identifier)"))
+                    continue
+                }
+                entry = whole
+                if let refusal = refusal(entry, to: target) {
+                    outcomes.append(.refused(reason: refusal))
+                    continue
+                }
+            }
             // Trace context and reply routing go with the replay (the worker checks the route again).
             var headers = DeadLetterSeal.replayedHeaders(entry.headers)
             headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))

@@ -8,6 +8,9 @@ struct NewestEntries {
     private var heap: [(rank: Rank, entry: DeadLetterEntry)] = []
     /// The most entries held at once.
     private(set) var peak = 0
+    /// The most bytes (`DeadLetterEntry.retainedBytes`) held at once.
+    private(set) var peakBytes = 0
+    private var bytes = 0
 
     init(capacity: Int?) {
         self.capacity = capacity.map { max(0, $0) }
@@ -20,20 +23,25 @@ struct NewestEntries {
     /// Keeps `entry` if it is among the newest `capacity` so far (dropping the oldest kept one).
     mutating func insert(_ entry: DeadLetterEntry) {
         let rank = Self.rank(entry)
+        defer {
+            peak = max(peak, heap.count)
+            peakBytes = max(peakBytes, bytes)
+        }
         guard let capacity else {
             heap.append((rank, entry))
-            peak = heap.count
+            bytes += entry.retainedBytes
             return
         }
         guard capacity > 0 else { return }
         if heap.count < capacity {
             heap.append((rank, entry))
+            bytes += entry.retainedBytes
             siftUp(heap.count - 1)
         } else if heap[0].rank < rank {
+            bytes += entry.retainedBytes - heap[0].entry.retainedBytes
             heap[0] = (rank, entry)
             siftDown(0)
         }
-        peak = max(peak, heap.count)
     }
 
     /// The kept entries, oldest first.
