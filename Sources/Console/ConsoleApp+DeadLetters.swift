@@ -108,7 +108,7 @@ extension ConsoleApp {
 
     private func replayer(session: ConsoleSession) -> DeadLetterReplayer {
         let name = DeadLetterReplayer.operatorName(properties: context.kafka, label: session.name) ?? session.name
-        return DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: name, signer: context.signer,
+        return DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: name, replayKeys: context.replayKeys,
                                   targetTopics: replayTargets)
     }
 
@@ -123,7 +123,7 @@ extension ConsoleApp {
         let filter = try DeadLetterFilter.parse(fields, nowMs: Timestamps.nowMs())
         let chosen = try entries(parked: parked, filter: filter)
         let outcomes = try DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: "preview",
-                                              signer: context.signer, targetTopics: replayTargets)
+                                              replayKeys: context.replayKeys, targetTopics: replayTargets)
             .replay(chosen, to: nil, ratePerSecond: nil, dryRun: true, nowMs: { Timestamps.nowMs() })
         return (chosen, outcomes, parked)
     }

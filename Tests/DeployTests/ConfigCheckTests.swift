@@ -60,9 +60,10 @@ struct ConfigCheckTests {
     func refusesShortPseudonymKey(_ file: String) throws {
         let configuration = try WorkerConfigs.load(try Repository.text(file))
         let short = "short-audit-key-31-bytes-long!!"
-        let keyPath = "audit.pseudonym_key" + configuration.pseudonymKey.keySuffix
+        let pseudonymKey = try #require(configuration.pseudonymKey)
+        let keyPath = "audit.pseudonym_key" + pseudonymKey.keySuffix
         let secrets = WorkerConfigs.dummySecrets(for: configuration, overriding: [keyPath: short])
-        let source = configuration.pseudonymKey.variable.map { "environment variable \($0)" }
+        let source = pseudonymKey.variable.map { "environment variable \($0)" }
             ?? "file \(secrets[WorkerConfigs.overrideVariable(keyPath)] ?? "?")"
         let run = try CommandRun.provisioner(["config", "check", "--config", Repository.path(file)], environment: secrets)
         #expect(run.status == 1, "\(run)")
