@@ -90,7 +90,7 @@ extension WorkerConfiguration {
     /// `signing`: each `{id, secret_env | secret_file, not_after}` with an id
     /// `RequestSigningKey.isValidID` accepts (at most `maxIDBytes`), unique in the list, and
     /// `not_after` an RFC 3339 time.
-    static func signingKeys(_ signing: inout ConfigurationReader, _ name: String = "keys", maxIDBytes: Int = 64) -> [RequestSigningKey] {
+    static func signingKeys(_ signing: inout ConfigurationReader, _ name: String, maxIDBytes: Int = 64) -> [RequestSigningKey] {
         guard let value = signing.raw(name) else { return [] }
         let path = signing.keyPath(name)
         guard case .array(let items) = value, !items.isEmpty else {

@@ -294,7 +294,7 @@ extension WorkerConfiguration {
         program.worldpayMerchantEntity = reader.string("worldpay_merchant_entity", default: program.worldpayMerchantEntity)
         var signing = reader.object("request_signing")
         if !signing.members.isEmpty {
-            program.requestSigningKeys = signingKeys(&signing)
+            program.requestSigningKeys = signingKeys(&signing, "keys")
             if signing.members["secret_env"] != nil || signing.members["secret_file"] != nil || program.requestSigningKeys.isEmpty {
                 program.requestSigningSecret = secretSource(&signing, "secret", required: true)
             }
