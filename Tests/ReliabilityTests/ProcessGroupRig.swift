@@ -82,7 +82,8 @@ final class ProcessGroupRig: Sendable {
             }
         case .staging:
             let cluster = try StagingCluster.fromEnvironment()
-            let run = UniqueName.make(name)
+            // Topics made here get a random part; existing ones are named by the scenario alone.
+            let run = cluster.managesTopics ? UniqueName.make(name) : name
             let topics = cluster.topics(run: run)
             try cluster.create(topics, partitions: partitions)
             let simulator = try IssuerSimulator()
