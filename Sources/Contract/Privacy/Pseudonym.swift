@@ -56,7 +56,7 @@ public struct Pseudonym: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `id` may name a pseudonym key: 1-16 of `[A-Za-z0-9._-]`.
-    public static func isKeyID(_ id: String) -> Bool {
+    private static func isKeyID(_ id: String) -> Bool {
         (1...16).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }

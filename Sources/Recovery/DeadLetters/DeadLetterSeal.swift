@@ -30,12 +30,6 @@ public struct DeadLetterSeal: Sendable {
         self.keyID = keyID
     }
 
-    /// A seal under the signer's key and key id: the replay tool checks dead letters with the key
-    /// it signs replays with.
-    public init(signer: RequestSigner) {
-        self.init(key: signer.secret, keyID: signer.keyID)
-    }
-
     /// The headers of a dead letter that a replay sends again with it (trace context and Spring's
     /// reply routing), in stored order. Replay sends exactly these, and the MAC covers exactly these.
     public static func replayedHeaders(_ headers: [KafkaHeader]) -> [KafkaHeader] {
