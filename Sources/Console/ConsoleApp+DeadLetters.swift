@@ -12,7 +12,7 @@ extension ConsoleApp {
     /// each seal checked with the replay key while its body was at hand.
     private func entries(parked: Bool, filter: DeadLetterFilter) throws(KafkaError) -> [DeadLetterEntry] {
         try DeadLetterStore(properties: context.kafka).entries(topic: parked ? context.topics.parked : context.topics.deadLetters, filter: filter,
-                                                               seal: context.signer.map(DeadLetterSeal.init(signer:)))
+                                                               keys: context.replayKeys, nowMs: Timestamps.nowMs())
     }
 
     /// The parked entries the dead-letters page lists beside the dead letters.
@@ -117,7 +117,7 @@ extension ConsoleApp {
 
     private func replayer(session: ConsoleSession) -> DeadLetterReplayer {
         let name = DeadLetterReplayer.operatorName(properties: context.kafka, label: session.name) ?? session.name
-        return DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: name, signer: context.signer,
+        return DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: name, replayKeys: context.replayKeys,
                                   targetTopics: replayTargets)
     }
 
@@ -132,7 +132,7 @@ extension ConsoleApp {
         let filter = try DeadLetterFilter.parse(fields, nowMs: Timestamps.nowMs())
         let chosen = try entries(parked: parked, filter: filter)
         let outcomes = try DeadLetterReplayer(properties: context.kafka, auditTopic: context.topics.audit, operatorName: "preview",
-                                              signer: context.signer, targetTopics: replayTargets)
+                                              replayKeys: context.replayKeys, targetTopics: replayTargets)
             .replay(chosen, to: nil, ratePerSecond: nil, dryRun: true, nowMs: { Timestamps.nowMs() })
         return (chosen, outcomes, parked)
     }

@@ -15,14 +15,14 @@ extension ConsoleApp {
             return Self.document(title: "Request trace", body: html, session: session, current: "/trace")
         }
         guard AuditEvent.safeIdentifier(q) == q else {
-            return Self.problem("Request trace", "a request id is 1-64 of letters, digits and ._:@-; a card_ref is 32 lowercase hex digits",
+            return Self.problem("Request trace", "a request id is 1-64 of letters, digits and ._:@-; a card_ref is 32 lowercase hex digits, after a key id and ':' under a named pseudonym key",
                                 session: session, current: "/trace", status: 400)
         }
         let tracer = RequestTracer(reader: TopicReader(properties: context.kafka, perPartitionLimit: context.configuration.traceScanLimit),
                                    topics: context.topics)
         do {
             var ids = [q]
-            if Pseudonym(hex: q) != nil {
+            if Pseudonym.isValid(q) {
                 ids = try tracer.requestIDs(cardRef: q)
                 html += "<p id=\"card-requests\">card_ref \(HTML.escape(q)): \(ids.count) request(s)</p>"
             }

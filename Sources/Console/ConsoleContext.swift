@@ -3,7 +3,7 @@ import Pipeline
 import Recovery
 
 /// What the console's pages need: Kafka access, topic names, the worker group, the console's
-/// settings, the replay signer, the operator log and the metrics monitor.
+/// settings, the replay keys, the operator log and the metrics monitor.
 public struct ConsoleContext: Sendable {
     /// librdkafka properties (bootstrap servers, security) for the console's own clients.
     public var kafka: [String: String]
@@ -13,8 +13,9 @@ public struct ConsoleContext: Sendable {
     public var groupID: String
     /// The `console` section.
     public var configuration: ConsoleConfiguration
-    /// Signs replays with the replay key (`dlq.replay_signing_secret_env`), like `dlq replay`.
-    public var signer: RequestSigner?
+    /// The replay keys (`dlq.replay_signing_secret_env`, `dlq.replay_keys`): check dead letters'
+    /// `dlq.mac` and sign replays with the current key, like `dlq replay`.
+    public var replayKeys: ReplayKeyring?
     /// The console's own log: logins, refusals, who replayed what.
     public var logger: Logger
     /// The `/metrics` scraper.
@@ -22,12 +23,12 @@ public struct ConsoleContext: Sendable {
 
     /// Creates a context.
     public init(kafka: [String: String], topics: TopicNames, groupID: String, configuration: ConsoleConfiguration,
-                signer: RequestSigner?, logger: Logger, monitor: MetricsMonitor) {
+                replayKeys: ReplayKeyring?, logger: Logger, monitor: MetricsMonitor) {
         self.kafka = kafka
         self.topics = topics
         self.groupID = groupID
         self.configuration = configuration
-        self.signer = signer
+        self.replayKeys = replayKeys
         self.logger = logger
         self.monitor = monitor
     }

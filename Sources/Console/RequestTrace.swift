@@ -97,15 +97,33 @@ public struct RequestTracer: Sendable {
         self.topics = topics
     }
 
-    /// The request ids whose audit events carry `cardRef` (a `card_ref` pseudonym), newest last, at most 20.
+    /// The request ids whose audit events carry `cardRef` (a `card_ref` pseudonym), newest last, at
+    /// most 20: across pseudonym key rotations too, since an event written during one carries
+    /// the card's pseudonym under both keys (`card_ref`, `card_ref_previous`), which joins the
+    /// events under either key.
     public func requestIDs(cardRef: String) throws(KafkaError) -> [String] {
-        var ids: [String] = []
+        var events: [(id: String, refs: [String])] = []
         try reader.read(topics.audit) { message in
-            guard let event = try? AuditEvent.decode(message.value), event.cardRef?.hex == cardRef, let id = event.requestID,
-                  !ids.contains(id) else { return }
-            ids.append(id)
+            guard let event = try? AuditEvent.decode(message.value), let card = event.cardRef, let id = event.requestID else { return }
+            events.append((id, card.texts))
         }
-        return Array(ids.suffix(20))
+        return Array(Self.requestIDs(events, joining: cardRef).suffix(20))
+    }
+
+    /// The ids of `events` (in order, each once) whose pseudonyms join `cardRef`: carry it, or
+    /// carry one that an event carrying it also carries, and so on.
+    static func requestIDs(_ events: [(id: String, refs: [String])], joining cardRef: String) -> [String] {
+        var known: Set<String> = [cardRef]
+        var grew = true
+        while grew {
+            grew = false
+            for event in events where event.refs.count > 1 && event.refs.contains(where: known.contains) {
+                for ref in event.refs where known.insert(ref).inserted { grew = true }
+            }
+        }
+        var ids: [String] = []
+        for event in events where event.refs.contains(where: known.contains) && !ids.contains(event.id) { ids.append(event.id) }
+        return ids
     }
 
     /// The trace of `requestID`.

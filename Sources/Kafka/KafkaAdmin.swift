@@ -13,7 +13,7 @@ public final class KafkaAdmin: @unchecked Sendable {
     // it), each call uses its own result queue, and `gate` (a Mutex) keeps `close` from destroying
     // the handle under a running call.
 
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private let gate = KafkaClientGate()
 
     /// Creates an admin client from librdkafka properties (at least `bootstrap.servers`).
@@ -235,8 +235,8 @@ public final class KafkaAdmin: @unchecked Sendable {
 
     /// Starts an admin request with a private result queue and waits for its result event (the
     /// caller destroys it); throws the request-level error.
-    private func run(_ name: String, operation: rd_kafka_admin_op_t, timeoutMs: Int32,
-                     start: (OpaquePointer, OpaquePointer) -> Void) throws(KafkaError) -> OpaquePointer {
+    func run(_ name: String, operation: rd_kafka_admin_op_t, timeoutMs: Int32,
+             start: (OpaquePointer, OpaquePointer) -> Void) throws(KafkaError) -> OpaquePointer {
         guard let queue = rd_kafka_queue_new(handle), let options = rd_kafka_AdminOptions_new(handle, operation) else {
             throw KafkaError(code: .fail, message: "\(name): librdkafka could not allocate a request")
         }
@@ -248,7 +248,7 @@ public final class KafkaAdmin: @unchecked Sendable {
         }
         var errorText = [CChar](repeating: 0, count: 512)
         _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMs, &errorText, errorText.count)
-        if operation == RD_KAFKA_ADMIN_OP_CREATETOPICS {
+        if operation == RD_KAFKA_ADMIN_OP_CREATETOPICS || operation == RD_KAFKA_ADMIN_OP_DELETETOPICS {
             _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMs / 2, &errorText, errorText.count)
         }
         start(options, queue)
@@ -276,7 +276,7 @@ public final class KafkaAdmin: @unchecked Sendable {
             """)
     }
 
-    private func call<T>(_ body: () throws(KafkaError) -> T) throws(KafkaError) -> T {
+    func call<T>(_ body: () throws(KafkaError) -> T) throws(KafkaError) -> T {
         guard let result = try gate.withCall(.short, body) else { throw KafkaError.closed("admin client") }
         return result
     }

@@ -13,7 +13,8 @@ enum ConfigCommand: Command {
         and reports every problem with its key path: unknown keys, wrong types, out-of-range values,
         missing required keys, and secrets named by *_env keys but absent from the environment
         (reported by variable name, never by value). Exits 0 when the configuration is usable, 1 if not.
-        Warns about request-signing keys (request_signing.keys) retired or retiring within 7 days.
+        Warns about request-signing keys (request_signing.keys), replay keys (dlq.replay_keys) and
+        audit pseudonym keys (audit.pseudonym_keys) retired or retiring within 7 days.
         Also warns when the markers topic's retention in the topic layout (--topics, default the
         built-in production layout, equal to Config/topics.json) is shorter than
         duplicates.horizon_seconds.
@@ -34,7 +35,7 @@ enum ConfigCommand: Command {
                 json: String(decoding: data, as: UTF8.self), environment: ProcessInfo.processInfo.environment,
                 workerID: "config-check", strict: true)
             for issue in issues { printError("\(path): \(issue)") }
-            for issue in configuration.signingKeyRetirements(nowMs: Timestamps.nowMs()) { printError("\(path): \(issue)") }
+            for issue in configuration.keyRetirements(nowMs: Timestamps.nowMs()) { printError("\(path): \(issue)") }
             for issue in layout.horizonIssues(horizonMs: configuration.duplicateHorizonMs) {
                 printError("\(topicsPath ?? "built-in topic layout"): \(issue)")
             }

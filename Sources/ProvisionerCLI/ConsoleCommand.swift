@@ -57,12 +57,12 @@ enum ConsoleCommand: Command {
             guard let listen = HostPort(listenText) else { throw UsageError("--listen must be HOST:PORT, e.g. 127.0.0.1:8090") }
             configuration.listen = listen
         }
-        let signer = try ReplayKeySource.signer(worker.replaySigningSecret)
+        let replayKeys = try ReplayKeySource.keyring(worker.replayKeyList)
         let logger = Logger(label: "console", minimumLevel: worker.logLevel)
         let monitor = MetricsMonitor(endpoints: configuration.metricsEndpoints, intervalMs: configuration.scrapeIntervalMs)
         monitor.start()
         let context = ConsoleContext(kafka: worker.kafka, topics: worker.topics, groupID: worker.groupID, configuration: configuration,
-                                     signer: signer, logger: logger, monitor: monitor)
+                                     replayKeys: replayKeys, logger: logger, monitor: monitor)
         let server: ConsoleServer
         do {
             server = try ConsoleServer(host: configuration.listen.host, port: configuration.listen.port, context: context)

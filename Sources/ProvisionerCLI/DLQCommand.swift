@@ -41,11 +41,13 @@ enum DLQCommand: Command {
                             each entry's original topic
           --operator NAME   replay: the name written into audit events (default $USER); with SASL the
                             Kafka principal (sasl.username) is written, NAME beside it as a label
-          --sign-env VAR    replay: the replay key is in VAR; by default the key named by the
-                            configuration's dlq.replay_signing_secret_env. It checks each entry's
-                            dlq.mac (without it nothing is replayed) and signs each replay (v3,
-                            for the original partition, where it is written): workers accept
-                            replays of programs with request_signing only so signed
+          --sign-env VAR    replay: the replay key is in VAR; by default the keys named by the
+                            configuration's dlq.replay_signing_secret_env / _file and
+                            dlq.replay_keys. Each entry's dlq.mac is checked with the key its
+                            dlq.mac_key_id names, until that key's not_after (without a key that
+                            verifies it nothing is replayed), and each replay is signed with the
+                            current key (v3, for the original partition, where it is written):
+                            workers accept replays of programs with request_signing only so signed
           --json            machine-readable output
         """
     static let switchNames: Set<String> = ["json", "parked", "dry-run"]
@@ -54,7 +56,7 @@ enum DLQCommand: Command {
         guard let action = arguments.popPositional() else { throw UsageError("missing action: list, show or replay") }
         let json = arguments.flag("json")
         let parked = arguments.flag("parked")
-        let (properties, topics, replayKey) = try connection(&arguments)
+        let (properties, topics, replayKeys) = try connection(&arguments)
         let topic = parked ? topics.parked : topics.deadLetters
         let store = DeadLetterStore(properties: properties)
         switch action {
@@ -93,7 +95,7 @@ enum DLQCommand: Command {
             let rate = arguments.option("rate") == nil ? nil : try arguments.number("rate", default: 10, in: 0.01...100_000)
             let target = arguments.option("to")
             let label = arguments.option("operator") ?? ProcessInfo.processInfo.environment["USER"]
-            let signKey = arguments.option("sign-env").map(SecretSource.environment) ?? replayKey
+            let signKeys = arguments.option("sign-env").map { [RequestSigningKey(id: nil, secret: .environment($0), keyPath: "--sign-env")] } ?? replayKeys
             try arguments.rejectUnknown()
             let targets: Set<String> = [topics.requests, topics.reconcile]
             if let target, !targets.contains(target) {
@@ -103,10 +105,10 @@ enum DLQCommand: Command {
                 throw UsageError("--operator must be 1-64 of letters, digits and ._:@-")
             }
             let operatorName = DeadLetterReplayer.operatorName(properties: properties, label: label) ?? "unknown"
-            let signer = try ReplayKeySource.signer(signKey)
-            let entries = try read(store, topic: topic, filter: filter, seal: signer.map(DeadLetterSeal.init(signer:)))
+            let keyring = try ReplayKeySource.keyring(signKeys)
+            let entries = try read(store, topic: topic, filter: filter, keys: keyring)
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: operatorName,
-                                              signer: signer, targetTopics: targets)
+                                              replayKeys: keyring, targetTopics: targets)
             let outcomes: [DeadLetterReplayer.Outcome]
             do {
                 outcomes = try replayer.replay(entries, to: target, ratePerSecond: rate, dryRun: dryRun, nowMs: { Timestamps.nowMs() })
@@ -123,14 +125,14 @@ enum DLQCommand: Command {
 
     // MARK: - Arguments
 
-    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames, SecretSource?) {
+    private static func connection(_ arguments: inout CommandArguments) throws -> ([String: String], TopicNames, [RequestSigningKey]) {
         if let path = arguments.option("config") {
             let configuration = try ConfigurationFile.load(path: path, environment: ProcessInfo.processInfo.environment, strict: false,
                                                            requireSecrets: false)
-            return (configuration.kafka, configuration.topics, configuration.replaySigningSecret)
+            return (configuration.kafka, configuration.topics, configuration.replayKeyList)
         }
         guard let bootstrap = arguments.option("bootstrap") else { throw UsageError("--config FILE or --bootstrap B is required") }
-        return (["bootstrap.servers": bootstrap], TopicNames(), nil)
+        return (["bootstrap.servers": bootstrap], TopicNames(), [])
     }
 
     private static func filter(_ arguments: inout CommandArguments) throws -> DeadLetterFilter {
@@ -153,9 +155,9 @@ enum DLQCommand: Command {
     }
 
     private static func read(_ store: DeadLetterStore, topic: String, filter: DeadLetterFilter,
-                             seal: DeadLetterSeal? = nil) throws -> [DeadLetterEntry] {
+                             keys: ReplayKeyring? = nil) throws -> [DeadLetterEntry] {
         do {
-            return try store.entries(topic: topic, filter: filter, seal: seal)
+            return try store.entries(topic: topic, filter: filter, keys: keys, nowMs: Timestamps.nowMs())
         } catch {
             throw CommandFailure("could not read \(topic): \(error.message)")
         }

@@ -20,7 +20,7 @@ final class AppRig: Sendable {
             ConsoleToken(name: "victor", role: .viewer, hash: TokenHash(token: Self.viewerToken, iterations: TokenHash.minimumIterations)),
         ]
         context = ConsoleContext(kafka: ["bootstrap.servers": "127.0.0.1:1"], topics: TopicNames(), groupID: "g", configuration: configuration,
-                                 signer: nil, logger: Logger(label: "console", minimumLevel: .debug, handler: logs),
+                                 replayKeys: nil, logger: Logger(label: "console", minimumLevel: .debug, handler: logs),
                                  monitor: MetricsMonitor(endpoints: [], intervalMs: 1_000))
         app = ConsoleApp(context: context)
     }

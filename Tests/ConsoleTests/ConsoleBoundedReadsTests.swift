@@ -70,7 +70,7 @@ struct ConsoleBoundedReadsTests {
         let monitor = MetricsMonitor(endpoints: [], intervalMs: 1_000)
         let context = ConsoleContext(kafka: stack.consumerProperties, topics: stack.topics, groupID: UniqueName.make("console-bounded"),
                                      configuration: configuration,
-                                     signer: RequestSigner(secret: Sensitive("ReplayKey" + Crypto.hex(Crypto.randomBytes(16)))),
+                                     replayKeys: ReplayKeyring(signer: RequestSigner(secret: Sensitive("ReplayKey" + Crypto.hex(Crypto.randomBytes(16))))),
                                      logger: Logger(label: "console", minimumLevel: .info, handler: CapturingLogHandler()), monitor: monitor)
         let server = try ConsoleServer(host: "127.0.0.1", port: 0, context: context)
         defer {

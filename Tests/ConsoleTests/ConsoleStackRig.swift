@@ -66,7 +66,7 @@ final class ConsoleStackRig: @unchecked Sendable {
         let monitor = MetricsMonitor(endpoints: console.metricsEndpoints, intervalMs: console.scrapeIntervalMs)
         monitor.start()
         context = ConsoleContext(kafka: stack.consumerProperties, topics: stack.topics, groupID: group, configuration: console,
-                                 signer: RequestSigner(secret: Sensitive(replaySecret)),
+                                 replayKeys: ReplayKeyring(signer: RequestSigner(secret: Sensitive(replaySecret))),
                                  logger: Logger(label: "console", minimumLevel: .debug, handler: logs), monitor: monitor)
         server = try ConsoleServer(host: "127.0.0.1", port: 0, context: context)
 

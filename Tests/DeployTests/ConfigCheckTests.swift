@@ -60,9 +60,10 @@ struct ConfigCheckTests {
     func refusesShortPseudonymKey(_ file: String) throws {
         let configuration = try WorkerConfigs.load(try Repository.text(file))
         let short = "short-audit-key-31-bytes-long!!"
-        let keyPath = "audit.pseudonym_key" + configuration.pseudonymKey.keySuffix
+        let pseudonymKey = try #require(configuration.pseudonymKey)
+        let keyPath = "audit.pseudonym_key" + pseudonymKey.keySuffix
         let secrets = WorkerConfigs.dummySecrets(for: configuration, overriding: [keyPath: short])
-        let source = configuration.pseudonymKey.variable.map { "environment variable \($0)" }
+        let source = pseudonymKey.variable.map { "environment variable \($0)" }
             ?? "file \(secrets[WorkerConfigs.overrideVariable(keyPath)] ?? "?")"
         let run = try CommandRun.provisioner(["config", "check", "--config", Repository.path(file)], environment: secrets)
         #expect(run.status == 1, "\(run)")
@@ -92,9 +93,10 @@ struct ConfigCheckTests {
         #expect(run.standardError.contains("has 3 error(s)"), "\(run)")
     }
 
-    /// A key rotation in progress: `config check` passes and warns about the key retiring within
-    /// 7 days, by id and key path, never printing a secret.
-    @Test("config check reports a request-signing key about to retire")
+    /// Key rotations in progress (a request-signing key, a replay key, an audit pseudonym key):
+    /// `config check` passes and warns about each key retiring within 7 days, by id and key path,
+    /// never printing a secret.
+    @Test("config check reports request-signing, replay and pseudonym keys about to retire")
     func reportsKeysAboutToRetire() throws {
         let original = try Repository.json("Config/worker.json")
         let inTwoDays = RFC3339.format(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 2 * 86_400_000)
@@ -102,18 +104,35 @@ struct ConfigCheckTests {
             .object(["id": .string("2026-11"), "secret_env": .string("ACME_SIGNING_PREVIOUS"), "not_after": .string(inTwoDays)]),
             .object(["id": .string("2026-12"), "secret_env": .string("ACME_SIGNING_CURRENT")]),
         ])
+        let replayKeys = JSONValue.array([
+            .object(["id": .string("r-2026-11"), "secret_env": .string("REPLAY_PREVIOUS"), "not_after": .string(inTwoDays)]),
+            .object(["id": .string("r-2026-12"), "secret_env": .string("REPLAY_CURRENT")]),
+        ])
+        let pseudonymKeys = JSONValue.array([
+            .object(["id": .string("a1"), "secret_env": .string("AUDIT_PREVIOUS"), "not_after": .string(inTwoDays)]),
+            .object(["id": .string("a2"), "secret_env": .string("AUDIT_CURRENT")]),
+        ])
         let rotating = original.setting("programs.acme-imprint.request_signing", .object(["keys": keys]))
+            .setting("dlq", .object(["replay_keys": replayKeys]))
+            .setting("audit", .object(["pseudonym_keys": pseudonymKeys]))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rotating-\(UUID().uuidString).json").path
         try Data(JSONWriter.encode(rotating)).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         var secrets = WorkerConfigs.dummySecrets(for: try WorkerConfigs.load(try Repository.text("Config/worker.json")))
         secrets["ACME_SIGNING_PREVIOUS"] = "previous-signing-key-" + String(repeating: "p", count: 24)
         secrets["ACME_SIGNING_CURRENT"] = "current-signing-key-" + String(repeating: "c", count: 24)
+        secrets["REPLAY_PREVIOUS"] = "previous-replay-key-" + String(repeating: "r", count: 24)
+        secrets["REPLAY_CURRENT"] = "current-replay-key-" + String(repeating: "s", count: 24)
+        secrets["AUDIT_PREVIOUS"] = "previous-audit-key-" + String(repeating: "a", count: 24)
+        secrets["AUDIT_CURRENT"] = "current-audit-key-" + String(repeating: "b", count: 24)
         let run = try CommandRun.provisioner(["config", "check", "--config", path], environment: secrets)
         #expect(run.status == 0, "\(run)")
         #expect(run.standardError.contains("programs.acme-imprint.request_signing.keys[0].secret_env: key '2026-11' retires at \(inTwoDays.prefix(16))"),
                 "\(run)")
         #expect(!run.standardError.contains("key '2026-12'"), "the current key has no not_after: \(run)")
+        #expect(run.standardError.contains("dlq.replay_keys[0].secret_env: key 'r-2026-11' retires at \(inTwoDays.prefix(16))"), "\(run)")
+        #expect(run.standardError.contains("audit.pseudonym_keys[0].secret_env: key 'a1' retires at \(inTwoDays.prefix(16))"), "\(run)")
+        #expect(!run.standardError.contains("key 'r-2026-12'") && !run.standardError.contains("key 'a2'"), "\(run)")
         for value in secrets.values { #expect(!run.standardOutput.contains(value) && !run.standardError.contains(value)) }
     }
 

@@ -7,8 +7,8 @@ import Testing
 struct DocumentationTests {
     /// Key names the loader reads: the quoted first argument of every reader call in
     /// WorkerConfiguration+Loading.swift and RequestSigningKey.swift (`string("group_id", …)`,
-    /// `object("topics")`, …), and the
-    /// breaker keys it reads in a loop.
+    /// `object("topics")`, …), the secrets and key lists it reads by name, and the breaker keys it
+    /// reads in a loop.
     private static func loaderKeys() throws -> Set<String> {
         let source = try ["WorkerConfiguration+Loading.swift", "RequestSigningKey.swift"]
             .map { try Repository.text("Sources/Pipeline/Configuration/" + $0) }.joined(separator: "\n")
@@ -20,6 +20,11 @@ struct DocumentationTests {
         let secrets = try NSRegularExpression(pattern: #"secretSource\(&[a-z]+, "([a-z_]+)""#)
         for match in secrets.matches(in: source, range: NSRange(source.startIndex..., in: source)) {
             if let range = Range(match.range(at: 1), in: source) { keys.formUnion([source[range] + "_env", source[range] + "_file"]) }
+        }
+        // A list of rotating keys is read by name (`signingKeys(&dlq, "replay_keys")`).
+        let keyLists = try NSRegularExpression(pattern: #"signingKeys\(&[a-z]+, "([a-z_]+)""#)
+        for match in keyLists.matches(in: source, range: NSRange(source.startIndex..., in: source)) {
+            if let range = Range(match.range(at: 1), in: source) { keys.insert(String(source[range])) }
         }
         let properties = try NSRegularExpression(pattern: #"properties\(&root, "([a-z_]+)""#)
         for match in properties.matches(in: source, range: NSRange(source.startIndex..., in: source)) {

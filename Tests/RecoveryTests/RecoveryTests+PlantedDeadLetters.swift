@@ -51,8 +51,8 @@ extension RecoveryTests {
         let otherProvenance = provenance(topic: topics.requests, offset: 8)
         let otherSeal = DeadLetterSeal(key: Sensitive("not-the-replay-key-" + Crypto.hex(Crypto.randomBytes(8))))
         try await rig.send(otherKey.value, key: otherKey.key,
-                           headers: otherProvenance.headers + [otherSeal.header(key: otherKey.key, value: otherKey.value, headers: [],
-                                                                                 provenance: otherProvenance)],
+                           headers: otherProvenance.headers + otherSeal.headers(key: otherKey.key, value: otherKey.value, headers: [],
+                                                                                 provenance: otherProvenance),
                            topic: topics.deadLetters)
         // 3. A worker's dead letter that was not replayable (unauthenticated), its verdict flipped.
         let flipped = try request()

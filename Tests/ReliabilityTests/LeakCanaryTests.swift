@@ -31,6 +31,10 @@ extension ReliabilityTests {
         let auditKey = book.mint("AuditKey", label: "env PROVISIONER_AUDIT_KEY", hexLength: 40)  // 52 bytes: keys under 32 are refused
         let signingSecret = book.mint("Signing", label: "env RELIABILITY_SIGNING_SECRET", hexLength: 40)  // signing keys under 32 bytes are refused
         let replaySigningSecret = book.mint("ReplaySigning", label: "env RELIABILITY_REPLAY_SIGNING_SECRET", hexLength: 40)
+        // Named keys beside the unnamed ones: the current replay key (replays are signed with it, dead
+        // letters sealed and named by it) and the current pseudonym key (events carry both pseudonyms).
+        let replayKey2 = book.mint("ReplayKeyTwo", label: "env RELIABILITY_REPLAY_KEY_2", hexLength: 40)
+        let auditKey2 = book.mint("AuditKeyTwo", label: "env RELIABILITY_AUDIT_KEY_2", hexLength: 40)
         let profile = SimulatorProfile(programs: [
             SimulatorProgram(name: "demo-imprint", issuer: .imprint, apiKey: Sensitive(imprintKey)),
             SimulatorProgram(name: "demo-dcs", issuer: .dcs, apiKey: Sensitive(dcsKey), apiSecret: Sensitive(dcsSecret)),
@@ -49,6 +53,8 @@ extension ReliabilityTests {
         environment["PROVISIONER_AUDIT_KEY"] = auditKey
         environment["RELIABILITY_SIGNING_SECRET"] = signingSecret
         environment["RELIABILITY_REPLAY_SIGNING_SECRET"] = replaySigningSecret
+        environment["RELIABILITY_REPLAY_KEY_2"] = replayKey2
+        environment["RELIABILITY_AUDIT_KEY_2"] = auditKey2
         let group = UniqueName.make("reliability-leaks")
 
         // Both workers export their spans to a real OTLP receiver: the exported bytes are scanned too.
@@ -61,6 +67,8 @@ extension ReliabilityTests {
             $0.programs["demo-gnosis"]?.requestSigningSecret = .environment("RELIABILITY_SIGNING_SECRET")
             $0.replaySigningSecret = .environment("RELIABILITY_REPLAY_SIGNING_SECRET")
             $0.tracing = WorkerConfiguration.TracingSettings(endpoint: receiver.endpoint)
+            $0.replayKeys = [RequestSigningKey(id: "r2", secret: .environment("RELIABILITY_REPLAY_KEY_2"), keyPath: "dlq.replay_keys[0].secret_env")]
+            $0.pseudonymKeys = [RequestSigningKey(id: "a2", secret: .environment("RELIABILITY_AUDIT_KEY_2"), keyPath: "audit.pseudonym_keys[0].secret_env")]
         }
         let local = try Worker(configuration: configuration, environment: environment,
                                logger: Logger(label: "worker", minimumLevel: .debug, handler: logs), metrics: registry)
@@ -76,7 +84,10 @@ extension ReliabilityTests {
         let childPort = try #require(FreePort.pick())
         let configText = JSONValue.parsed(Array(stack.configurationFileText(groupID: group).utf8))
             .setting("programs.demo-gnosis.request_signing", .object(["secret_env": .string("RELIABILITY_SIGNING_SECRET")]))
-            .setting("dlq", .object(["replay_signing_secret_env": .string("RELIABILITY_REPLAY_SIGNING_SECRET")]))
+            .setting("dlq", .object(["replay_signing_secret_env": .string("RELIABILITY_REPLAY_SIGNING_SECRET"),
+                                     "replay_keys": .array([.object(["id": .string("r2"), "secret_env": .string("RELIABILITY_REPLAY_KEY_2")])])]))
+            .setting("audit", .object(["pseudonym_key_env": .string("PROVISIONER_AUDIT_KEY"),
+                                       "pseudonym_keys": .array([.object(["id": .string("a2"), "secret_env": .string("RELIABILITY_AUDIT_KEY_2")])])]))
             .setting("tracing", .object(["otlp_endpoint": .string(receiver.endpoint)]))
         let configPath = directory.appendingPathComponent("leaks-w2.json").path
         try Data(configText.bytes).write(to: URL(fileURLWithPath: configPath))
@@ -160,7 +171,7 @@ extension ReliabilityTests {
                 let isReplay = headers.contains { $0.key == "x-replay-of" }
                 let chosen = partition ?? RequestPartitioner.partition(key: request.key, count: partitions)
                 partition = chosen
-                headers = RequestSigner(secret: Sensitive(isReplay ? replaySigningSecret : signingSecret))
+                headers = RequestSigner(secret: Sensitive(isReplay ? replayKey2 : signingSecret), keyID: isReplay ? "r2" : nil)
                     .signed(key: request.key, value: request.value, headers: headers, partition: chosen, nowMs: Timestamps.nowMs())
             }
             caseNumber += 1
@@ -418,6 +429,11 @@ extension ReliabilityTests {
             let messages = try await reader.readExisting(topic: topic)
             records += messages.count
             sources.append((topic, blob(messages.flatMap { [$0.value, $0.key ?? []] + headerBytes($0) })))
+            if topic == topics.audit {
+                // The named pseudonym key made the pseudonyms, the unnamed one their twins: both were scanned.
+                let cards = messages.compactMap { try? AuditEvent.decode($0.value) }.compactMap(\.cardRef)
+                #expect(!cards.isEmpty && cards.allSatisfy { $0.keyID == "a2" && $0.previous != nil }, "pseudonyms not under both keys")
+            }
         }
         var strippingProblems: [String] = []
         var strippedChecked = 0
@@ -429,6 +445,8 @@ extension ReliabilityTests {
             deadLetterRecords += messages.count
             // Headers are ours: nothing of any request may be in them.
             sources.append(("\(topic) headers", blob(messages.flatMap(headerBytes))))
+            #expect(messages.allSatisfy { $0.headers.last { $0.key == DeadLetterHeader.macKeyID }?.stringValue == "r2" },
+                    "a dead letter in \(topic) is not sealed with the named replay key")
             for message in messages {
                 // Matched by key: a dead letter keeps the original key (each case has its own card id).
                 guard let item = cases.first(where: { $0.request.key == message.key }) else {

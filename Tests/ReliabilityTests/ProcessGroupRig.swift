@@ -12,6 +12,18 @@ enum RigBroker: String, Sendable {
     /// noida-db as a separate process, one node (`NoidaBroker`); the workers' `session.timeout.ms`
     /// is raised to its minimum, 6,000.
     case noida
+    /// The operator's own cluster (`StagingCluster`, `scripts/staging-check`): prefixed topics and
+    /// groups, its security settings, created and deleted by the rig.
+    case staging
+
+    /// Whether the broker hands a killed member's partitions to the others (noida-db never does).
+    var reassignsKilledMembers: Bool {
+        switch self {
+        case .mockCluster: true
+        case .noida: false
+        case .staging: (try? StagingCluster.fromEnvironment())?.reassignsKilledMembers ?? true
+        }
+    }
 }
 
 /// What the multi-process scenarios (kill -9, scale while calling) stand on: a Kafka cluster with
@@ -32,10 +44,12 @@ final class ProcessGroupRig: Sendable {
     let factory: RequestFactory
     private let stack: EmbeddedStack?
     private let brokerProcess: NoidaBroker?
+    private let staging: StagingCluster?
 
     /// A rig named `name` (the group and the folder are made unique from it) on `broker` (the
-    /// mock cluster with `brokers` brokers, or a noida-db process). `noidaConsumerOverrides` are
-    /// more librdkafka properties for the workers' consumers on noida-db.
+    /// mock cluster with `brokers` brokers, a noida-db process, or the staging cluster).
+    /// `noidaConsumerOverrides` are more librdkafka properties for the workers' consumers on noida-db
+    /// and the staging cluster.
     init(name: String, partitions: Int, brokers: Int = 3, broker: RigBroker = .mockCluster,
          noidaConsumerOverrides: [String: String] = [:]) async throws {
         self.partitions = partitions
@@ -48,6 +62,7 @@ final class ProcessGroupRig: Sendable {
             mockCluster = stack.cluster
             simulator = stack.simulator
             endpoints = stack.endpoints
+            staging = nil
         case .noida:
             let process = try await NoidaBroker.start()
             do {
@@ -55,6 +70,7 @@ final class ProcessGroupRig: Sendable {
                 let simulator = try IssuerSimulator()
                 stack = nil
                 brokerProcess = process
+                staging = nil
                 mockCluster = nil
                 self.simulator = simulator
                 endpoints = StackEndpoints(bootstrapServers: process.bootstrapServers, simulatorURL: "http://127.0.0.1:\(simulator.port)",
@@ -64,8 +80,26 @@ final class ProcessGroupRig: Sendable {
                 process.kill()
                 throw error
             }
+        case .staging:
+            let cluster = try StagingCluster.fromEnvironment()
+            // Topics made here get a random part; existing ones are named by the scenario alone.
+            let run = cluster.managesTopics ? UniqueName.make(name) : name
+            let topics = cluster.topics(run: run)
+            try cluster.create(topics, partitions: partitions)
+            let simulator = try IssuerSimulator()
+            stack = nil
+            brokerProcess = nil
+            staging = cluster
+            mockCluster = nil
+            self.simulator = simulator
+            // A real cluster refuses a session timeout below group.min.session.timeout.ms (6,000 by default).
+            var endpoints = StackEndpoints(bootstrapServers: cluster.bootstrapServers, simulatorURL: "http://127.0.0.1:\(simulator.port)",
+                                           workerConsumerOverrides: ["session.timeout.ms": "10000"].merging(noidaConsumerOverrides) { _, new in new })
+            endpoints.topics = topics
+            endpoints.clientProperties = cluster.properties
+            self.endpoints = endpoints
         }
-        group = UniqueName.make(name)
+        group = (staging?.prefix ?? "") + UniqueName.make(name)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         collector = try ResultCollector(properties: endpoints.consumerProperties, topics: endpoints.topics, partitions: partitions)
@@ -102,6 +136,7 @@ final class ProcessGroupRig: Sendable {
             simulator.stop()
         }
         brokerProcess?.kill()
+        staging?.delete(topics)
         try? FileManager.default.removeItem(at: directory)
     }
 }

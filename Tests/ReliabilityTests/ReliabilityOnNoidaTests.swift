@@ -18,7 +18,12 @@ struct ReliabilityOnNoidaTests {
     /// one worker process on noida-db, and lost answers (504, timeout after sending) are reconciled.
     @Test("acceptance smoke: the demo's mix through a worker process on noida-db, reconciliation included")
     func demoMix() async throws {
-        let rig = try await ProcessGroupRig(name: "noida-smoke", partitions: 6, broker: .noida)
+        try await Self.demoMix(on: .noida)
+    }
+
+    /// The demo's mix through one worker process on `broker`, every expectation met, lost answers reconciled.
+    static func demoMix(on broker: RigBroker) async throws {
+        let rig = try await ProcessGroupRig(name: "noida-smoke", partitions: 6, broker: broker)
         defer { rig.stop() }
         let worker = try rig.worker("noida-smoke-w1")
         defer { worker.process.kill() }
@@ -35,8 +40,8 @@ struct ReliabilityOnNoidaTests {
         let reconciled = cases.filter { (snapshot.final($0.request.requestID)?.attempt ?? 0) > 1 }.count
         #expect(reconciled > 0, "no lost answer was reconciled (the plan has 504-after-applying and timeout cards)")
         #expect(worker.isRunning, "the worker stopped")
-        ReliabilityReport.emit("demo_mix_noida", [
-            "broker": .string(RigBroker.noida.rawValue), "cases": ReliabilityReport.int(cases.count),
+        ReliabilityReport.emit("demo_mix_\(broker.rawValue)", [
+            "broker": .string(broker.rawValue), "cases": ReliabilityReport.int(cases.count),
             "expectations_met": ReliabilityReport.int(cases.count - unmet.count), "reconciled": ReliabilityReport.int(reconciled),
             "dead_letters": ReliabilityReport.int(snapshot.deadLetters.count),
         ])

@@ -338,7 +338,7 @@ extension ReliabilityTests {
         let targets: Set<String> = [topics.requests, topics.reconcile]
         func replay(_ request: GeneratedRequest, offset: Int64, key: String?) throws -> [DeadLetterReplayer.Outcome] {
             let replayer = DeadLetterReplayer(properties: properties, auditTopic: topics.audit, operatorName: "alice",
-                                              signer: key.map { RequestSigner(secret: Sensitive($0)) }, targetTopics: targets)
+                                              replayKeys: key.map { ReplayKeyring(signer: RequestSigner(secret: Sensitive($0))) }, targetTopics: targets)
             return try replayer.replay([deadLetter(request, offset: offset)], to: nil, ratePerSecond: nil, dryRun: false,
                                        nowMs: { Timestamps.nowMs() })
         }
@@ -384,7 +384,7 @@ extension ReliabilityTests {
         rig.stack.cluster.setTopicError(deniedAudit, error: .topicAuthorizationFailed)
         let brokenAudit = DeadLetterReplayer(properties: properties.merging(["message.timeout.ms": "3000"]) { $1 }, auditTopic: deniedAudit,
                                              operatorName: "alice",
-                                             signer: RequestSigner(secret: Sensitive(rig.replaySecret)), targetTopics: targets)
+                                             replayKeys: ReplayKeyring(signer: RequestSigner(secret: Sensitive(rig.replaySecret))), targetTopics: targets)
         let outcomes = try brokenAudit.replay([deadLetter(unaudited, offset: 13)], to: nil, ratePerSecond: nil, dryRun: false,
                                               nowMs: { Timestamps.nowMs() })
         guard case .replayedNotAudited(let topic, _)? = outcomes.first, outcomes.count == 1 else {

@@ -87,7 +87,8 @@ public struct AuditEvent: Sendable, Hashable {
         return ok ? text : invalidIdentifier
     }
 
-    /// The event as JSON bytes; every key is written, `null` where absent.
+    /// The event as JSON bytes; every key is written, `null` where absent, except `card_ref_previous`
+    /// and `device_ref_previous`, written only during a pseudonym key rotation.
     public func encodedJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512)
         w.beginObject()
@@ -106,11 +107,14 @@ public struct AuditEvent: Sendable, Hashable {
         w.key("partition"); w.integer(orNull: partition.map(Int64.init))
         w.key("offset"); w.integer(orNull: offset)
         w.key("worker"); w.string(orNull: worker)
-        w.key("card_ref"); w.string(orNull: cardRef?.hex)
-        w.key("device_ref"); w.string(orNull: deviceRef?.hex)
+        w.key("card_ref"); w.string(orNull: cardRef?.text)
+        w.key("device_ref"); w.string(orNull: deviceRef?.text)
         w.key("last4"); w.string(orNull: last4?.digits)
         w.key("operator"); w.string(orNull: `operator`)
         w.key("reason"); w.string(orNull: reason?.text)
+        // Written only during a pseudonym key rotation, so events from before it keep their shape.
+        if let previous = cardRef?.previous { w.key("card_ref_previous"); w.string(previous) }
+        if let previous = deviceRef?.previous { w.key("device_ref_previous"); w.string(previous) }
         w.endObject()
         return w.bytes
     }
@@ -131,6 +135,12 @@ public struct AuditEvent: Sendable, Hashable {
             guard let value = make(text) else { throw .invalid(key, "is malformed") }
             return value
         }
+        func pseudonym(_ key: String) throws(FieldError) -> Pseudonym? {
+            guard let text = try r.string(key) else { return nil }
+            let previous = try r.string(key + "_previous")
+            guard let value = Pseudonym(text: text, previous: previous) else { throw .invalid(key, "is malformed") }
+            return value
+        }
         guard let eventID = try checked("event_id", AuditEventID.init(hex:)) else { throw .missing("event_id", "string") }
         guard let stage = try known("stage", as: AuditStage.self) else { throw .missing("stage", "string") }
         guard let atMs = try r.timestamp("at") else { throw .missing("at", "string") }
@@ -141,8 +151,8 @@ public struct AuditEvent: Sendable, Hashable {
             code: try known("code", as: ErrorCode.self), httpStatus: try r.integer("http_status").map { Int($0) },
             latencyMs: try r.integer("latency_ms"), attempt: try r.integer("attempt").map { Int($0) },
             partition: try r.integer("partition").map { Int32(truncatingIfNeeded: $0) }, offset: try r.integer("offset"),
-            worker: try r.string("worker"), cardRef: try checked("card_ref", Pseudonym.init(hex:)),
-            deviceRef: try checked("device_ref", Pseudonym.init(hex:)), last4: try checked("last4", CardLast4.init),
+            worker: try r.string("worker"), cardRef: try pseudonym("card_ref"),
+            deviceRef: try pseudonym("device_ref"), last4: try checked("last4", CardLast4.init),
             operator: try r.string("operator"), reason: try r.string("reason").map(AuditReason.init(decoded:)))
     }
 }

@@ -16,6 +16,9 @@ public struct StackEndpoints: Sendable {
     /// Consumer properties a worker's configuration adds (`PROVISIONER_KAFKA_CONSUMER__...` overrides,
     /// e.g. a session timeout a broker requires); empty for the mock cluster.
     public var workerConsumerOverrides: [String: String] = [:]
+    /// librdkafka properties every client adds (security settings of a cluster that needs them:
+    /// `security.protocol`, `sasl.*`, `ssl.*`); empty for the mock cluster and noida-db.
+    public var clientProperties: [String: String] = [:]
 
     /// Endpoints of a cluster at `bootstrapServers` and a simulator at `simulatorURL`, with a fresh audit key.
     public init(bootstrapServers: String, simulatorURL: String, workerConsumerOverrides: [String: String] = [:]) {
@@ -28,12 +31,12 @@ public struct StackEndpoints: Sendable {
     /// librdkafka properties for test and demo consumers: a low fetch wait (the mock answers a
     /// fetch only after `fetch.wait.max.ms`).
     public var consumerProperties: [String: String] {
-        ["bootstrap.servers": bootstrapServers, "fetch.wait.max.ms": "10"]
+        clientProperties.merging(["bootstrap.servers": bootstrapServers, "fetch.wait.max.ms": "10"]) { _, own in own }
     }
 
     /// librdkafka properties for test and demo producers: no linger.
     public var producerProperties: [String: String] {
-        ["bootstrap.servers": bootstrapServers, "linger.ms": "0"]
+        clientProperties.merging(["bootstrap.servers": bootstrapServers, "linger.ms": "0"]) { _, own in own }
     }
 
     /// The environment a worker of this stack sees: the demo credentials, the audit key and the
@@ -52,10 +55,19 @@ public struct StackEndpoints: Sendable {
         return environment
     }
 
-    /// The demo configuration as a file-ready JSON document with these addresses (for workers
-    /// started as separate processes), plus the environment they need.
+    /// The demo configuration as a file-ready JSON document with these addresses, client
+    /// properties and topic names (for workers started as separate processes), plus the
+    /// environment they need.
     public func configurationFileText(groupID: String) -> String {
-        var text = DemoConfiguration.json.replacingOccurrences(of: "127.0.0.1:9092", with: bootstrapServers)
+        let kafka = clientProperties.merging(["bootstrap.servers": bootstrapServers]) { _, own in own }.mapValues(JSONValue.string)
+        var text = DemoConfiguration.json.replacingOccurrences(of: #""kafka": { "bootstrap.servers": "127.0.0.1:9092" }"#,
+                                                               with: #""kafka": "# + String(decoding: JSONWriter.encode(.object(kafka)), as: UTF8.self))
+        for (name, role) in [(topics.requests, "requests"), (topics.results, "results"), (topics.audit, "audit"), (topics.reconcile, "reconcile"),
+                             (topics.deadLetters, "dlq"), (topics.parked, "dlq_parked"), (topics.markers, "markers")] {
+            let line = #""\#(role)": "#
+            guard let start = text.range(of: line), let end = text[start.upperBound...].firstIndex(where: { $0 == "," || $0 == "\n" }) else { continue }
+            text.replaceSubrange(start.upperBound..<end, with: String(decoding: JSONWriter.encode(.string(name)), as: UTF8.self))
+        }
         text = text.replacingOccurrences(of: "http://127.0.0.1:8081", with: simulatorURL)
         text = text.replacingOccurrences(of: "\"provisioner-demo\"", with: "\"\(groupID)\"")
         return text.replacingOccurrences(of: "127.0.0.1:9464", with: "127.0.0.1:0")

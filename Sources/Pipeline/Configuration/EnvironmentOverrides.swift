@@ -43,8 +43,9 @@ public enum EnvironmentOverrides {
 
     private static let propertyMaps: Set<String> = ["kafka", "kafka_consumer", "kafka_producer"]
     private static let knownTopLevelKeys: Set<String> = [
-        "group_id", "worker_id", "kafka", "kafka_secret_env", "kafka_consumer", "kafka_producer", "topics", "programs", "results", "audit", "http", "deadlines",
-        "scheduler", "breaker", "reconcile", "nonce_guard", "duplicates", "shutdown", "rebalance", "publish", "log", "dlq", "secrets", "tracing",
+        "group_id", "worker_id", "kafka", "kafka_secret_env", "kafka_secret_file", "kafka_consumer", "kafka_producer", "topics", "programs", "results",
+        "audit", "http", "deadlines", "scheduler", "breaker", "reconcile", "nonce_guard", "duplicates", "shutdown", "rebalance", "publish", "log",
+        "dlq", "secrets", "tracing",
     ]
 
     /// Top-level keys whose values are always text, whatever the override looks like.

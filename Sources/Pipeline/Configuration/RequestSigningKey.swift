@@ -1,6 +1,7 @@
 import Contract
 
-/// One of a program's request-signing keys, named by where its secret comes from:
+/// One of a program's request-signing keys (or of the replay keys, `dlq.replay_keys`, or the audit
+/// pseudonym keys, `audit.pseudonym_keys`: the same shape), named by where its secret comes from:
 /// `request_signing.secret_env` / `secret_file` (the unnamed key: messages carry no
 /// `x-request-key-id`) or an entry of `request_signing.keys` (`id`, `secret_env` or `secret_file`,
 /// `not_after`). A program accepts every key it
@@ -58,31 +59,40 @@ extension WorkerConfiguration {
     public func signingKeyRetirements(nowMs: Int64, noticeMs: Int64 = keyRetirementNoticeMs) -> [ConfigurationIssue] {
         var issues: [ConfigurationIssue] = []
         for (name, program) in programs.sorted(by: { $0.key < $1.key }) where program.signsRequests {
-            for key in program.signingKeys {
-                guard let notAfter = key.notAfterMs else { continue }
-                let at = RFC3339.format(milliseconds: notAfter)
-                if notAfter <= nowMs {
-                    issues.append(.init(.warning, key.keyPath, "key \(key.label) retired at \(at): messages it signs are refused; remove it"))
-                } else if notAfter - nowMs <= noticeMs {
-                    let hours = (notAfter - nowMs + 3_599_999) / 3_600_000
-                    issues.append(.init(.warning, key.keyPath, "key \(key.label) retires at \(at) (in \(hours) h): "
-                                            + "every producer must sign with another key of program \(name) by then"))
-                }
-            }
+            issues += Self.retirements(program.signingKeys, nowMs: nowMs, noticeMs: noticeMs,
+                                       retired: "messages it signs are refused",
+                                       retiring: "every producer must sign with another key of program \(name) by then")
             if program.signingKeys.allSatisfy({ ($0.notAfterMs ?? .max) <= nowMs }) {
                 issues.append(.init(.warning, "programs.\(name).request_signing", "every key has retired: every request of program \(name) is refused"))
             }
         }
         return issues
     }
+
+    /// A warning for each of `keys` retired at `nowMs` (`retired` says what that means) or retiring
+    /// within `noticeMs` (`retiring` says what must happen first).
+    static func retirements(_ keys: [RequestSigningKey], nowMs: Int64, noticeMs: Int64, retired: String, retiring: String) -> [ConfigurationIssue] {
+        keys.compactMap { key in
+            guard let notAfter = key.notAfterMs else { return nil }
+            let at = RFC3339.format(milliseconds: notAfter)
+            if notAfter <= nowMs {
+                return .init(.warning, key.keyPath, "key \(key.label) retired at \(at): \(retired); remove it")
+            }
+            guard notAfter - nowMs <= noticeMs else { return nil }
+            let hours = (notAfter - nowMs + 3_599_999) / 3_600_000
+            return .init(.warning, key.keyPath, "key \(key.label) retires at \(at) (in \(hours) h): \(retiring)")
+        }
+    }
 }
 
 extension WorkerConfiguration {
-    /// `request_signing.keys` read from `signing`: each `{id, secret_env | secret_file, not_after}` with an id
-    /// `RequestSigningKey.isValidID` accepts, unique in the program, and `not_after` an RFC 3339 time.
-    static func signingKeys(_ signing: inout ConfigurationReader) -> [RequestSigningKey] {
-        guard let value = signing.raw("keys") else { return [] }
-        let path = signing.keyPath("keys")
+    /// `request_signing.keys` (or `dlq.replay_keys`, `audit.pseudonym_keys`: `name`) read from
+    /// `signing`: each `{id, secret_env | secret_file, not_after}` with an id
+    /// `RequestSigningKey.isValidID` accepts (at most `maxIDBytes`), unique in the list, and
+    /// `not_after` an RFC 3339 time.
+    static func signingKeys(_ signing: inout ConfigurationReader, _ name: String, maxIDBytes: Int = 64) -> [RequestSigningKey] {
+        guard let value = signing.raw(name) else { return [] }
+        let path = signing.keyPath(name)
         guard case .array(let items) = value, !items.isEmpty else {
             signing.issues.append(.init(.error, path, "must be a non-empty array of {\"id\", \"secret_env\" or \"secret_file\", \"not_after\"}"))
             return []
@@ -100,11 +110,11 @@ extension WorkerConfiguration {
                 }
             }
             var usable = secret != nil
-            if let id, !RequestSigningKey.isValidID(id) {
-                entry.issues.append(.init(.error, entry.keyPath("id"), "must be 1 to 64 of A-Z, a-z, 0-9, '.', '_' and '-'"))
+            if let id, !RequestSigningKey.isValidID(id) || id.utf8.count > maxIDBytes {
+                entry.issues.append(.init(.error, entry.keyPath("id"), "must be 1 to \(maxIDBytes) of A-Z, a-z, 0-9, '.', '_' and '-'"))
                 usable = false
             } else if let id, keys.contains(where: { $0.id == id }) {
-                entry.issues.append(.init(.error, entry.keyPath("id"), "repeats key id '\(id)' (each key of a program needs its own)"))
+                entry.issues.append(.init(.error, entry.keyPath("id"), "repeats key id '\(id)' (each key of a list needs its own)"))
                 usable = false
             }
             let keyPath = entry.keyPath("secret" + (secret?.keySuffix ?? "_env"))

@@ -21,6 +21,10 @@ extension WorkerConfiguration {
         for (property, variable) in configuration.kafkaSecretVariables {
             if let value = environment[variable], !value.isEmpty { configuration.kafka[property] = value }
         }
+        // Kafka clients take their credentials when they are made: a file is read here, at start.
+        for (property, path) in configuration.kafkaSecretFiles {
+            if case .success(let value) = SecretReader(environment: environment).read(.file(path)) { configuration.kafka[property] = value.revealed }
+        }
         issues = issues.map { issue in
             var issue = issue
             if issue.isUnknownKey && !strict { issue.severity = .warning }
@@ -47,6 +51,17 @@ extension WorkerConfiguration {
             }
         }
         root.absorb(kafkaSecrets)
+        var kafkaSecretFiles = root.object("kafka_secret_file")
+        for property in kafkaSecretFiles.keys {
+            if let path = kafkaSecretFiles.string(property) {
+                if !path.hasPrefix("/") { kafkaSecretFiles.issues.append(.init(.error, kafkaSecretFiles.keyPath(property), "must be an absolute path")) }
+                if configuration.kafkaSecretVariables[property] != nil {
+                    kafkaSecretFiles.issues.append(.init(.error, kafkaSecretFiles.keyPath(property), "is also named in kafka_secret_env; name the secret once"))
+                }
+                configuration.kafkaSecretFiles[property] = path
+            }
+        }
+        root.absorb(kafkaSecretFiles)
         configuration.kafkaProducer = properties(&root, "kafka_producer", defaults: [:])
         if configuration.kafka["bootstrap.servers", default: ""].isEmpty {
             root.issues.append(.init(.error, "kafka.bootstrap.servers", "is required (comma-separated host:port list)"))
@@ -85,8 +100,9 @@ extension WorkerConfiguration {
 
         var dlq = root.object("dlq")
         configuration.replaySigningSecret = secretSource(&dlq, "replay_signing_secret", required: false)
+        configuration.replayKeys = signingKeys(&dlq, "replay_keys")
         root.absorb(dlq)
-        if configuration.replaySigningSecret == nil,
+        if configuration.replayKeyList.isEmpty,
            let signed = configuration.programs.values.map(\.name).sorted().first(where: { configuration.programs[$0]?.signsRequests == true }) {
             root.issues.append(.init(.warning, "dlq.replay_signing_secret_env",
                                      "is not set: operator replays of dead letters of signed programs (\(signed), ...) will be refused unauthenticated"))
@@ -96,7 +112,10 @@ extension WorkerConfiguration {
         _ = root.raw("console")
 
         var audit = root.object("audit")
-        configuration.pseudonymKey = secretSource(&audit, "pseudonym_key", required: false) ?? configuration.pseudonymKey
+        configuration.pseudonymKeys = signingKeys(&audit, "pseudonym_keys", maxIDBytes: maximumPseudonymKeyIDBytes)
+        let unnamedPseudonymKey = secretSource(&audit, "pseudonym_key", required: false)
+        // Without either, the unnamed key is named by PROVISIONER_AUDIT_KEY.
+        configuration.pseudonymKey = unnamedPseudonymKey ?? (configuration.pseudonymKeys.isEmpty ? configuration.pseudonymKey : nil)
         root.absorb(audit)
 
         var secrets = root.object("secrets")
@@ -289,7 +308,7 @@ extension WorkerConfiguration {
         program.worldpayMerchantEntity = reader.string("worldpay_merchant_entity", default: program.worldpayMerchantEntity)
         var signing = reader.object("request_signing")
         if !signing.members.isEmpty {
-            program.requestSigningKeys = signingKeys(&signing)
+            program.requestSigningKeys = signingKeys(&signing, "keys")
             if signing.members["secret_env"] != nil || signing.members["secret_file"] != nil || program.requestSigningKeys.isEmpty {
                 program.requestSigningSecret = secretSource(&signing, "secret", required: true)
             }

@@ -32,18 +32,18 @@ extension WorkerConfiguration {
     /// and what `signingKeyIssues` refuses. Names keys and sources, never values.
     static func secretValueIssues(_ configuration: WorkerConfiguration, values: [SecretSource: Sensitive]) -> [ConfigurationIssue] {
         var issues: [ConfigurationIssue] = []
-        let pseudonymKeyPath = "audit.pseudonym_key" + configuration.pseudonymKey.keySuffix
-        if let value = values[configuration.pseudonymKey], value.revealed.utf8.count < Pseudonymizer.minimumKeyBytes {
-            issues.append(.init(.error, pseudonymKeyPath,
-                                "names \(configuration.pseudonymKey), whose value is shorter than \(Pseudonymizer.minimumKeyBytes) bytes; "
+        for key in configuration.pseudonymKeyList {
+            guard let value = values[key.secret], value.revealed.utf8.count < Pseudonymizer.minimumKeyBytes else { continue }
+            issues.append(.init(.error, key.keyPath,
+                                "names \(key.secret), whose value is shorter than \(Pseudonymizer.minimumKeyBytes) bytes; "
                                     + "the pseudonym key must be at least \(Pseudonymizer.minimumKeyBytes) random bytes (e.g. 'openssl rand -hex 32')"))
         }
         return issues + signingKeyIssues(configuration, values: values)
     }
 
     /// Problems with the keys that decide who may be answered (`values` by source): any of a
-    /// program's request signing keys (the unnamed one and every named one) or the replay key
-    /// shorter than `minimumSigningKeyBytes`, or the replay key equal to a program's signing key
+    /// program's request signing keys (the unnamed one and every named one) or a replay key
+    /// shorter than `minimumSigningKeyBytes`, or a replay key equal to a program's signing key
     /// (that program's producers could then sign replays, which the worker lets past the duplicate
     /// horizon, and forge `dlq.mac`). Names keys and sources, never values; keys without a value
     /// are left to the check for missing secrets.
@@ -52,14 +52,15 @@ extension WorkerConfiguration {
         var keys: [SecretReference] = configuration.programs.sorted { $0.key < $1.key }.flatMap { _, program in
             program.signingKeys.map { SecretReference(keyPath: $0.keyPath, source: $0.secret) }
         }
-        let replay = configuration.replaySigningSecret.map { SecretReference(keyPath: "dlq.replay_signing_secret" + $0.keySuffix, source: $0) }
-        if let replay { keys.append(replay) }
+        let replayKeys = configuration.replayKeyList.map { SecretReference(keyPath: $0.keyPath, source: $0.secret) }
+        keys += replayKeys
         for key in keys {
             guard let value = values[key.source], value.revealed.utf8.count < minimumSigningKeyBytes else { continue }
             issues.append(.init(.error, key.keyPath, "names \(key.source), whose value is shorter than \(minimumSigningKeyBytes) bytes; "
                                     + "use at least \(minimumSigningKeyBytes) random bytes (e.g. 'openssl rand -hex 32')"))
         }
-        if let replay, let replayValue = values[replay.source] {
+        for replay in replayKeys {
+            guard let replayValue = values[replay.source] else { continue }
             for key in keys where key.keyPath.hasPrefix("programs.") && values[key.source]?.revealed == replayValue.revealed {
                 issues.append(.init(.error, replay.keyPath,
                                     "names \(replay.source), whose value is also \(key.keyPath) (\(key.source)); the replay key "

@@ -9,6 +9,9 @@ public struct WorkerConfiguration: Sendable {
     /// librdkafka properties whose values are secrets, by environment variable name
     /// (`kafka_secret_env`: `{"sasl.password": "KAFKA_SASL_PASSWORD"}`); resolved into `kafka` at load.
     public var kafkaSecretVariables: [String: String] = [:]
+    /// librdkafka properties whose values are secrets, by file path (`kafka_secret_file`:
+    /// `{"sasl.password": "/run/secrets/kafka/password"}`); read into `kafka` at load.
+    public var kafkaSecretFiles: [String: String] = [:]
     /// Extra librdkafka properties for the consumers only.
     public var kafkaConsumer: [String: String] = [:]
     /// Extra librdkafka properties for the producer only.
@@ -28,8 +31,12 @@ public struct WorkerConfiguration: Sendable {
     public var replyTopics: [String] = []
     /// `results.mirror_replies`: also publish a copy of every routed result to the default results topic.
     public var mirrorReplies = false
-    /// `audit.pseudonym_key_env` / `pseudonym_key_file`: the HMAC key for `card_ref` / `device_ref` pseudonyms.
-    public var pseudonymKey = SecretSource.environment("PROVISIONER_AUDIT_KEY")
+    /// `audit.pseudonym_key_env` / `pseudonym_key_file`: the HMAC key for `card_ref` / `device_ref`
+    /// pseudonyms (the unnamed key; nil when only `audit.pseudonym_keys` are configured).
+    public var pseudonymKey: SecretSource? = SecretSource.environment("PROVISIONER_AUDIT_KEY")
+    /// `audit.pseudonym_keys`: named pseudonym keys, oldest first; the newest not retired makes
+    /// pseudonyms (`<id>:<hex>`), the one before it their `…_previous` twins (`PseudonymKeys`).
+    public var pseudonymKeys: [RequestSigningKey] = []
     /// `host:port` of `/healthz`, `/readyz` and `/metrics`; nil disables the endpoint.
     public var httpListen: String? = "127.0.0.1:9464"
     /// CA bundle for issuer TLS (nil: the system bundle).
@@ -75,8 +82,11 @@ public struct WorkerConfiguration: Sendable {
     public var publishAttempts = 5
     /// `dlq.replay_signing_secret_env` / `replay_signing_secret_file`: the key `dlq replay` signs
     /// replays with, and workers accept replays of signed programs by (nil: such replays are
-    /// refused `unauthenticated`).
+    /// refused `unauthenticated`, unless `replayKeys` names keys). The unnamed replay key.
     public var replaySigningSecret: SecretSource?
+    /// `dlq.replay_keys`: named replay keys, oldest first, each accepted until its `not_after`;
+    /// the newest not retired seals dead letters and signs replays.
+    public var replayKeys: [RequestSigningKey] = []
     /// `secrets.reload_interval_ms`: how often file secrets are checked for a change.
     public var secretReloadIntervalMs: Int64 = 2_000
     /// Minimum log level.
@@ -120,14 +130,15 @@ public struct WorkerConfiguration: Sendable {
     }
 
     /// Every secret the configuration names, with the key that names it (secrets are only ever
-    /// named, never stored): the audit key, the replay key, Kafka's, then each program's.
+    /// named, never stored): the audit keys, the replay keys, Kafka's, then each program's.
     public var secrets: [SecretReference] {
-        var references = [SecretReference(keyPath: "audit.pseudonym_key" + pseudonymKey.keySuffix, source: pseudonymKey)]
-        if let replay = replaySigningSecret {
-            references.append(SecretReference(keyPath: "dlq.replay_signing_secret" + replay.keySuffix, source: replay))
-        }
+        var references = pseudonymKeyList.map { SecretReference(keyPath: $0.keyPath, source: $0.secret) }
+        references += replayKeyList.map { SecretReference(keyPath: $0.keyPath, source: $0.secret) }
         for (property, variable) in kafkaSecretVariables.sorted(by: { $0.key < $1.key }) {
             references.append(SecretReference(keyPath: "kafka_secret_env.\(property)", source: .environment(variable)))
+        }
+        for (property, path) in kafkaSecretFiles.sorted(by: { $0.key < $1.key }) {
+            references.append(SecretReference(keyPath: "kafka_secret_file.\(property)", source: .file(path)))
         }
         for (name, program) in programs.sorted(by: { $0.key < $1.key }) {
             references.append(SecretReference(keyPath: "programs.\(name).api_key" + program.apiKey.keySuffix, source: program.apiKey))

@@ -38,7 +38,7 @@ final class RequestFlow: Sendable {
     /// Dead letters sealed with the replay key in use now.
     var deadLetters: DeadLetterBuilder {
         DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
-                          worker: context.configuration.workerID, group: context.configuration.groupID, seal: context.secrets.current.deadLetterSeal)
+                          worker: context.configuration.workerID, group: context.configuration.groupID, seal: context.secrets.current.deadLetterSeal(nowMs: context.clock()))
     }
 
     /// Breaks the reference cycle between the flow and its scheduler's callbacks (weakly).

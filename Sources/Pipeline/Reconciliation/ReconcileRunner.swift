@@ -52,7 +52,7 @@ final class ReconcileRunner: Sendable {
     var deadLetters: DeadLetterBuilder {
         DeadLetterBuilder(deadLetterTopic: context.configuration.topics.deadLetters, parkedTopic: context.configuration.topics.parked,
                           worker: context.configuration.workerID, group: context.configuration.groupID + ".reconcile",
-                          seal: context.secrets.current.deadLetterSeal)
+                          seal: context.secrets.current.deadLetterSeal(nowMs: context.clock()))
     }
 
     struct Held: Sendable {

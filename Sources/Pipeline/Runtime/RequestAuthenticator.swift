@@ -5,7 +5,8 @@ import Recovery
 /// Decides whether a message may be answered at all (CONTRACT section 11). Programs configured
 /// with `request_signing` accept only messages signed with their secret (v3, read from the
 /// partition it names; v2 or v1 where `accept_v2` / `accept_v1` say so); an operator's replay
-/// (`x-replay-of`) of such a program must be signed with the replay key instead. A message that names no configured program is attributable only when
+/// (`x-replay-of`) of such a program must be signed with a replay key instead (the one its
+/// `x-request-key-id` names, not retired). A message that names no configured program is attributable only when
 /// no program signs, or when one program's secret (or the replay key) verifies it: otherwise anyone
 /// could publish an answer for a request id they do not own. A replay of an unsigned program is
 /// `authentic` (an authorised replay, naming its operator) only when the replay key verifies it.
@@ -78,15 +79,27 @@ struct RequestAuthenticator: Sendable {
     }
 
     let programs: [String: Signing]
-    /// Key that `dlq replay` signs replays with (`dlq.replay_signing_secret_env`).
-    let replaySecret: Sensitive?
-    /// Freshness window for replay signatures.
-    let replayPolicy: RequestSignature.Policy
+    /// The keys `dlq replay` signs replays with (`dlq.replay_signing_secret_env` / `_file`, the
+    /// unnamed one, and `dlq.replay_keys`), each accepted until its `not_after`, with the freshness
+    /// window for replay signatures; nil when the worker has none.
+    let replay: Signing?
 
+    /// An authenticator for `programs` and one unnamed replay key.
     init(programs: [String: Signing], replaySecret: Sensitive? = nil, replayPolicy: RequestSignature.Policy = .init()) {
+        self.init(programs: programs, replayKeys: replaySecret.map { [Signing.Key(id: nil, secret: $0)] } ?? [], replayPolicy: replayPolicy)
+    }
+
+    /// An authenticator for `programs` and `replayKeys`, oldest first (none: replays of signed
+    /// programs are refused).
+    init(programs: [String: Signing], replayKeys: [Signing.Key], replayPolicy: RequestSignature.Policy = .init()) {
         self.programs = programs
-        self.replaySecret = replaySecret
-        self.replayPolicy = replayPolicy
+        replay = replayKeys.isEmpty ? nil : Signing(keys: replayKeys, policy: replayPolicy)
+    }
+
+    /// The seal for dead letters written at `nowMs`: a MAC with the newest replay key not retired
+    /// (nil when there is none).
+    func deadLetterSeal(nowMs: Int64) -> DeadLetterSeal? {
+        replay?.keys.last { ($0.notAfterMs ?? .max) > nowMs }.map { DeadLetterSeal(key: $0.secret, keyID: $0.id) }
     }
 
     /// Whether any program requires signed requests.
@@ -115,7 +128,7 @@ struct RequestAuthenticator: Sendable {
         // operator named) only when the replay key verifies it; otherwise it gets no replay's
         // privileges (`Intake`: the duplicate horizon still applies).
         if (program != nil && isConfigured) || !isEnforcing {
-            guard isReplay, replaySecret != nil,
+            guard isReplay, replay != nil,
                   case .authentic(let replayBy) = replayVerdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header)
             else { return .notRequired }
             return .authentic(replayBy: replayBy)
@@ -132,11 +145,10 @@ struct RequestAuthenticator: Sendable {
 
     private func replayVerdict(key: [UInt8]?, value: [UInt8], partition: Int32, nowMs: Int64,
                                header: (String) -> RequestSignature.Header) -> Verdict {
-        guard let replaySecret else {
-            return .unauthentic("a replay of a signed program must be signed with the replay key, and this worker has none (dlq.replay_signing_secret_env)")
+        guard let replay else {
+            return .unauthentic("a replay of a signed program must be signed with the replay key, and this worker has none (dlq.replay_signing_secret_env or dlq.replay_keys)")
         }
-        switch RequestSignature.verdict(secret: replaySecret, policy: replayPolicy, key: key, value: value, partition: partition,
-                                        nowMs: nowMs, header: header) {
+        switch replay.verdict(key: key, value: value, partition: partition, nowMs: nowMs, header: header) {
         case .valid:
             let name = header(DeadLetterHeader.replayOperator).value.map { String(decoding: $0, as: UTF8.self) }
             return .authentic(replayBy: name.map(AuditEvent.safeIdentifier) ?? "unknown")

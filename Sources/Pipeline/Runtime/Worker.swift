@@ -52,7 +52,8 @@ public final class Worker: Sendable {
         self.metrics = metrics
         self.runtime = runtime
         let clock = runtime.clock
-        let secrets = try SecretResolver(configuration: configuration, environment: environment, logger: logger.child("secrets"), metrics: metrics)
+        let secrets = try SecretResolver(configuration: configuration, environment: environment, logger: logger.child("secrets"), metrics: metrics,
+                                         clock: clock)
         var producerProperties = KafkaStatisticsMetrics.withInterval(configuration.producerProperties)
         producerProperties["client.id"] = producerProperties["client.id"] ?? "provisioner-\(configuration.workerID)"
         let fault = self.fault

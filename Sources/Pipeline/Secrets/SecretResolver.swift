@@ -21,6 +21,8 @@ final class SecretResolver: Sendable {
     private let watch = Mutex<(any WorkTimer)?>(nil)
     /// One refresh at a time (the timer's, or a test's), so each change is logged once.
     private let refreshing = Mutex(())
+    /// Wall-clock milliseconds: which keys are current.
+    private let clock: @Sendable () -> Int64
 
     private struct State: Sendable {
         var values: [SecretSource: Sensitive]
@@ -33,8 +35,10 @@ final class SecretResolver: Sendable {
 
     /// Reads and checks every secret; throws a `ConfigurationError` naming each one that cannot be
     /// read or is refused (by key and source, never a value).
-    init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger, metrics: MetricsRegistry) throws(ConfigurationError) {
+    init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger, metrics: MetricsRegistry,
+         clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws(ConfigurationError) {
         self.configuration = configuration
+        self.clock = clock
         reader = SecretReader(environment: environment)
         self.logger = logger
         var identities: [String: FileIdentity] = [:]
@@ -42,7 +46,7 @@ final class SecretResolver: Sendable {
         let (values, readIssues) = WorkerConfiguration.readSecrets(configuration, reader: reader)
         let issues = readIssues + WorkerConfiguration.secretValueIssues(configuration, values: values)
         if !issues.isEmpty { throw ConfigurationError(issues) }
-        state = Mutex(State(values: values, identities: identities, current: WorkerSecrets(configuration: configuration, values: values)))
+        state = Mutex(State(values: values, identities: identities, current: WorkerSecrets(configuration: configuration, values: values, nowMs: clock())))
         reloads = metrics.counter("provisioner_secret_reloads_total", help: "Secret files read again after a change and put in use.")
         for (keyPath, path) in configuration.secretFiles {
             metrics.computedGauge("provisioner_secret_unreadable",
@@ -53,8 +57,17 @@ final class SecretResolver: Sendable {
         }
     }
 
-    /// What new requests are served with.
-    var current: WorkerSecrets { state.withLock { $0.current } }
+    /// What new requests are served with (made again with the same values when a pseudonym key
+    /// has retired since).
+    var current: WorkerSecrets {
+        state.withLock { state in
+            if let expiry = state.current.pseudonymizerExpiresAtMs {
+                let nowMs = clock()
+                if nowMs >= expiry { state.current = WorkerSecrets(configuration: configuration, values: state.values, nowMs: nowMs) }
+            }
+            return state.current
+        }
+    }
 
     /// Why the worker is not ready on account of its secrets (the first file that cannot be read
     /// or is refused, by key and path), or nil.
@@ -106,7 +119,7 @@ final class SecretResolver: Sendable {
                 changed.append(path)
             }
         }
-        let secrets = changed.isEmpty ? nil : WorkerSecrets(configuration: configuration, values: candidates)
+        let secrets = changed.isEmpty ? nil : WorkerSecrets(configuration: configuration, values: candidates, nowMs: clock())
         state.withLock { state in
             state.values = candidates
             state.identities = identities
@@ -115,7 +128,11 @@ final class SecretResolver: Sendable {
         }
         for path in changed {
             reloads.increment()
-            logger.notice("secret file changed: new requests use the new value", [("secret", .string(files[path] ?? path)), ("path", .string(path))])
+            // Kafka clients take their credentials when they are made: only a restart uses a new one.
+            let message = (files[path] ?? "").hasPrefix("kafka_secret_file.")
+                ? "secret file changed: the Kafka clients keep the value they started with until the worker restarts"
+                : "secret file changed: new requests use the new value"
+            logger.notice(message, [("secret", .string(files[path] ?? path)), ("path", .string(path))])
         }
         for (path, problem) in problems.sorted(by: { $0.key < $1.key }) where known.problems[path] != problem {
             logger.error("secret file unusable: the last good value stays in use and /readyz fails until it is fixed",

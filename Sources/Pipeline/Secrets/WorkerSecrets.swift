@@ -12,11 +12,17 @@ struct WorkerSecrets: Sendable {
     let endpoints: [String: IssuerEndpoint]
     /// Who may be answered.
     let authenticator: RequestAuthenticator
-    /// `card_ref` / `device_ref` pseudonyms.
+    /// The audit pseudonym keys.
+    let pseudonymKeys: PseudonymKeys
+    /// `card_ref` / `device_ref` pseudonyms, with the keys current when these secrets were put
+    /// in use (`SecretResolver` builds new ones when a pseudonym key retires).
     let pseudonymizer: Pseudonymizer
+    /// When a pseudonym key retires and `pseudonymizer` must be made again (nil: never).
+    let pseudonymizerExpiresAtMs: Int64?
 
-    /// Builds the parts from `values`, which holds every source `configuration.secrets` names.
-    init(configuration: WorkerConfiguration, values: [SecretSource: Sensitive]) {
+    /// Builds the parts from `values`, which holds every source `configuration.secrets` names,
+    /// with the keys current at `nowMs`.
+    init(configuration: WorkerConfiguration, values: [SecretSource: Sensitive], nowMs: Int64) {
         let value: (SecretSource) -> Sensitive = { values[$0] ?? Sensitive("") }
         var endpoints: [String: IssuerEndpoint] = [:]
         var signing: [String: RequestAuthenticator.Signing] = [:]
@@ -36,10 +42,17 @@ struct WorkerSecrets: Sendable {
             }
         }
         self.endpoints = endpoints
-        authenticator = RequestAuthenticator(programs: signing, replaySecret: configuration.replaySigningSecret.map(value))
-        pseudonymizer = Pseudonymizer(key: value(configuration.pseudonymKey))
+        authenticator = RequestAuthenticator(programs: signing, replayKeys: configuration.replayKeyList.map {
+            .init(id: $0.id, secret: value($0.secret), notAfterMs: $0.notAfterMs)
+        })
+        pseudonymKeys = PseudonymKeys(keys: configuration.pseudonymKeyList.map {
+            .init(id: $0.id, secret: value($0.secret), notAfterMs: $0.notAfterMs)
+        })
+        pseudonymizer = pseudonymKeys.pseudonymizer(nowMs: nowMs)
+        pseudonymizerExpiresAtMs = pseudonymKeys.keys.compactMap(\.notAfterMs).filter { $0 > nowMs }.min()
     }
 
-    /// The seal on dead letters: a MAC with the replay key, when the worker has one.
-    var deadLetterSeal: DeadLetterSeal? { authenticator.replaySecret.map(DeadLetterSeal.init(key:)) }
+    /// The seal on dead letters written at `nowMs`: a MAC with the current replay key, when the
+    /// worker has one.
+    func deadLetterSeal(nowMs: Int64) -> DeadLetterSeal? { authenticator.deadLetterSeal(nowMs: nowMs) }
 }

@@ -65,7 +65,7 @@ public struct DeadLetterBuilder: Sendable {
             replayableReason: parked ? parkedReason : replay.reason)
         var all = headers + provenance.headers
         if let replayOf { all.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: replayOf)) }
-        if let seal { all.append(seal.header(key: key, value: value, headers: all, provenance: provenance)) }
+        if let seal { all += seal.headers(key: key, value: value, headers: all, provenance: provenance) }
         let message = KafkaOutgoingMessage(topic: parked ? parkedTopic : deadLetterTopic, key: key, value: value, headers: all)
         return Letter(message: message, provenance: provenance, isParked: parked)
     }

@@ -77,10 +77,10 @@ public struct DeadLetterEntry: Sendable {
 
     /// This entry without its body: no key or value, only the provenance headers, `x-replay-of`
     /// and `traceparent` (bounded); the seal checked first with `seal` when given.
-    public func summarized(checking seal: DeadLetterSeal? = nil) -> DeadLetterEntry {
+    public func summarized(checking keys: ReplayKeyring? = nil, nowMs: Int64 = 0) -> DeadLetterEntry {
         var copy = self
-        if let seal {
-            switch seal.verify(self) {
+        if let keys {
+            switch keys.verify(self, nowMs: nowMs) {
             case .success: copy.seal = .verified
             case .failure(let problem): copy.seal = .failed(problem.reason)
             }

@@ -30,6 +30,9 @@ public enum DeadLetterHeader {
     /// lowercase hex digits. Written by workers that have a replay key; replay refuses a dead
     /// letter without one that verifies.
     public static let mac = "dlq.mac"
+    /// The id of the replay key `dlq.mac` was made with (one of `dlq.replay_keys`), covered by
+    /// the MAC; absent under the unnamed key (`dlq.replay_signing_secret_env` / `_file`).
+    public static let macKeyID = "dlq.mac_key_id"
     /// Set by `dlq replay` on the re-produced message: `<dlq topic>:<partition>:<offset>`.
     public static let replayOf = "x-replay-of"
     /// Set by `dlq replay` beside `x-replay-of`: the operator who replayed it (covered by the

@@ -32,42 +32,44 @@ public struct DeadLetterReplayer: Sendable {
     public var auditTopic: String
     /// Who asked (written into each audit event and the `x-replay-operator` header).
     public var operatorName: String
-    /// Signs each replay with the replay key (`dlq.replay_signing_secret_env`), so workers accept
-    /// replays of programs that require signed requests; its key also checks each dead letter's
-    /// `dlq.mac`. Nil: every entry is refused (nothing can be checked).
-    public var signer: RequestSigner?
+    /// The replay keys (`dlq.replay_signing_secret_env` / `_file`, `dlq.replay_keys`): each dead
+    /// letter's `dlq.mac` is checked with the key it names, and each replay is signed with the
+    /// current key, so workers accept replays of programs that require signed requests. Nil: every
+    /// entry is refused (nothing can be checked).
+    public var replayKeys: ReplayKeyring?
     /// The only topics a replay may be produced to: the configured request and reconcile topics
     /// (empty: every entry is refused).
     public var targetTopics: Set<String>
 
     /// Creates a replayer. `targetTopics` should be the workers' request and reconcile topics.
-    public init(properties: [String: String], auditTopic: String, operatorName: String, signer: RequestSigner? = nil,
+    public init(properties: [String: String], auditTopic: String, operatorName: String, replayKeys: ReplayKeyring? = nil,
                 targetTopics: Set<String> = []) {
         self.properties = properties
         self.auditTopic = auditTopic
         self.operatorName = operatorName
-        self.signer = signer
+        self.replayKeys = replayKeys
         self.targetTopics = targetTopics
     }
 
-    /// Why `entry` may not be replayed to `target` (nil: it may, as far as its authenticity and
-    /// target go; the replay policy is asked next).
-    public func refusal(_ entry: DeadLetterEntry, to target: String?) -> String? {
+    /// Why `entry` may not be replayed to `target` at `nowMs` (nil: it may, as far as its
+    /// authenticity and target go; the replay policy is asked next).
+    public func refusal(_ entry: DeadLetterEntry, to target: String?, nowMs: Int64) -> String? {
         guard let provenance = entry.provenance else {
             return entry.provenanceProblem?.reason ?? "no dlq.* provenance headers: not a dead letter this tool wrote"
         }
-        guard let signer else {
-            return "this tool has no replay key, so it cannot check dlq.mac: set the workers' replay key in the variable named by "
-                + "dlq.replay_signing_secret_env (--config) or give --sign-env VAR"
+        guard let replayKeys, replayKeys.current(nowMs: nowMs) != nil else {
+            return "this tool has no replay key in use, so it cannot check dlq.mac: give it the workers' replay keys "
+                + "(dlq.replay_signing_secret_env or dlq.replay_keys in --config, not all retired) or --sign-env VAR"
         }
         if entry.isSummary {
-            // A summary's seal was checked on the whole record when it was read.
+            // A summary's seal was checked on the whole record when it was read (and is checked
+            // again on the whole record read just before it is sent).
             switch entry.seal {
             case .verified: break
             case .failed(let reason): return reason
             case nil: return "dlq.mac was not checked when this entry was read: read it again with the replay key"
             }
-        } else if case .failure(let problem) = DeadLetterSeal(signer: signer).verify(entry) {
+        } else if case .failure(let problem) = replayKeys.verify(entry, nowMs: nowMs) {
             return problem.reason
         }
         let topic = target ?? provenance.originalTopic
@@ -109,7 +111,7 @@ public struct DeadLetterReplayer: Sendable {
         let store = DeadLetterStore(properties: properties)
         for listed in entries {
             var entry = listed
-            if entry.isSummary && entry.seal == nil && signer != nil {
+            if entry.isSummary && entry.seal == nil && replayKeys != nil {
                 // Read without the replay key: its seal is checked on the whole letter, read again.
                 guard let whole = try store.letter(ReplayReference(topic: entry.topic, partition: entry.partition, offset: entry.offset)) else {
                     outcomes.append(.refused(reason: "the dead-letter topic no longer holds \(entry.identifier)"))
@@ -117,7 +119,7 @@ public struct DeadLetterReplayer: Sendable {
                 }
                 entry = whole
             }
-            if let refusal = refusal(entry, to: target) {
+            if let refusal = refusal(entry, to: target, nowMs: nowMs()) {
                 outcomes.append(.refused(reason: refusal))
                 continue
             }
@@ -143,7 +145,7 @@ public struct DeadLetterReplayer: Sendable {
                     continue
                 }
                 entry = whole
-                if let refusal = refusal(entry, to: target) {
+                if let refusal = refusal(entry, to: target, nowMs: nowMs()) {
                     outcomes.append(.refused(reason: refusal))
                     continue
                 }
@@ -155,7 +157,7 @@ public struct DeadLetterReplayer: Sendable {
             // A signed replay names its partition (signature v3): the original's, on the original's topic.
             var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers,
                                                partition: topic == provenance.originalTopic ? provenance.originalPartition : nil)
-            if let signer {
+            if let signer = replayKeys?.signer(nowMs: nowMs()) {
                 do {
                     let count = message.partition == nil ? try producer.partitionCount(topic: topic, timeoutMs: 10_000) : 1
                     message = signer.signed(message, partitionCount: count, nowMs: nowMs())

@@ -31,17 +31,17 @@ public struct DeadLetterStore: Sendable {
     }
 
     /// The entries of `topic` matching `filter` (the newest `filter.limit` of them, at most
-    /// `DeadLetterFilter.maximumLimit`), oldest first, as summaries; `seal` checks each one's
-    /// `dlq.mac` while its body is at hand.
-    public func entries(topic: String, filter: DeadLetterFilter = DeadLetterFilter(), seal: DeadLetterSeal? = nil) throws(KafkaError)
-        -> [DeadLetterEntry] {
-        try read(topic: topic, filter: filter, seal: seal).entries
+    /// `DeadLetterFilter.maximumLimit`), oldest first, as summaries; `keys` check each one's
+    /// `dlq.mac` at `nowMs` while its body is at hand.
+    public func entries(topic: String, filter: DeadLetterFilter = DeadLetterFilter(), keys: ReplayKeyring? = nil,
+                        nowMs: Int64 = 0) throws(KafkaError) -> [DeadLetterEntry] {
+        try read(topic: topic, filter: filter, keys: keys, nowMs: nowMs).entries
     }
 
     /// The entries of `topic` matching `filter` (see `entries`), with how many records were read
     /// and the most entries (and bytes) held at once.
-    public func read(topic: String, filter: DeadLetterFilter = DeadLetterFilter(), seal: DeadLetterSeal? = nil) throws(KafkaError)
-        -> DeadLetterRead {
+    public func read(topic: String, filter: DeadLetterFilter = DeadLetterFilter(), keys: ReplayKeyring? = nil,
+                     nowMs: Int64 = 0) throws(KafkaError) -> DeadLetterRead {
         let consumer = try consumer()
         defer { consumer.close() }
         let limit = min(filter.limit ?? DeadLetterFilter.maximumLimit, DeadLetterFilter.maximumLimit)
@@ -53,7 +53,7 @@ public struct DeadLetterStore: Sendable {
                                start: { low, high in tail.map { max(low, high - $0) } ?? low }) { message in
             scanned += 1
             let entry = DeadLetterEntry(message: message)
-            if filter.matches(entry) { newest.insert(entry.summarized(checking: seal)) }
+            if filter.matches(entry) { newest.insert(entry.summarized(checking: keys, nowMs: nowMs)) }
         }
         return DeadLetterRead(entries: newest.sorted(), scanned: scanned, peakRetained: newest.peak, peakRetainedBytes: newest.peakBytes)
     }

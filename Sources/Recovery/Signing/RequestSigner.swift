@@ -6,7 +6,7 @@ import Kafka
 /// its headers. Used by `provisioner produce --sign-env`, by `dlq replay` with the replay key, and
 /// by tests.
 public struct RequestSigner: Sendable {
-    /// The key (the replay key seals dead letters with it: `DeadLetterSeal(signer:)`).
+    /// The key (a replay key also seals dead letters: `ReplayKeyring`).
     let secret: Sensitive
     /// The key's id among the program's keys (`x-request-key-id`); nil for an unnamed key.
     let keyID: String?

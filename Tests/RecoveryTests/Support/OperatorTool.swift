@@ -27,15 +27,20 @@ struct OperatorTool: Sendable {
     /// The replay key (`RecoveryRig.replayKey`): `dlq replay` gets it in `RecoveryRig.replayKeyVariable`
     /// and `--sign-env` naming that variable; nil runs the tool without one.
     var replayKey: String? = nil
+    /// A worker configuration file to give `--config` instead of `--bootstrap` (its replay keys
+    /// then come from it, their variables from `environment`).
+    var configPath: String? = nil
+    /// Extra environment of the tool.
+    var environment: [String: String] = [:]
 
     private static let marker = "__operator_tool_exit_status="
 
-    /// Runs `provisioner dlq <arguments> --bootstrap B`.
+    /// Runs `provisioner dlq <arguments> --bootstrap B` (or `--config FILE`).
     func dlq(_ arguments: [String], timeout: Duration = .seconds(90)) async throws -> Run {
         let signing = replayKey != nil && arguments.first == "replay" ? ["--sign-env", RecoveryRig.replayKeyVariable] : []
-        let all = ["dlq"] + arguments + signing + ["--bootstrap", bootstrap]
+        let all = ["dlq"] + arguments + signing + (configPath.map { ["--config", $0] } ?? ["--bootstrap", bootstrap])
         let script = "\"$0\" \"$@\"; status=$?; echo \(Self.marker)$status; echo \(Self.marker)$status >&2"
-        let environment = replayKey.map { [RecoveryRig.replayKeyVariable: $0] } ?? [:]
+        let environment = (replayKey.map { [RecoveryRig.replayKeyVariable: $0] } ?? [:]).merging(self.environment) { $1 }
         let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script, try BuiltProducts.provisionerPath] + all,
                                        environment: environment)
         let last = try await process.waitForLine(prefix: Self.marker, in: .standardOutput, timeout: timeout)
