@@ -224,20 +224,23 @@ struct WorkerMetrics: Sendable {
         }
     }
 
-    /// Exports the durable duplicate horizon: ids held, bytes allocated, and ids pushed out by the
-    /// per-partition bound before their horizon ended.
+    /// Exports the durable duplicate horizon: ids held, bytes allocated, and ids pushed out of each
+    /// program's share of the budget before their horizon ended (labels: configured programs and `other`).
     func exportHorizon(_ horizon: DuplicateHorizon) {
         registry.computedGauge("provisioner_duplicate_index_entries",
-                               help: "Request ids answered within the duplicate horizon, held over the partitions this worker owns.") {
+                               help: "Request ids answered within the duplicate horizon, held for the partitions this worker owns or released.") {
             Double(horizon.count)
         }
         registry.computedGauge("provisioner_duplicate_index_bytes",
                                help: "Bytes allocated by the duplicate horizon's indexes.") {
             Double(horizon.allocatedBytes)
         }
-        registry.computedCounter("provisioner_duplicate_index_evictions_total",
-                                 help: "Answered request ids forgotten before the duplicate horizon because a partition's index was full (duplicates.max_entries_per_partition).") {
-            Double(horizon.evictedBeforeHorizon)
+        for share in horizon.maxEntries.keys.sorted() {
+            registry.computedCounter("provisioner_duplicate_index_evictions_total",
+                                     help: "Answered request ids forgotten before the duplicate horizon because their program's share of duplicates.max_bytes was full.",
+                                     labels: ["program": share]) {
+                Double(horizon.evictedBeforeHorizon[share] ?? 0)
+            }
         }
     }
 
