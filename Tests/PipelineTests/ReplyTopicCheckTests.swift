@@ -74,7 +74,8 @@ struct ReplyTopicCheckTests {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let slow = Mutex(false)
-        let check = ReplyTopicCheck(clock: { 1_000_000 }) {
+        let now = Mutex<Int64>(1_000_000)
+        let check = ReplyTopicCheck(clock: { now.withLock { $0 } }) {
             if slow.withLock({ $0 }) {
                 entered.signal()
                 release.wait()
@@ -83,6 +84,7 @@ struct ReplyTopicCheckTests {
         }
         #expect(check.problem(topic: "replies", partition: 1) == nil)
         slow.withLock { $0 = true }
+        now.withLock { $0 += 1_000 }
         let finished = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             _ = check.problem(topic: "unknown-yet", partition: 0)
