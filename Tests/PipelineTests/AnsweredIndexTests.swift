@@ -123,7 +123,7 @@ struct AnsweredIndexTests {
         let maxP = horizon.maxEntries["p"] ?? 0, maxQ = horizon.maxEntries["q"] ?? 0
         #expect(horizon.count == maxP + maxQ && maxP > 2 * maxQ && maxQ > 500)
         #expect(horizon.evictedBeforeHorizon["p"] == 64_000 - maxP && horizon.evictedBeforeHorizon["q"] == 64_000 - maxQ)
-        #expect(horizon.evictedBeforeHorizon["other"] == 0)
+        #expect(horizon.evictedBeforeHorizon[DuplicateHorizon.otherShare] == 0)
         #expect(AnsweredIndex.allocatedBytes(maxEntries: maxP) + AnsweredIndex.allocatedBytes(maxEntries: maxQ)
                 + AnsweredIndex.allocatedBytes(maxEntries: horizon.maxEntries["other"] ?? 0) <= budget)
     }
@@ -141,7 +141,7 @@ struct AnsweredIndexTests {
         #expect(horizon.contains(Self.identity("kept", program: "signed"), in: partition, nowMs: 1_000),
                 "the signed program's answer was pushed out by another program's flood")
         #expect(horizon.evictedBeforeHorizon["signed"] == 0 && (horizon.evictedBeforeHorizon["open"] ?? 0) > 0)
-        #expect((horizon.evictedBeforeHorizon["other"] ?? 0) > 0)
+        #expect((horizon.evictedBeforeHorizon[DuplicateHorizon.otherShare] ?? 0) > 0)
     }
 
     static let program = #""programs": {"p": {"issuer": "imprint", "base_url": "http://127.0.0.1:1/imprint", "api_key_env": "K"}}"#

@@ -29,7 +29,7 @@ final class DuplicateHorizon: Sendable {
     }
 
     /// The share of answers of programs not configured here and of earlier versions' markers.
-    static let otherShare = "other"
+    static let otherShare = "(unconfigured)"
 
     private struct State {
         /// One index per share (configured program, or `otherShare`).
