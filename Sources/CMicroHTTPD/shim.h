@@ -5,6 +5,8 @@
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <microhttpd.h>
 
 /* MHD_start_daemon is variadic: one typed wrapper with the options Provisioner uses.
@@ -42,4 +44,19 @@ static inline uint16_t provisioner_mhd_bound_port(struct MHD_Daemon *daemon)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
 }
+
+/* MHD_get_connection_info is variadic: the connection's peer address as numeric text ("192.0.2.1",
+   "2001:db8::1") in `out`; returns 0, or -1 when it is not known (out is then empty). */
+static inline int provisioner_mhd_peer_address(struct MHD_Connection *connection, char *out, size_t length)
+{
+    if (length == 0) return -1;
+    out[0] = '\0';
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return -1;
+    const struct sockaddr *address = info->client_addr;
+    socklen_t size = address->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (address->sa_family != AF_INET && address->sa_family != AF_INET6) return -1;
+    return getnameinfo(address, size, out, (socklen_t)length, NULL, 0, NI_NUMERICHOST) == 0 ? 0 : -1;
+}
+
 #endif

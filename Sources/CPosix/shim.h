@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 
 /* GNU extensions (glibc 2.34+ for closefrom) that Swift's Glibc module does not expose, since it
    is built without _GNU_SOURCE. Declared here with glibc's prototypes; they are in libc. */
@@ -27,5 +28,12 @@ static inline int provisioner_name_current_thread(const char *name) {
     strncpy(kept, name, sizeof kept - 1);
     kept[sizeof kept - 1] = '\0';
     return pthread_setname_np(pthread_self(), kept);
+}
+
+/* No core file for this process: a worker's memory holds issuer keys, signing secrets and request
+   payloads, which a core dump would write to disk. */
+static inline int provisioner_disable_core_dumps(void) {
+    struct rlimit none = { 0, 0 };
+    return setrlimit(RLIMIT_CORE, &none);
 }
 #endif

@@ -139,17 +139,18 @@ public final class ConsoleApp: Sendable {
         let cookie = FormFields.cookie(Self.loginCookie, header: request.header("Cookie"))
         guard let cookie, let presented = fields["login_csrf"], ConstantTime.equal(cookie, presented),
               loginGuard.consume(presented, nowMs: nowMs) else {
-            context.logger.warning("refused: login without a login form's anti-forgery nonce this console issued")
+            context.logger.warning("refused: login without a login form's anti-forgery nonce this console issued",
+                                   [("peer", .string(request.peer ?? "unknown"))])
             return Self.forbidden
         }
         guard loginGuard.admitAttempt(nowMs: nowMs) else {
-            context.logger.warning("login refused: too many sign-in attempts")
+            context.logger.warning("login refused: too many sign-in attempts", [("peer", .string(request.peer ?? "unknown"))])
             var page = loginPage(message: "Too many sign-in attempts: wait a few seconds and try again.", nowMs: nowMs)
             page.status = 429
             return page
         }
         guard let token = tokens.authenticate(fields["token"] ?? "") else {
-            context.logger.warning("login refused: unknown token")
+            context.logger.warning("login refused: unknown token", [("peer", .string(request.peer ?? "unknown"))])
             var page = loginPage(message: "That token was not accepted.", nowMs: nowMs)
             page.status = 401
             return page

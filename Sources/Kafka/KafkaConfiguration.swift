@@ -46,12 +46,12 @@ enum KafkaConfiguration {
         return handle
     }
 
-    /// True for properties whose values must never appear in messages: passwords, secrets, keys,
-    /// key stores, tokens, JAAS and OAUTHBEARER configurations (`sasl.oauthbearer.config` carries
-    /// the principal and extensions, often a client secret).
+    /// True for properties whose values must never appear in messages: passwords, passphrases,
+    /// secrets, keys, key stores, tokens, JAAS and OAUTHBEARER configurations
+    /// (`sasl.oauthbearer.config` carries the principal and extensions, often a client secret).
     static func isSecret(_ key: String) -> Bool {
         let lowered = key.lowercased()
-        return ["password", "secret", "key.pem", "keystore", "token", "jaas", "oauthbearer.config"].contains { lowered.contains($0) }
+        return ["password", "passphrase", "secret", "key.pem", "keystore", "token", "jaas", "oauthbearer.config"].contains { lowered.contains($0) }
     }
 
     static func text(_ buffer: [CChar]) -> String {

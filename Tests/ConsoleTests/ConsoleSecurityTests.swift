@@ -106,8 +106,11 @@ struct ConsoleSecurityTests {
         let form = app.route(HTTPServerRequest(method: "GET", path: "/login"))
         let loginCookie = try #require(AppRig.cookie(form, ConsoleApp.loginCookie))
         #expect(app.route(rig.loginRequest(token: AppRig.aliceToken, cookie: "0000", field: loginCookie)).status == 403)
-        let wrong = app.route(rig.loginRequest(token: "mallory-token-0123456789", cookie: loginCookie, field: loginCookie))
+        var wrongRequest = rig.loginRequest(token: "mallory-token-0123456789", cookie: loginCookie, field: loginCookie)
+        wrongRequest.peer = "203.0.113.7"
+        let wrong = app.route(wrongRequest)
         #expect(wrong.status == 401)
+        #expect(rig.logs.renderedLines.contains { $0.contains("unknown token") && $0.contains("203.0.113.7") }, "a failed sign-in logs its peer")
         #expect(!String(decoding: wrong.body, as: UTF8.self).contains("alice"), "a refusal names no token")
         // A good login (a new form: each nonce is used once): the session cookie's attributes.
         let again = try #require(AppRig.cookie(app.route(HTTPServerRequest(method: "GET", path: "/login")), ConsoleApp.loginCookie))

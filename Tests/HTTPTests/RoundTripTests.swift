@@ -15,6 +15,7 @@ extension HTTPTests {
                     HTTPHeader(name: "X-Query", value: request.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")),
                     HTTPHeader(name: "X-Echo", value: request.header("x-TEST-header") ?? "<none>"),
                     HTTPHeader(name: "X-Empty", value: request.header("X-Empty").map { "[\($0)]" } ?? "<none>"),
+                    HTTPHeader(name: "X-Peer", value: request.peer ?? "<none>"),
                 ]
                 headers.append(HTTPHeader(name: "Content-Type", value: "application/octet-stream"))
                 responder.respond(HTTPServerResponse(status: request.method == "POST" ? 201 : 200, headers: headers, body: request.body))
@@ -40,6 +41,7 @@ extension HTTPTests {
             #expect(response.header("content-type") == "application/octet-stream")
             #expect(response.header("Content-Length") == "0")
             #expect(response.header("X-Missing") == nil)
+            #expect(response.header("X-Peer") == "127.0.0.1", "the server names the TCP peer")
             #expect(response.body.isEmpty)
             #expect(response.elapsedMs > 0 && response.elapsedMs < 2_000)
         }

@@ -8,6 +8,13 @@ import Testing
 /// reach an error or a log line through it.
 @Suite("Kafka secret redaction", .timeLimit(.minutes(2)))
 struct KafkaSecretRedactionTests {
+    @Test("the denylist names passwords and passphrases (ssl.key.passphrase, a keystore's), never plain settings")
+    func passphrasesAreSecret() {
+        #expect(KafkaConfiguration.isSecret("ssl.key.passphrase") && KafkaConfiguration.isSecret("ssl.keystore.passphrase")
+                && KafkaConfiguration.isSecret("SSL.Key.Passphrase") && KafkaConfiguration.isSecret("ssl.key.password"))
+        #expect(!KafkaConfiguration.isSecret("client.id") && !KafkaConfiguration.isSecret("ssl.endpoint.identification.algorithm"))
+    }
+
     @Test("a secret value, its space-separated parts and their values after '=' are removed; short fragments and other properties are not")
     func fragmentsAreRemoved() {
         let canary = "cnryOauth" + String(UInt64.random(in: 0...UInt64.max), radix: 16)

@@ -77,45 +77,50 @@ struct HorizonResumeTests {
         func close() {}
     }
 
-    /// One catch-up of markers partition 0 from `position` with `horizon`, waited for.
-    static func catchUp(_ log: MarkerLog, from position: Int64, horizon: MarkerCatchUp.HorizonRead) throws -> MarkerCatchUp.HorizonIndex {
+    static let partition = TopicPartition(topic: "requests", partition: 0)
+
+    /// One catch-up of markers partition 0 from `position` with `read`, waited for: its answers go
+    /// to `horizon`, which then holds the partition as owned; returns the offset they are complete up to.
+    static func catchUp(_ log: MarkerLog, from position: Int64, horizon: DuplicateHorizon, read: MarkerCatchUp.HorizonRead) throws -> Int64 {
         let catchUp = MarkerCatchUp(reader: log, queue: DispatchExecutor().serialQueue(label: "horizon-resume-test", onPool: false),
                                     logger: Logger(label: "horizon-resume", minimumLevel: .error, handler: DiscardingLogHandler()))
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<MarkerCatchUp.HorizonIndex?>(nil)
-        catchUp.read(partition: 0, from: position, horizon: horizon, while: { true }) { _, index in
-            result.withLock { $0 = index }
+        let result = Mutex<Int64?>(nil)
+        catchUp.read(partition: 0, from: position, horizon: read, answers: { horizon.add($0, nowMs: now) }, while: { true }) { _, readThrough in
+            result.withLock { $0 = readThrough }
             done.signal()
         }
         done.wait()
-        return try #require(result.withLock { $0 })
+        let readThrough = try #require(result.withLock { $0 })
+        horizon.install(partition, readThrough: readThrough)
+        return readThrough
     }
 
-    static func answered(_ index: MarkerCatchUp.HorizonIndex, _ requestID: String) -> Bool {
-        index.answered.contains(.init(program: "p", requestID: requestID), nowMs: now)
+    static func answered(_ horizon: DuplicateHorizon, _ requestID: String) -> Bool {
+        horizon.contains(RequestIdentity(program: "p", requestID: requestID), in: partition, nowMs: now)
     }
 
-    @Test("re-assigned to the same process: no horizon look-up, the read starts where the kept index ended, answers since then added")
+    static func horizon() -> DuplicateHorizon { DuplicateHorizon(horizonMs: hour, maxBytes: 1 << 20, shares: ["p": 1]) }
+
+    @Test("re-assigned to the same process: no horizon look-up, the read starts where the kept answers ended, answers since then added")
     func resumesWhereItEnded() throws {
         let log = MarkerLog()
         log.append("too-old", atMs: Self.now - 2 * Self.hour)
         for id in ["a", "b", "c"] { log.append(id, atMs: Self.now - Self.hour / 2) }
-        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
-        let partition = TopicPartition(topic: "requests", partition: 0)
+        let horizon = Self.horizon()
 
         // First assignment: the horizon is looked up by time and read.
-        let first = try Self.catchUp(log, from: log.end, horizon: horizon.read(partition, nowMs: Self.now))
-        #expect(log.timeLookups == 1 && first.readThrough == 4)
-        #expect(["a", "b", "c"].allSatisfy { Self.answered(first, $0) } && !Self.answered(first, "too-old"))
-        horizon.install(partition, index: first)
+        let first = try Self.catchUp(log, from: log.end, horizon: horizon, read: horizon.read(Self.partition, nowMs: Self.now))
+        #expect(log.timeLookups == 1 && first == 4)
+        #expect(["a", "b", "c"].allSatisfy { Self.answered(horizon, $0) } && !Self.answered(horizon, "too-old"))
 
         // Released (an eager rebalance); meanwhile another owner answers "d".
-        horizon.remove([partition], nowMs: Self.now)
+        horizon.remove([Self.partition], nowMs: Self.now)
         log.append("d", atMs: Self.now)
-        let second = try Self.catchUp(log, from: log.end, horizon: horizon.read(partition, nowMs: Self.now + 1_000))
-        #expect(log.timeLookups == 1, "the kept index spares the horizon look-up")
-        #expect(log.readsFrom.last == 4, "only the markers after the kept index's end are read")
-        #expect(second.readThrough == 5 && ["a", "b", "c", "d"].allSatisfy { Self.answered(second, $0) })
+        let second = try Self.catchUp(log, from: log.end, horizon: horizon, read: horizon.read(Self.partition, nowMs: Self.now + 1_000))
+        #expect(log.timeLookups == 1, "the kept answers spare the horizon look-up")
+        #expect(log.readsFrom.last == 4, "only the markers after the kept answers' end are read")
+        #expect(second == 5 && ["a", "b", "c", "d"].allSatisfy { Self.answered(horizon, $0) })
     }
 
     @Test("answers without a call count once published (their plain completed marker), never by a decision alone, which may have been withdrawn")
@@ -124,29 +129,43 @@ struct HorizonResumeTests {
         log.append("published", atMs: Self.now - 1_000, outcome: .answeredWithoutCall)
         log.append("decided-only", atMs: Self.now - 1_000, outcome: .answeredWithoutCall, fence: 0)
         log.append("dead", atMs: Self.now - 1_000, outcome: .deadLettered)
-        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
-        let index = try Self.catchUp(log, from: log.end, horizon: horizon.read(TopicPartition(topic: "requests", partition: 0), nowMs: Self.now))
-        #expect(Self.answered(index, "published"), "a published answer without a call: a copy produced again is a duplicate")
-        #expect(!Self.answered(index, "decided-only"), "a decision without a call alone may have been withdrawn by a newer owner's fence")
-        #expect(!Self.answered(index, "dead"))
+        let horizon = Self.horizon()
+        _ = try Self.catchUp(log, from: log.end, horizon: horizon, read: horizon.read(Self.partition, nowMs: Self.now))
+        #expect(Self.answered(horizon, "published"), "a published answer without a call: a copy produced again is a duplicate")
+        #expect(!Self.answered(horizon, "decided-only"), "a decision without a call alone may have been withdrawn by a newer owner's fence")
+        #expect(!Self.answered(horizon, "dead"))
     }
 
-    @Test("a kept index the partition no longer matches (records deleted past its end, or a recreated topic) is not resumed")
+    @Test("a kept read position the partition no longer matches (records deleted past it, or a recreated topic) is not resumed")
     func fallsBackWhenTheLogMoved() throws {
         let log = MarkerLog()
         for id in ["a", "b", "c", "d"] { log.append(id, atMs: Self.now - Self.hour / 2) }
-        let partition = TopicPartition(topic: "requests", partition: 0)
-        let horizon = DuplicateHorizon(horizonMs: Self.hour, maxEntriesPerPartition: 100)
-        var kept = MarkerCatchUp.HorizonIndex(answered: AnsweredIndex(maxEntries: 100), readThrough: 2)
+        let horizon = Self.horizon()
+        var read = horizon.read(Self.partition, nowMs: Self.now)
+        read.keptReadThrough = 2
         log.truncate(below: 3)
-        var read = horizon.read(partition, nowMs: Self.now)
-        read.kept = kept
-        _ = try Self.catchUp(log, from: log.end, horizon: read)
-        #expect(log.timeLookups == 1, "records below the low watermark were deleted after the index's end: the horizon is read again")
-        kept.readThrough = 9
-        read.kept = kept
-        let fresh = try Self.catchUp(log, from: log.end, horizon: read)
+        _ = try Self.catchUp(log, from: log.end, horizon: horizon, read: read)
+        #expect(log.timeLookups == 1, "records below the low watermark were deleted after the kept end: the horizon is read again")
+        read.keptReadThrough = 9
+        let fresh = Self.horizon()
+        _ = try Self.catchUp(log, from: log.end, horizon: fresh, read: read)
         #expect(log.timeLookups == 2, "an end beyond the partition's: a recreated topic")
         #expect(Self.answered(fresh, "d"))
+    }
+
+    @Test("a day's catch-up hands its answers over in batches: what it holds meanwhile is bounded")
+    func answersInBatches() throws {
+        let log = MarkerLog()
+        let count = 2 * MarkerCatchUp.answerBatch + 7
+        for number in 0..<count { log.append("r\(number)", atMs: Self.now - Self.hour / 2) }
+        let batches = Mutex<[Int]>([])
+        let catchUp = MarkerCatchUp(reader: log, queue: DispatchExecutor().serialQueue(label: "horizon-batches", onPool: false),
+                                    logger: Logger(label: "horizon-batches", minimumLevel: .error, handler: DiscardingLogHandler()))
+        let done = DispatchSemaphore(value: 0)
+        catchUp.read(partition: 0, from: log.end, horizon: Self.horizon().read(Self.partition, nowMs: Self.now),
+                     answers: { answers in batches.withLock { $0.append(answers.count) } }, while: { true }) { _, _ in done.signal() }
+        done.wait()
+        let sizes = batches.withLock { $0 }
+        #expect(sizes.reduce(0, +) == count && sizes.allSatisfy { $0 <= MarkerCatchUp.answerBatch }, "\(sizes)")
     }
 }

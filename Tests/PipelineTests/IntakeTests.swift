@@ -20,7 +20,7 @@ struct IntakeTests {
     let factory: RequestFactory
     let duplicates = DuplicateFilter(horizonMs: 60_000)
     let markerIndex = MarkerIndex()
-    let horizon = DuplicateHorizon(horizonMs: 60_000, maxEntriesPerPartition: 1_000)
+    let horizon = DuplicateHorizon(horizonMs: 60_000, maxBytes: 1 << 20, shares: [:])
     let nonceGuard = NonceGuard()
     /// How many calls intake built.
     let prepared = Count()
@@ -181,7 +181,7 @@ struct IntakeTests {
             Issue.record("a completed marker did not make a duplicate"); return
         }
         let byHorizon = try request()
-        horizon.install(Self.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
+        horizon.install(Self.partition, readThrough: 0)
         horizon.record(byHorizon.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
         guard case .duplicate(_, inFlight: false, claimed: true) = decide(intake(), byHorizon.value, origin(offset: 9, value: byHorizon.value)) else {
             Issue.record("an answer in the horizon did not make a duplicate"); return
@@ -371,7 +371,7 @@ extension IntakeTests {
     func anotherProgramsAnswerIsNotThisOnes() throws {
         let genuine = try request(program: "signed")
         let openSame = RequestIdentity(program: "open", requestID: genuine.requestID)
-        horizon.install(Self.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
+        horizon.install(Self.partition, readThrough: 0)
         horizon.record(openSame, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now)
         var found = InheritedMarkers()
         found.add(CallMarker(openSame, state: .started, requestOffset: 1, atMs: Self.now - 900, worker: "old"), at: 1)
@@ -471,7 +471,7 @@ extension IntakeTests {
         // Answered requests of the open program (in the horizon), one copied with a made-up x-replay-of: a duplicate.
         let answered = try request()
         let dead = try request()
-        horizon.install(Self.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
+        horizon.install(Self.partition, readThrough: 0)
         for request in [answered, dead] { horizon.record(request.identity, in: Self.partition, answeredAtMs: Self.now - 500, nowMs: Self.now) }
         let replayOf = [KafkaHeader(key: DeadLetterHeader.replayOf, string: "provisioning.dlq:0:17")]
         let intake = intake(replayKey: true)

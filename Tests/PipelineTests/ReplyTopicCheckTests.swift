@@ -1,3 +1,4 @@
+import Dispatch
 import Contract
 import Synchronization
 import Testing
@@ -66,5 +67,36 @@ struct ReplyTopicCheckTests {
         cluster.now.withLock { $0 += 1_000 }
         #expect(check.problem(topic: "created.since", partition: 0) == nil)
         #expect(check.problem(topic: "replies", partition: 9) != nil)
+    }
+
+    @Test("a metadata request under way holds no other caller: they judge by the cached counts meanwhile, and refuse no name it may list")
+    func lookupOutsideTheLock() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let slow = Mutex(false)
+        let now = Mutex<Int64>(1_000_000)
+        let check = ReplyTopicCheck(clock: { now.withLock { $0 } }) {
+            if slow.withLock({ $0 }) {
+                entered.signal()
+                release.wait()
+            }
+            return ["replies": 4]
+        }
+        #expect(check.problem(topic: "replies", partition: 1) == nil)
+        slow.withLock { $0 = true }
+        now.withLock { $0 += 1_000 }
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = check.problem(topic: "unknown-yet", partition: 0)
+            finished.signal()
+        }
+        entered.wait()
+        // The first caller is inside the metadata request: these answer at once.
+        let started = DispatchTime.now().uptimeNanoseconds
+        #expect(check.problem(topic: "replies", partition: 9)?.contains("it has 4") == true)
+        #expect(check.problem(topic: "other-unknown", partition: 0) == nil, "a request under way may list it: not refused")
+        #expect(DispatchTime.now().uptimeNanoseconds - started < 1_000_000_000)
+        release.signal()
+        finished.wait()
     }
 }

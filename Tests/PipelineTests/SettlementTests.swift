@@ -54,7 +54,7 @@ struct SettlementTests {
     final class Rig: Sendable {
         let duplicates = DuplicateFilter(horizonMs: 60_000)
         let ledger = OffsetLedger()
-        let horizon = DuplicateHorizon(horizonMs: 60_000, maxEntriesPerPartition: 100)
+        let horizon = DuplicateHorizon(horizonMs: 60_000, maxBytes: 1 << 20, shares: [:])
         let written = Mutex<[CallMarker]>([])
         let released = Mutex<[UInt64]>([])
         /// For each marker written, whether it was retried until acknowledged.
@@ -65,13 +65,13 @@ struct SettlementTests {
         init(markerDelivered: Bool = true) {
             self.markerDelivered = markerDelivered
             generation = ledger.assign(SettlementTests.partition, markerPosition: nil)
-            horizon.install(SettlementTests.partition, index: .init(answered: AnsweredIndex(maxEntries: 100), readThrough: 0))
+            horizon.install(SettlementTests.partition, readThrough: 0)
         }
 
         var settler: Settler {
             Settler(duplicates: duplicates, ledger: ledger, horizon: horizon, workerID: "w", logger: Logger(label: "settlement", minimumLevel: .error, handler: DiscardingLogHandler()),
                     clock: { SettlementTests.now },
-                    releaseSlot: { [self] slot in released.withLock { $0.append(slot) } },
+                    releaseSlot: { [self] slot in released.withLock { $0.append(slot) } }, releaseQuota: { _ in },
                     writeMarker: { [self] marker, _, untilAcknowledged, completion in
                         written.withLock { $0.append(marker) }
                         attemptsUntilAcknowledged.withLock { $0.append(untilAcknowledged) }

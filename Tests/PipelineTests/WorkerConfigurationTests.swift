@@ -372,4 +372,33 @@ struct WorkerConfigurationTests {
             }
         }
     }
+
+    @Test("two programs may not share a signing key, by source or by value: refused at load, naming both keys and no value")
+    func programsDoNotShareSigningKeys() throws {
+        func text(_ second: String) -> String {
+            """
+            {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+             "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example", "api_key_env": "ACME_KEY",
+                                   "request_signing": {"secret_env": "ACME_SIGNING"}},
+                          "beta": {"issuer": "dcs", "base_url": "https://api.dcs.example", "api_key_env": "BETA_KEY", "api_secret_env": "BETA_SECRET",
+                                   "request_signing": {"keys": [{"id": "k1", "secret_env": "\(second)"}]}}}}
+            """
+        }
+        let acme = "acme-signing-key-0123456789abcdef0123"
+        let beta = "beta-signing-key-0123456789abcdef0123"
+        let keys = ["BETA_KEY": "x", "BETA_SECRET": "y"]
+        #expect(throws: Never.self) { try load(text("BETA_SIGNING"), env: keys.merging(["ACME_SIGNING": acme, "BETA_SIGNING": beta]) { $1 }) }
+        for (variable, env) in [("ACME_SIGNING", ["ACME_SIGNING": acme]), ("BETA_SIGNING", ["ACME_SIGNING": acme, "BETA_SIGNING": acme])] {
+            do {
+                _ = try load(text(variable), env: keys.merging(env) { $1 })
+                Issue.record("two programs shared a signing key through \(variable)")
+            } catch {
+                let errors = error.issues.filter { $0.severity == .error }
+                #expect(errors.map(\.keyPath) == ["programs.beta.request_signing.keys[0].secret_env"]
+                        && errors.allSatisfy { $0.message.contains("programs.acme.request_signing.secret_env") && $0.message.contains("may not share") },
+                        "\(error.issues)")
+                #expect(!error.description.contains(acme))
+            }
+        }
+    }
 }

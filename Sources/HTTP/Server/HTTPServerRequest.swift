@@ -11,14 +11,18 @@ public struct HTTPServerRequest: Sendable {
     public var headers: [HTTPHeader]
     /// The request body.
     public var body: [UInt8]
+    /// The TCP peer's address as numeric text (a proxy's, behind one); nil when not known.
+    public var peer: String?
 
     /// Creates a request.
-    public init(method: String, path: String, query: [String: String] = [:], headers: [HTTPHeader] = [], body: [UInt8] = []) {
+    public init(method: String, path: String, query: [String: String] = [:], headers: [HTTPHeader] = [], body: [UInt8] = [],
+                peer: String? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.peer = peer
     }
 
     /// The value of the first header named `name`, compared without regard to ASCII case.

@@ -84,7 +84,8 @@ final class ServerCore: Sendable {
         exchange.stage = .dispatched
         let request = HTTPServerRequest(method: method, path: path,
                                         query: ServerCore.queryArguments(of: exchange.connection),
-                                        headers: ServerCore.headers(of: exchange.connection), body: exchange.body)
+                                        headers: ServerCore.headers(of: exchange.connection), body: exchange.body,
+                                        peer: ServerCore.peerAddress(of: exchange.connection))
         exchange.body = []
         handler(request, HTTPResponder(exchange: exchange))
         switch exchange.answerState.withLock({ $0.handlerReturned() }) {
@@ -150,6 +151,13 @@ final class ServerCore: Sendable {
             _ = MHD_get_connection_values(connection, .HEADER_KIND, mhdCollectHeader, list)
         }
         return headers
+    }
+
+    /// The connection's peer address as numeric text, nil when not known.
+    static func peerAddress(of connection: OpaquePointer) -> String? {
+        var text = [CChar](repeating: 0, count: 64)
+        guard provisioner_mhd_peer_address(connection, &text, text.count) == 0 else { return nil }
+        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     static func queryArguments(of connection: OpaquePointer) -> [String: String] {

@@ -1,3 +1,4 @@
+import CPosix
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -28,6 +29,27 @@ public enum ResourceLimits {
         }
         return openFileLimit
     }
+
+    /// Sets the core file size limit to 0 (soft and hard): a crash writes no memory image, with
+    /// the keys and payloads it holds, to disk. Returns whether the limit is 0 now.
+    @discardableResult
+    public static func disableCoreDumps() -> Bool {
+        _ = provisioner_disable_core_dumps()
+        return coreFileLimit == 0
+    }
+
+    /// The current soft limit on core file size (bytes).
+    public static var coreFileLimit: Int {
+        var limit = rlimit()
+        guard getrlimit(resourceCore, &limit) == 0 else { return -1 }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    #if canImport(Glibc)
+    private static var resourceCore: __rlimit_resource_t { __rlimit_resource_t(UInt32(RLIMIT_CORE.rawValue)) }
+    #else
+    private static var resourceCore: Int32 { RLIMIT_CORE }
+    #endif
 
     #if canImport(Glibc)
     private static var resourceNoFile: __rlimit_resource_t { __rlimit_resource_t(UInt32(RLIMIT_NOFILE.rawValue)) }

@@ -22,6 +22,11 @@ public struct ProgramConfiguration: Sendable {
     public var maxInFlight: Int?
     /// Token bucket toward the issuer; nil: unlimited.
     public var rateLimit: SchedulerSettings.RateLimit?
+    /// `max_unsettled`: requests that may wait for or be in an issuer call at once on a worker;
+    /// nil: derived from `scheduler.max_pending` (`WorkerConfiguration.maxUnsettled(for:)`).
+    public var maxUnsettled: Int?
+    /// `duplicate_share`: this program's weight in the duplicate horizon's byte budget.
+    public var duplicateShare = 1
     /// DCS Google binding API: `v2` (cardId, default) or `v1` (cardMantissa).
     public var dcsGoogleAPI: String = "v2"
     /// Gnosis Pay provisioning path template (`{id}` is the card id).

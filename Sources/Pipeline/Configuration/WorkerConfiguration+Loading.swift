@@ -213,7 +213,7 @@ extension WorkerConfiguration {
         root.absorb(nonce)
         var duplicates = root.object("duplicates")
         configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 86_400, in: 1...604_800) * 1000
-        configuration.duplicateIndexMaxEntriesPerPartition = duplicates.int("max_entries_per_partition", default: 2_000_000, in: 1...200_000_000)
+        configuration.duplicateIndexMaxBytes = duplicates.int("max_bytes", default: 256 << 20, in: 65_536...(64 << 30))
         root.absorb(duplicates)
         var shutdown = root.object("shutdown")
         configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)
@@ -288,6 +288,8 @@ extension WorkerConfiguration {
         program.timeoutMs = reader.integer("timeout_ms", default: program.timeoutMs, in: 50...120_000)
         program.minimumBudgetMs = reader.integer("minimum_budget_ms", default: program.minimumBudgetMs, in: 1...60_000)
         if reader.raw("max_in_flight") != nil { program.maxInFlight = reader.int("max_in_flight", default: 1, in: 1...100_000) }
+        if reader.raw("max_unsettled") != nil { program.maxUnsettled = reader.int("max_unsettled", default: 1, in: 1...1_000_000) }
+        program.duplicateShare = reader.int("duplicate_share", default: 1, in: 1...1_000)
         var rate = reader.object("rate_limit")
         if !rate.members.isEmpty {
             let perSecond = rate.double("per_second", default: 0, in: 0.001...1_000_000)

@@ -45,13 +45,24 @@ extension WorkerConfiguration {
     /// program's request signing keys (the unnamed one and every named one) or a replay key
     /// shorter than `minimumSigningKeyBytes`, or a replay key equal to a program's signing key
     /// (that program's producers could then sign replays, which the worker lets past the duplicate
-    /// horizon, and forge `dlq.mac`). Names keys and sources, never values; keys without a value
-    /// are left to the check for missing secrets.
+    /// horizon, and forge `dlq.mac`), or two programs sharing a signing key (by source or by
+    /// value: either program's producers could sign the other's requests). Names keys and
+    /// sources, never values; keys without a value are left to the check for missing secrets.
     public static func signingKeyIssues(_ configuration: WorkerConfiguration, values: [SecretSource: Sensitive]) -> [ConfigurationIssue] {
         var issues: [ConfigurationIssue] = []
-        var keys: [SecretReference] = configuration.programs.sorted { $0.key < $1.key }.flatMap { _, program in
-            program.signingKeys.map { SecretReference(keyPath: $0.keyPath, source: $0.secret) }
+        let programKeys = configuration.programs.sorted { $0.key < $1.key }.flatMap { name, program in
+            program.signingKeys.map { (program: name, key: SecretReference(keyPath: $0.keyPath, source: $0.secret)) }
         }
+        for (index, later) in programKeys.enumerated() {
+            guard let earlier = programKeys[..<index].first(where: { earlier in
+                earlier.program != later.program && (earlier.key.source == later.key.source
+                    || values[earlier.key.source].map { value in values[later.key.source]?.revealed == value.revealed } == true)
+            }) else { continue }
+            issues.append(.init(.error, later.key.keyPath,
+                                "names \(later.key.source), the same signing key as \(earlier.key.keyPath) (\(earlier.key.source)); two programs "
+                                    + "may not share a signing key, or either program's producers could sign the other's requests"))
+        }
+        var keys = programKeys.map(\.key)
         let replayKeys = configuration.replayKeyList.map { SecretReference(keyPath: $0.keyPath, source: $0.secret) }
         keys += replayKeys
         for key in keys {

@@ -49,6 +49,17 @@ public struct WorkerConfiguration: Sendable {
     public var scheduler = SchedulerSettings()
     /// Messages held in the worker (queued + in flight) before the partitions are paused.
     public var maxPending = 4_096
+
+    /// Requests of `program` that may wait for or be in an issuer call on this worker at once
+    /// (`programs.<name>.max_unsettled`); a further one is answered `failed`/`rate_limited` at once.
+    /// Unset: half of `max_pending` for a program that does not sign its requests while another
+    /// program does (a keyless producer's flood leaves the rest of the worker to the signed
+    /// programs), else `max_pending`.
+    public func maxUnsettled(for program: ProgramConfiguration) -> Int {
+        if let limit = program.maxUnsettled { return limit }
+        let someoneSigns = programs.values.contains(where: \.signsRequests)
+        return someoneSigns && !program.signsRequests ? max(1, maxPending / 2) : maxPending
+    }
     /// Reconciliation delays, one per attempt.
     public var reconcileTiersMs: [Int64] = [2_000, 10_000, 60_000, 300_000]
     /// `reconcile.apply_horizon_ms`: how long after a call was given up an issuer may still apply
@@ -64,9 +75,10 @@ public struct WorkerConfiguration: Sendable {
     /// duplicate, on any worker that owns its partition, across restarts and rebalances (from the
     /// markers topic, whose retention must cover it).
     public var duplicateHorizonMs: Int64 = 24 * 60 * 60 * 1000
-    /// `duplicates.max_entries_per_partition`: bound on the answered ids held per owned partition
-    /// (about 24 bytes each; the oldest go first, counted).
-    public var duplicateIndexMaxEntriesPerPartition = 2_000_000
+    /// `duplicates.max_bytes`: the one budget for the answered ids the duplicate horizon holds, of
+    /// owned and released partitions alike, shared out among the programs by
+    /// `programs.<name>.duplicate_share` (about 28 bytes an id; a share's oldest go first, counted).
+    public var duplicateIndexMaxBytes = 256 << 20
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
     /// Bound on finishing in-flight work of revoked partitions: at least `revokeDrainFloorMs`

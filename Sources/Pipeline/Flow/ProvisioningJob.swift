@@ -71,6 +71,16 @@ struct ProvisioningJob: Sendable {
                       cardRef: cardRef, deviceRef: deviceRef)
     }
 
+    /// This job with its record's origin replaced (a new shared box; what else it carries is kept).
+    func with(origin: RecordOrigin) -> ProvisioningJob {
+        var copy = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint, window: window,
+                                   cardRef: cardRef, deviceRef: deviceRef)
+        copy.recoveredFromMarker = recoveredFromMarker
+        copy.call = call
+        copy.startedMarker = startedMarker
+        return copy
+    }
+
     /// Where an attempt's `started` marker was acknowledged, and the epoch it was written with.
     struct StartedMarker: Sendable, Equatable {
         var offset: Int64

@@ -22,6 +22,9 @@ struct RecordOrigin: Sendable {
     /// Why the request's reply headers are refused, when they are (answered `invalid_request` on
     /// the default results topic).
     var replyRefusal: String?
+    /// The program one of whose `max_unsettled` places the record holds (`UnsettledQuota`), given
+    /// back when it settles.
+    var quotaProgram: String?
 
     init(message: KafkaMessage, generation: UInt64, receivedAtMs: Int64) {
         partition = TopicPartition(topic: message.topic, partition: message.partition)

@@ -19,7 +19,7 @@ extension RequestFlow {
                 context.metrics.countRefusal(reason: reason.rawValue, program: job.request.program)
                 let outcome = switch reason {
                 case .breakerOpen: OutcomeTable.breakerOpen()
-                case .rateLimited: OutcomeTable.rateLimitedBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
+                case .rateLimited, .maxUnsettled: OutcomeTable.rateLimitedBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
                 }
                 answerWithoutCall(job, outcome: outcome, stage: .rejected)
             }

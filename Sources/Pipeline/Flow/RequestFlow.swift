@@ -31,6 +31,8 @@ final class RequestFlow: Sendable {
     let scheduler: CallScheduler
     let settler: Settler
     let markers: MarkerWriter
+    /// Each program's `max_unsettled` places.
+    let quota: UnsettledQuota
 
     /// Intake with the secrets in use now (a file secret that changed applies from the next record).
     var intake: Intake { Intake(context: context) }
@@ -78,9 +80,13 @@ final class RequestFlow: Sendable {
         let markers = MarkerWriter(publisher: context.publisher, ledger: context.ledger, fencing: context.fencing,
                                    topic: context.configuration.topics.markers)
         self.markers = markers
+        // A cap of max_pending or more never binds: the worker holds no more than that.
+        let quota = UnsettledQuota(caps: context.configuration.programs.mapValues { context.configuration.maxUnsettled(for: $0) }
+            .filter { $0.value < context.configuration.maxPending })
+        self.quota = quota
         settler = Settler(duplicates: context.duplicates, ledger: context.ledger, horizon: context.horizon,
                           workerID: context.configuration.workerID, logger: context.logger, clock: context.clock,
-                          releaseSlot: { scheduler.finish(ticketID: $0, success: nil) },
+                          releaseSlot: { scheduler.finish(ticketID: $0, success: nil) }, releaseQuota: { quota.release($0) },
                           writeMarker: { marker, origin, untilAcknowledged, completion in
                               markers.write(marker, for: origin, attempts: untilAcknowledged ? .max : nil, completion: completion)
                           })
@@ -211,7 +217,17 @@ final class RequestFlow: Sendable {
             case .answer(let outcome, let stage):
                 answerWithoutCall(job, outcome: outcome, stage: stage)
             case .submit(let minimumBudgetMs):
-                scheduler.submit(job, minimumBudgetMs: minimumBudgetMs)
+                // A program at its cap is answered at once, so it never holds the partitions,
+                // which other programs' requests share, paused.
+                guard quota.limits(job.program.name) else { return scheduler.submit(job, minimumBudgetMs: minimumBudgetMs) }
+                guard quota.acquire(job.program.name) else {
+                    context.metrics.countRefusal(reason: SchedulerRefusal.maxUnsettled.rawValue, program: job.program.name)
+                    return answerWithoutCall(job, outcome: OutcomeTable.rateLimitedBeforeCall(wallet: job.request.wallet, kind: job.request.kind),
+                                             stage: .rejected)
+                }
+                var origin = job.origin
+                origin.quotaProgram = job.program.name
+                scheduler.submit(job.with(origin: origin), minimumBudgetMs: minimumBudgetMs)
             }
         }
     }

@@ -29,6 +29,8 @@ struct Settler: Sendable {
     let clock: @Sendable () -> Int64
     /// Frees a call's slot in the scheduler without a breaker verdict.
     let releaseSlot: @Sendable (UInt64) -> Void
+    /// Gives back a program's `max_unsettled` place (`UnsettledQuota.release`).
+    let releaseQuota: @Sendable (String) -> Void
     /// Writes a marker for the record at an origin (`MarkerWriter.write`); `untilAcknowledged`: retried
     /// until Kafka acknowledges it (or the producer fails for good), else the configured attempts.
     let writeMarker: @Sendable (CallMarker, RecordOrigin, _ untilAcknowledged: Bool, @escaping @Sendable (MarkerWrite) -> Void) -> Void
@@ -40,6 +42,7 @@ struct Settler: Sendable {
     func settle(_ exit: RecordExit, origin: RecordOrigin, identity: RequestIdentity?, claimed: Bool, slot: UInt64? = nil) {
         let settlement = Settlement(exit, claimed: claimed)
         if let slot { releaseSlot(slot) }
+        if let program = origin.quotaProgram { releaseQuota(program) }
         guard let outcome = settlement.completedMarker, let identity else {
             if settlement.recordsInHorizon, let identity {
                 horizon.record(identity, in: origin.partition, answeredAtMs: clock(), nowMs: clock())

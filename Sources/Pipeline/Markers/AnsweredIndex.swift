@@ -1,9 +1,9 @@
 import Contract
 
-/// Requests answered within the duplicate horizon in one requests partition, as their
-/// `completed` markers say: a bounded set of 96-bit fingerprints of request identities (program,
-/// request id; a marker of an earlier version, without a program, gives its request id's legacy
-/// fingerprint) in arrival order.
+/// Requests answered within the duplicate horizon, as their `completed` markers say: a bounded set
+/// of 96-bit fingerprints of request identities in the requests partition that answered them
+/// (program, request id, partition; a marker of an earlier version, without a program, gives its
+/// request id's legacy fingerprint) in arrival order. `DuplicateHorizon` holds one per program.
 ///
 /// A plain value type (time passed in). Entries live in a ring (oldest first) that grows by
 /// doubling up to `maxEntries`; an open-addressing table (linear probing, at most 2/3 full) finds
@@ -18,25 +18,28 @@ public struct AnsweredIndex: Sendable {
         var high: UInt64
         var low: UInt32
 
-        /// The fingerprint of `requestID` under `program` in this process; `program` nil: the
-        /// legacy fingerprint of a request id answered by an earlier version, which recorded no
-        /// program (it never equals an identity's: the hash input says which it is).
-        public init(program: String?, requestID: String) {
+        /// The fingerprint of `requestID` under `program` answered in requests partition
+        /// `partition`, in this process; `program` nil: the legacy fingerprint of a request id
+        /// answered by an earlier version, which recorded no program (it never equals an
+        /// identity's: the hash input says which it is).
+        public init(program: String?, requestID: String, partition: Int32) {
             var first = Hasher()
             first.combine(0x5EED_0001 as UInt32)
             first.combine(program)
             first.combine(requestID)
+            first.combine(partition)
             var second = Hasher()
             second.combine(0x5EED_0002 as UInt32)
             second.combine(program)
             second.combine(requestID)
+            second.combine(partition)
             high = UInt64(truncatingIfNeeded: first.finalize())
             low = UInt32(truncatingIfNeeded: second.finalize())
         }
 
-        /// The fingerprint of request `identity`.
-        public init(_ identity: RequestIdentity) {
-            self.init(program: identity.program, requestID: identity.requestID)
+        /// The fingerprint of request `identity` answered in requests partition `partition`.
+        public init(_ identity: RequestIdentity, partition: Int32) {
+            self.init(program: identity.program, requestID: identity.requestID, partition: partition)
         }
     }
 
@@ -65,6 +68,22 @@ public struct AnsweredIndex: Sendable {
 
     /// Bytes allocated for the ring and the table (what the index costs, whatever is in it).
     public var allocatedBytes: Int { ring.count * MemoryLayout<Entry>.stride + slots.count * MemoryLayout<Int32>.stride }
+
+    /// Bytes an index of `maxEntries` allocates once full (its largest size: it grows up to it).
+    public static func allocatedBytes(maxEntries: Int) -> Int {
+        maxEntries * MemoryLayout<Entry>.stride + tableSize(capacity: maxEntries) * MemoryLayout<Int32>.stride
+    }
+
+    /// The most entries an index may hold for its allocation never to pass `bytes` (0 when not even one fits).
+    public static func maxEntries(fittingBytes bytes: Int) -> Int {
+        var low = 0
+        var high = max(0, bytes / MemoryLayout<Entry>.stride)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if allocatedBytes(maxEntries: middle) <= bytes { low = middle } else { high = middle - 1 }
+        }
+        return low
+    }
 
     /// Records an answered request whose horizon ends at `expiresAtMs`; expired entries at the
     /// head are dropped first. A fingerprint already held keeps its entry.
@@ -143,6 +162,13 @@ public struct AnsweredIndex: Sendable {
         count -= 1
     }
 
+    /// The table's size for a ring of `capacity`: a power of two, at most 2/3 full.
+    private static func tableSize(capacity: Int) -> Int {
+        var size = 1
+        while size < capacity + capacity / 2 + 1 { size <<= 1 }
+        return size
+    }
+
     /// Doubles the ring (up to `maxEntries`), oldest entry first at position 0, and rebuilds the table.
     private mutating func grow() {
         let capacity = min(maxEntries, max(64, ring.count * 2))
@@ -150,8 +176,7 @@ public struct AnsweredIndex: Sendable {
         for index in 0..<count { newRing[index] = ring[(head + index) % ring.count] }
         ring = newRing
         head = 0
-        var tableSize = 1
-        while tableSize < capacity + capacity / 2 + 1 { tableSize <<= 1 }
+        let tableSize = Self.tableSize(capacity: capacity)
         slots = [Int32](repeating: -1, count: tableSize)
         mask = tableSize - 1
         for position in 0..<count {

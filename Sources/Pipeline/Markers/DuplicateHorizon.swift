@@ -2,24 +2,45 @@ import Contract
 import Kafka
 import Synchronization
 
-/// Requests (identities) answered within the duplicate horizon, per owned requests partition: what makes a
-/// copy of an answered request a duplicate on any worker that owns its partition, after restarts
-/// and rebalances. Filled by marker catch-up from the horizon (`MarkerCatchUp.HorizonRead`) when
-/// the partition is assigned, then by this worker's own `completed` markers. A released
-/// partition's index is kept (until its newest answer could still count: one horizon) with the
-/// markers offset it is complete up to, so that this process's next assignment of the partition
-/// (an eager rebalance gives every partition back and takes most of them again) reads only the
-/// markers written since instead of the whole horizon. Each partition's index is bounded
-/// (`duplicates.max_entries_per_partition`).
+/// Requests (identities) answered within the duplicate horizon, in the requests partitions this
+/// worker owns: what makes a copy of an answered request a duplicate on any worker that owns its
+/// partition, after restarts and rebalances. Filled by marker catch-up from the horizon
+/// (`MarkerCatchUp.HorizonRead`) when a partition is assigned, then by this worker's own
+/// `completed` markers.
+///
+/// One byte budget (`duplicates.max_bytes`) holds every answer, of owned partitions and of
+/// released ones alike, so memory does not grow with the partition count: it is shared out among
+/// the configured programs by weight (`programs.<name>.duplicate_share`, one share besides for
+/// answers of programs no longer configured and of earlier versions, which recorded none), and
+/// each share is one `AnsweredIndex` over every partition (an entry's fingerprint names its
+/// partition). A program's flood of distinct requests pushes out only its own oldest answers.
+///
+/// A released partition's answers stay (until evicted or expired) with the markers offset they are
+/// complete up to, kept for one horizon, so this process's next assignment of the partition (an
+/// eager rebalance gives every partition back and takes most of them again) reads only the
+/// markers written since instead of the whole horizon. Only owned partitions answer `contains`.
 final class DuplicateHorizon: Sendable {
-    private struct State {
-        var partitions: [TopicPartition: MarkerCatchUp.HorizonIndex] = [:]
-        /// Indexes of released partitions and when they were released (epoch ms).
-        var kept: [TopicPartition: (index: MarkerCatchUp.HorizonIndex, releasedAtMs: Int64)] = [:]
-        /// Evictions counted by indexes of partitions since released.
-        var evictedReleased = 0
+    /// One answer read from the markers topic by catch-up.
+    struct Answer: Sendable {
+        /// The program its marker names; nil for an earlier version's marker.
+        var program: String?
+        var fingerprint: AnsweredIndex.Fingerprint
+        var expiresAtMs: Int64
+    }
 
-        /// Drops kept indexes none of whose answers can count any more.
+    /// The share of answers of programs not configured here and of earlier versions' markers.
+    static let otherShare = "(unconfigured)"
+
+    private struct State {
+        /// One index per share (configured program, or `otherShare`).
+        var indexes: [String: AnsweredIndex] = [:]
+        /// Owned partitions and the markers offset each one's answers are complete up to.
+        var owned: [TopicPartition: Int64] = [:]
+        /// Released partitions: the markers offset their answers are complete up to, and when
+        /// they were released (epoch ms).
+        var kept: [TopicPartition: (readThrough: Int64, releasedAtMs: Int64)] = [:]
+
+        /// Forgets read positions of released partitions none of whose answers can count any more.
         mutating func expire(nowMs: Int64, horizonMs: Int64) {
             kept = kept.filter { $0.value.releasedAtMs + horizonMs > nowMs }
         }
@@ -27,83 +48,108 @@ final class DuplicateHorizon: Sendable {
 
     /// How long an answer counts.
     let horizonMs: Int64
-    /// Bound of each partition's index.
-    let maxEntriesPerPartition: Int
+    /// The most entries each share's index holds (its part of the byte budget).
+    let maxEntries: [String: Int]
     private let state = Mutex(State())
 
-    init(horizonMs: Int64, maxEntriesPerPartition: Int) {
+    /// A horizon of `horizonMs` whose indexes together never allocate more than `maxBytes`, split
+    /// by `shares` (program name → weight) and one share of weight 1 for every other program.
+    init(horizonMs: Int64, maxBytes: Int, shares: [String: Int]) {
         self.horizonMs = horizonMs
-        self.maxEntriesPerPartition = maxEntriesPerPartition
+        var weights = shares.filter { $0.key != Self.otherShare }.mapValues { max(1, $0) }
+        weights[Self.otherShare] = 1
+        let total = weights.values.reduce(0, +)
+        maxEntries = weights.mapValues { AnsweredIndex.maxEntries(fittingBytes: maxBytes / total * $0) }
+    }
+
+    /// The share `program` is held in.
+    func share(of program: String?) -> String {
+        guard let program, maxEntries[program] != nil else { return Self.otherShare }
+        return program
     }
 
     /// What catch-up of `partition` assigned at `nowMs` must read: the horizon, or only what
-    /// follows the index kept from this process's earlier assignment of it.
+    /// follows the answers kept from this process's earlier assignment of it.
     func read(_ partition: TopicPartition, nowMs: Int64) -> MarkerCatchUp.HorizonRead {
         let kept = state.withLock { state in
             state.expire(nowMs: nowMs, horizonMs: horizonMs)
-            return state.kept[partition]?.index
+            return state.kept[partition]?.readThrough
         }
-        return .init(sinceMs: nowMs - horizonMs, horizonMs: horizonMs, maxEntries: maxEntriesPerPartition, nowMs: nowMs, kept: kept)
+        return .init(sinceMs: nowMs - horizonMs, horizonMs: horizonMs, nowMs: nowMs, keptReadThrough: kept)
     }
 
-    /// Installs the index catch-up built for `partition` (its current assignment's read).
-    func install(_ partition: TopicPartition, index: MarkerCatchUp.HorizonIndex) {
+    /// Adds answers catch-up read (of a partition being assigned; they are true whether or not
+    /// the assignment lasts).
+    func add(_ answers: [Answer], nowMs: Int64) {
+        guard !answers.isEmpty else { return }
         state.withLock { state in
-            if let old = state.partitions[partition] { state.evictedReleased += old.answered.evictedBeforeHorizon }
+            for answer in answers { insert(&state, answer.fingerprint, share: share(of: answer.program), expiresAtMs: answer.expiresAtMs, nowMs: nowMs) }
+        }
+    }
+
+    /// `partition`'s catch-up ended: every answer up to markers offset `readThrough` is held, and
+    /// the partition answers `contains` from now on.
+    func install(_ partition: TopicPartition, readThrough: Int64) {
+        state.withLock { state in
             state.kept[partition] = nil
-            state.partitions[partition] = index
+            state.owned[partition] = readThrough
         }
     }
 
     /// This worker answered request `identity` in `partition` at `answeredAtMs` (its `completed`
-    /// marker was written); ignored for a partition not (or no longer) indexed here.
+    /// marker was written); ignored for a partition not (or no longer) owned here.
     func record(_ identity: RequestIdentity, in partition: TopicPartition, answeredAtMs: Int64, nowMs: Int64) {
-        let fingerprint = AnsweredIndex.Fingerprint(identity)
+        let fingerprint = AnsweredIndex.Fingerprint(identity, partition: partition.partition)
         state.withLock { state in
-            guard state.partitions[partition] != nil else { return }
-            state.partitions[partition]!.answered.insert(fingerprint, expiresAtMs: answeredAtMs + horizonMs, nowMs: nowMs)
+            guard state.owned[partition] != nil else { return }
+            insert(&state, fingerprint, share: share(of: identity.program), expiresAtMs: answeredAtMs + horizonMs, nowMs: nowMs)
         }
     }
 
     /// Whether request `identity` was answered in `partition` within the horizon: by its identity,
     /// or by its request id alone when an earlier version (which recorded no program) answered it.
     func contains(_ identity: RequestIdentity, in partition: TopicPartition, nowMs: Int64) -> Bool {
-        let fingerprint = AnsweredIndex.Fingerprint(identity)
-        let legacy = AnsweredIndex.Fingerprint(program: nil, requestID: identity.requestID)
+        let fingerprint = AnsweredIndex.Fingerprint(identity, partition: partition.partition)
+        let legacy = AnsweredIndex.Fingerprint(program: nil, requestID: identity.requestID, partition: partition.partition)
+        let share = share(of: identity.program)
         return state.withLock { state in
-            guard let index = state.partitions[partition]?.answered else { return false }
-            return index.contains(fingerprint, nowMs: nowMs) || index.contains(legacy, nowMs: nowMs)
+            guard state.owned[partition] != nil else { return false }
+            return state.indexes[share]?.contains(fingerprint, nowMs: nowMs) == true
+                || state.indexes[Self.otherShare]?.contains(legacy, nowMs: nowMs) == true
         }
     }
 
-    /// Partitions no longer owned (released at `nowMs`): their indexes are kept for a later
+    /// Partitions no longer owned (released at `nowMs`): their answers stay for a later
     /// assignment of the same partitions (`read`), none of them answering `contains` meanwhile.
     func remove(_ partitions: [TopicPartition], nowMs: Int64) {
         state.withLock { state in
             state.expire(nowMs: nowMs, horizonMs: horizonMs)
             for partition in partitions {
-                guard let old = state.partitions.removeValue(forKey: partition) else { continue }
-                state.evictedReleased += old.answered.evictedBeforeHorizon
-                state.kept[partition] = (old, nowMs)
+                guard let readThrough = state.owned.removeValue(forKey: partition) else { continue }
+                state.kept[partition] = (readThrough, nowMs)
             }
         }
     }
 
-    /// Ids held over the partitions owned now (metrics).
-    var count: Int { state.withLock { $0.partitions.values.reduce(0) { $0 + $1.answered.count } } }
-
-    /// Bytes the indexes hold allocated, the kept ones included (metrics).
-    var allocatedBytes: Int {
-        state.withLock { state in
-            state.partitions.values.reduce(0) { $0 + $1.answered.allocatedBytes } + state.kept.values.reduce(0) { $0 + $1.index.answered.allocatedBytes }
-        }
+    private func insert(_ state: inout State, _ fingerprint: AnsweredIndex.Fingerprint, share: String, expiresAtMs: Int64, nowMs: Int64) {
+        if state.indexes[share] == nil { state.indexes[share] = AnsweredIndex(maxEntries: maxEntries[share] ?? 1) }
+        state.indexes[share]!.insert(fingerprint, expiresAtMs: expiresAtMs, nowMs: nowMs)
     }
 
-    /// Indexes kept for released partitions.
+    /// Answers held, of owned and released partitions (metrics).
+    var count: Int { state.withLock { $0.indexes.values.reduce(0) { $0 + $1.count } } }
+
+    /// Bytes the indexes hold allocated (metrics): never more than the budget.
+    var allocatedBytes: Int { state.withLock { $0.indexes.values.reduce(0) { $0 + $1.allocatedBytes } } }
+
+    /// Released partitions whose read position is kept.
     var keptCount: Int { state.withLock { $0.kept.count } }
 
-    /// Ids pushed out by the bound before their horizon ended, since the worker started (metrics).
-    var evictedBeforeHorizon: Int {
-        state.withLock { state in state.evictedReleased + state.partitions.values.reduce(0) { $0 + $1.answered.evictedBeforeHorizon } }
+    /// Answers pushed out of each share by its bound before their horizon ended, since the worker
+    /// started (metrics; every share is listed).
+    var evictedBeforeHorizon: [String: Int] {
+        state.withLock { state in
+            maxEntries.mapValues { _ in 0 }.merging(state.indexes.mapValues(\.evictedBeforeHorizon)) { $1 }
+        }
     }
 }

@@ -14,13 +14,13 @@ public enum DuplicateHorizonMeasurement {
         let started = Timestamps.nowMs()
         let now = started
         for number in 0..<entries {
-            index.insert(AnsweredIndex.Fingerprint(program: "bench-program", requestID: "req-\(number)-0123456789abcdef"), expiresAtMs: now + 86_400_000, nowMs: now)
+            index.insert(AnsweredIndex.Fingerprint(program: "bench-program", requestID: "req-\(number)-0123456789abcdef", partition: 0), expiresAtMs: now + 86_400_000, nowMs: now)
         }
         let fillMs = Timestamps.nowMs() - started
         let lookups = 1_000_000
         let lookupStart = Timestamps.nowMs()
         var found = 0
-        for number in 0..<lookups where index.contains(AnsweredIndex.Fingerprint(program: "bench-program", requestID: "req-\(number * 7 % entries)-0123456789abcdef"), nowMs: now) {
+        for number in 0..<lookups where index.contains(AnsweredIndex.Fingerprint(program: "bench-program", requestID: "req-\(number * 7 % entries)-0123456789abcdef", partition: 0), nowMs: now) {
             found += 1
         }
         let lookupMs = max(1, Timestamps.nowMs() - lookupStart)
@@ -41,10 +41,12 @@ public enum DuplicateHorizonMeasurement {
         let outcome = Mutex<(Int, Int)?>(nil)
         let now = Timestamps.nowMs()
         let started = Timestamps.nowMs()
-        let horizon = MarkerCatchUp.HorizonRead(sinceMs: now - horizonMs, horizonMs: horizonMs, maxEntries: maxEntries, nowMs: now)
+        // One share (no program configured) with room for `maxEntries`.
+        let index = DuplicateHorizon(horizonMs: horizonMs, maxBytes: AnsweredIndex.allocatedBytes(maxEntries: maxEntries), shares: [:])
+        let horizon = MarkerCatchUp.HorizonRead(sinceMs: now - horizonMs, horizonMs: horizonMs, nowMs: now)
         // Hand-over position at the very end: every marker is read for the horizon only.
-        reader.read(partition: partition, from: Int64.max / 2, horizon: horizon, while: { true }) { _, answered in
-            outcome.withLock { $0 = (answered?.answered.count ?? 0, answered?.answered.allocatedBytes ?? 0) }
+        reader.read(partition: partition, from: Int64.max / 2, horizon: horizon, answers: { index.add($0, nowMs: now) }, while: { true }) { _, _ in
+            outcome.withLock { $0 = (index.count, index.allocatedBytes) }
             done.signal()
         }
         done.wait()

@@ -38,57 +38,54 @@ final class MarkerCatchUp: Sendable {
         self.firstDecisionReadOnly = firstDecisionReadOnly
     }
 
-    /// How far back a catch-up reads for the duplicate horizon, and the index it fills.
+    /// How far back a catch-up reads for the duplicate horizon, and where the answers it reads go.
     struct HorizonRead: Sendable {
         /// Markers with a record timestamp at or after this (epoch ms) are read: now minus the horizon.
         var sinceMs: Int64
         /// The duplicate horizon: an answer at `at` counts until `at + horizonMs`.
         var horizonMs: Int64
-        /// The index's bound.
-        var maxEntries: Int
         /// Now (epoch ms).
         var nowMs: Int64
-        /// The index this process kept from its earlier assignment of the partition
-        /// (`DuplicateHorizon.remove`): the read resumes it from where it was complete instead of
-        /// looking up the horizon and reading it again (an eager rebalance gives every partition
-        /// back and takes it again).
-        var kept: HorizonIndex? = nil
+        /// The markers offset up to which this process kept the partition's answers from its
+        /// earlier assignment of it (`DuplicateHorizon.remove`): the read resumes from there
+        /// instead of looking up the horizon and reading it again (an eager rebalance gives every
+        /// partition back and takes it again).
+        var keptReadThrough: Int64? = nil
     }
 
-    /// The duplicate horizon's index of one partition and the markers offset up to which it holds
-    /// every answer (the end a catch-up reached; later markers are this owner's own, recorded as
-    /// they are written, or are read again by the next catch-up that resumes it).
-    struct HorizonIndex: Sendable {
-        var answered: AnsweredIndex
-        var readThrough: Int64
-    }
+    /// How many answers a catch-up hands over at a time (`answers`): what it holds meanwhile.
+    static let answerBatch = 4_096
 
     /// Reads markers partition `partition` from `position` (its start when nil) to its end and
     /// calls `completion` with what it found: the latest state per marker key (`CallMarker.key`),
     /// where each request's markers are, and the requests of undecodable markers. With `horizon`,
     /// the read starts earlier, at the first marker written since `horizon.sinceMs` (offsets for a
     /// timestamp), and the requests answered within the horizon (`completed`, not dead-lettered)
-    /// fill an `AnsweredIndex` handed to `completion` too; markers before `position` count for
-    /// nothing else (their requests are committed).
+    /// go to `answers` as they are read, in batches (`answerBatch`), and `completion` is handed the
+    /// markers offset they are complete up to; markers before `position` count for nothing else
+    /// (their requests are committed).
     ///
     /// A read that fails (watermarks, assignment, or no progress for the timeout, as when a broker
     /// has just come back) is retried after a growing pause for as long as `stillWanted()` holds:
     /// resuming the partition without its markers would let a redelivered request reach the issuer
     /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
     /// closed, it gives up without calling `completion`.
-    func read(partition: Int32, from position: Int64?, horizon: HorizonRead? = nil, while stillWanted: @escaping @Sendable () -> Bool,
-              completion: @escaping @Sendable (InheritedMarkers, HorizonIndex?) -> Void) {
+    func read(partition: Int32, from position: Int64?, horizon: HorizonRead? = nil,
+              answers: @escaping @Sendable ([DuplicateHorizon.Answer]) -> Void = { _ in },
+              while stillWanted: @escaping @Sendable () -> Bool,
+              completion: @escaping @Sendable (InheritedMarkers, _ horizonReadThrough: Int64?) -> Void) {
         queue.async { [self] in
-            attempt(partition: partition, from: position, horizon: horizon, number: 1, while: stillWanted, completion: completion)
+            attempt(partition: partition, from: position, horizon: horizon, answers: answers, number: 1, while: stillWanted, completion: completion)
         }
     }
 
     /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
-    private func attempt(partition: Int32, from position: Int64?, horizon: HorizonRead?, number: Int,
+    private func attempt(partition: Int32, from position: Int64?, horizon: HorizonRead?,
+                         answers: @escaping @Sendable ([DuplicateHorizon.Answer]) -> Void, number: Int,
                          while stillWanted: @escaping @Sendable () -> Bool,
-                         completion: @escaping @Sendable (InheritedMarkers, HorizonIndex?) -> Void) {
+                         completion: @escaping @Sendable (InheritedMarkers, Int64?) -> Void) {
         guard !closed.withLock({ $0 }), stillWanted() else { return }
-        if let (states, answered) = readNow(partition: partition, from: position, horizon: horizon) {
+        if let (states, answered) = readNow(partition: partition, from: position, horizon: horizon, answers: answers) {
             if number > 1 {
                 logger.notice("marker catch-up succeeded after retries", [("partition", .integer(Int64(partition))),
                                                                           ("attempts", .integer(Int64(number)))])
@@ -105,22 +102,25 @@ final class MarkerCatchUp: Sendable {
                        [("partition", .integer(Int64(partition))), ("attempt", .integer(Int64(number))),
                         ("retry_in_ms", .integer(Int64(delayMs)))])
         queue.asyncAfter(milliseconds: Int64(delayMs)) { [self] in
-            attempt(partition: partition, from: position, horizon: horizon, number: number + 1, while: stillWanted, completion: completion)
+            attempt(partition: partition, from: position, horizon: horizon, answers: answers, number: number + 1, while: stillWanted,
+                    completion: completion)
         }
     }
 
-    /// What was read from `position` (or the horizon, when earlier) to the end, or nil when the end could not be reached.
-    private func readNow(partition: Int32, from position: Int64?, horizon: HorizonRead?) -> (InheritedMarkers, HorizonIndex?)? {
+    /// What was read from `position` (or the horizon, when earlier) to the end, and with a horizon
+    /// the end its answers are complete up to; nil when the end could not be reached (answers
+    /// handed over already are true all the same).
+    private func readNow(partition: Int32, from position: Int64?, horizon: HorizonRead?,
+                         answers: @Sendable ([DuplicateHorizon.Answer]) -> Void) -> (InheritedMarkers, Int64?)? {
         var found = InheritedMarkers()
-        var answered = horizon.map { AnsweredIndex(maxEntries: $0.maxEntries) }
+        var batch: [DuplicateHorizon.Answer] = []
         let handOverFrom = position ?? 0
         var readFrom = position
-        if let horizon, let position, let kept = horizon.kept, let marks = try? reader.watermarks(partition: partition),
-           kept.readThrough >= marks.low, kept.readThrough <= marks.high {
-            // Complete up to `readThrough` (nothing below it deleted since, the partition not
-            // recreated): only the markers after it are new to the index.
-            answered = kept.answered
-            readFrom = min(position, kept.readThrough)
+        if let horizon, let position, let kept = horizon.keptReadThrough, let marks = try? reader.watermarks(partition: partition),
+           kept >= marks.low, kept <= marks.high {
+            // Complete up to `kept` (nothing below it deleted since, the partition not
+            // recreated): only the markers after it are new answers.
+            readFrom = min(position, kept)
         } else if let horizon {
             do {
                 // nil: nothing written since; the hand-over position (or the end) is early enough.
@@ -160,7 +160,13 @@ final class MarkerCatchUp: Sendable {
             // plain `completed` marker written once it was published counts for the horizon.
             if let horizon, marker.state == .completed, marker.outcome != .deadLettered,
                !(marker.outcome == .answeredWithoutCall && marker.fence != nil) {
-                answered?.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID), expiresAtMs: marker.atMs + horizon.horizonMs, nowMs: horizon.nowMs)
+                batch.append(.init(program: marker.program,
+                                   fingerprint: AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID, partition: partition),
+                                   expiresAtMs: marker.atMs + horizon.horizonMs))
+                if batch.count >= Self.answerBatch {
+                    answers(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
         }, fence: { offset, fence in
             // Every fence read counts (also before the hand-over position): more fences only mark
@@ -171,6 +177,7 @@ final class MarkerCatchUp: Sendable {
             found.firstUndecodable = min(found.firstUndecodable ?? offset, offset)
             if let requestID { found.mayHaveStarted.insert(requestID) }
         })
+        answers(batch)
         guard let end else { return nil }
         // Each marker is judged by every fence since its writer's epoch, which may lie before this read.
         guard let earlier = earlierFences(partition: partition, before: readFrom ?? 0, markers: attributed) else { return nil }
@@ -182,7 +189,7 @@ final class MarkerCatchUp: Sendable {
             found.decisions[key] = first.decision?.result
             if first.decisionPublished { found.published.insert(key) }
         }
-        return (found, answered.map { HorizonIndex(answered: $0, readThrough: end) })
+        return (found, horizon == nil ? nil : end)
     }
 
     /// What a previous owner's `completed` marker says about a request.

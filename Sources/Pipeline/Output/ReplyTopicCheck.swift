@@ -10,7 +10,9 @@ import Synchronization
 /// Partition counts come from one cluster metadata request (`lookup`), kept `ttlMs`; a topic not
 /// in it is looked up again at most once per `refreshMs`, so made-up names cost at most one
 /// metadata request a second. When metadata cannot be read, routes are not refused (the publish
-/// then fails as before): a broker hiccup must not reject genuine requests.
+/// then fails as before): a broker hiccup must not reject genuine requests. The metadata request
+/// is made outside the lock, by one caller at a time: the others meanwhile judge by the cached
+/// counts, and a topic those lack is not refused while the request that may list it is under way.
 final class ReplyTopicCheck: Sendable {
     /// Topic → partition count (nil: listed with an error, such as not authorized); nil when the
     /// metadata could not be read.
@@ -21,6 +23,8 @@ final class ReplyTopicCheck: Sendable {
         var fetchedAtMs: Int64?
         /// Whether the last metadata request was answered (else a name it lacks may exist).
         var isCurrent = false
+        /// Whether a caller is making a metadata request now.
+        var fetching = false
     }
 
     private let lookup: Lookup
@@ -40,17 +44,23 @@ final class ReplyTopicCheck: Sendable {
     /// or nil when they can (or metadata cannot tell). Blocks for a metadata request when the cached
     /// answer is older than `ttlMs`, or does not know `topic` and is older than `refreshMs`.
     func problem(topic: String, partition: Int32?) -> String? {
-        let count: Int?? = state.withLock { state in
-            let now = clock()
+        let now = clock()
+        let due = state.withLock { state -> Bool in
             let age = state.fetchedAtMs.map { now - $0 } ?? .max
-            if age >= ttlMs || (state.counts[topic] == nil && age >= refreshMs) {
-                let counts = lookup()
-                if let counts { state.counts = counts }
-                state.isCurrent = counts != nil
+            guard !state.fetching, age >= ttlMs || (state.counts[topic] == nil && age >= refreshMs) else { return false }
+            state.fetching = true
+            return true
+        }
+        let fetched = due ? lookup() : nil
+        let count: Int?? = state.withLock { state in
+            if due {
+                if let fetched { state.counts = fetched }
+                state.isCurrent = fetched != nil
                 state.fetchedAtMs = now
+                state.fetching = false
             }
-            // Metadata not read: a name it lacks is not judged missing.
-            return state.counts[topic] ?? (state.isCurrent ? nil : .some(nil))
+            // Metadata not read, or being read by another caller: a name it lacks is not judged missing.
+            return state.counts[topic] ?? (state.isCurrent && !state.fetching ? nil : .some(nil))
         }
         guard let listed = count else {
             return "the reply topic named by \(ReplyRoute.topicHeader) does not exist in the cluster"

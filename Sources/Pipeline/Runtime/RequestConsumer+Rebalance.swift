@@ -67,8 +67,11 @@ extension RequestConsumer {
     /// stays paused (its records refused by the gate) until the group takes it back.
     func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64, groupGeneration: Int32?) {
         let ledger = context.ledger
-        catchUp.read(partition: partition.partition, from: position, horizon: context.horizon.read(partition, nowMs: context.clock()),
-                     while: { ledger.isOwned(partition, generation: generation) }) { [self] found, answered in
+        let horizon = context.horizon
+        let clock = context.clock
+        catchUp.read(partition: partition.partition, from: position, horizon: horizon.read(partition, nowMs: clock()),
+                     answers: { horizon.add($0, nowMs: clock()) },
+                     while: { ledger.isOwned(partition, generation: generation) }) { [self] found, horizonReadThrough in
             if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance) {
                 context.metrics.staleAssignments.increment()
                 context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
@@ -78,7 +81,9 @@ extension RequestConsumer {
             }
             // A read of an earlier assignment ending late must not make this one ready.
             guard context.markerIndex.install(partition, generation: generation, found: found, readFrom: position ?? 0) else { return }
-            if let answered, ledger.isHeld(partition, generation: generation) { context.horizon.install(partition, index: answered) }
+            if let horizonReadThrough, ledger.isHeld(partition, generation: generation) {
+                horizon.install(partition, readThrough: horizonReadThrough)
+            }
             context.ledger.inherit(partition, markerOffsets: found.markerOffsets, pin: found.firstUndecodable, generation: generation)
             if !found.states.isEmpty || found.undecodable > 0 || found.fencedOut > 0 {
                 context.logger.info("marker catch-up found calls from a previous owner",

@@ -36,6 +36,8 @@ public final class Worker: Sendable {
     public convenience init(configuration: WorkerConfiguration, environment: [String: String], logger: Logger,
                             metrics: MetricsRegistry = MetricsRegistry(), clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws {
         ResourceLimits.raiseOpenFileLimit()
+        // The process holds issuer keys, signing secrets and payloads: a crash leaves no core file.
+        if !ResourceLimits.disableCoreDumps() { logger.warning("core dumps could not be disabled (setrlimit RLIMIT_CORE)") }
         let kafkaLogger = logger.child("librdkafka")
         KafkaLog.install { record in
             let level: LogLevel = record.severity <= 3 ? .error : record.severity == 4 ? .warning : record.severity <= 6 ? .info : .debug
@@ -99,8 +101,8 @@ public final class Worker: Sendable {
             validator: RequestValidator(policy: ValidationPolicy(requireEncryption: configuration.requireEncryption)),
             nonceGuard: NonceGuard(horizonMs: configuration.nonceHorizonMs),
             duplicates: DuplicateFilter(horizonMs: min(configuration.duplicateHorizonMs, Self.inMemoryDuplicateHorizonMs)), ledger: OffsetLedger(), markerIndex: MarkerIndex(),
-            horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs,
-                                      maxEntriesPerPartition: configuration.duplicateIndexMaxEntriesPerPartition),
+            horizon: DuplicateHorizon(horizonMs: configuration.duplicateHorizonMs, maxBytes: configuration.duplicateIndexMaxBytes,
+                                      shares: configuration.programs.mapValues(\.duplicateShare)),
             fencing: fencing, decider: decider,
             payloadSealer: PayloadSealer(requireEncryption: configuration.requireEncryption),
             reconcileTiers: ReconcileTiers(delaysMs: configuration.reconcileTiersMs), requestLimits: RequestLimits(),

@@ -224,20 +224,30 @@ struct WorkerMetrics: Sendable {
         }
     }
 
-    /// Exports the durable duplicate horizon: ids held, bytes allocated, and ids pushed out by the
-    /// per-partition bound before their horizon ended.
+    /// Exports the durable duplicate horizon: ids held, bytes allocated, and ids pushed out of each
+    /// configured program's share of the budget before their horizon ended, and out of the share of
+    /// every other program.
     func exportHorizon(_ horizon: DuplicateHorizon) {
         registry.computedGauge("provisioner_duplicate_index_entries",
-                               help: "Request ids answered within the duplicate horizon, held over the partitions this worker owns.") {
+                               help: "Request ids answered within the duplicate horizon, held for the partitions this worker owns or released.") {
             Double(horizon.count)
         }
         registry.computedGauge("provisioner_duplicate_index_bytes",
                                help: "Bytes allocated by the duplicate horizon's indexes.") {
             Double(horizon.allocatedBytes)
         }
-        registry.computedCounter("provisioner_duplicate_index_evictions_total",
-                                 help: "Answered request ids forgotten before the duplicate horizon because a partition's index was full (duplicates.max_entries_per_partition).") {
-            Double(horizon.evictedBeforeHorizon)
+        // Configured programs only (a bounded label set); the share of programs not configured
+        // and of earlier versions' markers has a series of its own.
+        for share in horizon.maxEntries.keys.sorted() where share != DuplicateHorizon.otherShare {
+            registry.computedCounter("provisioner_duplicate_index_evictions_total",
+                                     help: "Answered request ids forgotten before the duplicate horizon because their program's share of duplicates.max_bytes was full.",
+                                     labels: ["program": share]) {
+                Double(horizon.evictedBeforeHorizon[share] ?? 0)
+            }
+        }
+        registry.computedCounter("provisioner_duplicate_index_unconfigured_evictions_total",
+                                 help: "Answered request ids of programs not configured here (or of earlier versions' markers) forgotten before the duplicate horizon because their share of duplicates.max_bytes was full.") {
+            Double(horizon.evictedBeforeHorizon[DuplicateHorizon.otherShare] ?? 0)
         }
     }
 

@@ -14,4 +14,7 @@ public enum SchedulerRefusal: String, Sendable, CaseIterable {
     case breakerOpen = "breaker_open"
     /// The program's rate limit has no token before the deadline: `failed`, `rate_limited`.
     case rateLimited = "rate_limited"
+    /// The program holds its `max_unsettled` requests already (`UnsettledQuota`, before the
+    /// scheduler): `failed`, `rate_limited`.
+    case maxUnsettled = "max_unsettled"
 }

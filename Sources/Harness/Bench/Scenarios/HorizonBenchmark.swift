@@ -50,7 +50,7 @@ public enum HorizonBenchmark {
         var decodedIndex = AnsweredIndex(maxEntries: encoded.count)
         for bytes in encoded {
             guard let marker = CallMarker.decode(bytes) else { continue }
-            decodedIndex.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID), expiresAtMs: marker.atMs + 86_400_000, nowMs: marker.atMs)
+            decodedIndex.insert(AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID, partition: 0), expiresAtMs: marker.atMs + 86_400_000, nowMs: marker.atMs)
         }
         let decodePerSecond = Double(decodedIndex.count) / max(0.001, Date().timeIntervalSince(decodeStart))
 
