@@ -55,7 +55,8 @@ struct FetchWatchdogTests {
     func stuckFetcherIsRestarted() throws {
         let rig = try PipelineRig(partitions: 2)
         defer { rig.stop() }
-        let worker = try rig.startWorker("worker-1")
+        let clock = SteppedClock()
+        let worker = try rig.startWorker("worker-1", clock: { clock.now() })
         try rig.formGroupAndWarmUp()
         let stuck = TopicPartition(topic: rig.stack.topics.requests, partition: 1)
         worker.stallFetchingForTesting(stuck)
@@ -67,10 +68,16 @@ struct FetchWatchdogTests {
         }
         let unstuck = ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
         #expect(rig.waitForFinals(unstuck, timeoutMs: 30_000), "the partition left alone was not served: \(rig.missingFinals(unstuck))")
-        // The lag measurement runs every 5 s and a partition counts as stuck after 5 s quiet:
-        // restarted within 15 s, answered soon after.
+        // The lag measurement runs every 5 s and a partition counts as stuck after 5 s quiet, both
+        // on the worker's clock: stepped on 5 s at a time (well inside the requests' 60 s window)
+        // until the stall is counted, instead of waiting up to 15 s.
+        let stalls = { rig.metrics(of: worker)?.total("provisioner_fetch_stalls_total") ?? 0 }
+        for _ in 0..<4 where stalls() < 1 {
+            clock.step(5_000)
+            _ = PipelineRig.wait(timeoutMs: 1_000) { stalls() >= 1 }
+        }
         #expect(rig.waitForFinals(ids, timeoutMs: 40_000), "the stuck partition's requests were never answered: \(rig.missingFinals(ids))")
-        #expect((rig.metrics(of: worker)?.total("provisioner_fetch_stalls_total") ?? 0) >= 1, "the restart was not counted")
+        #expect(stalls() >= 1, "the restart was not counted")
         let restarts = rig.logs.records.filter { $0.message.hasPrefix("requests partition stopped delivering records") }
         #expect(restarts.contains { $0.fields.contains { $0.0 == "partition" && $0.1 == .integer(1) } },
                 "no restart logged for partition 1: \(restarts.map(\.fields))")

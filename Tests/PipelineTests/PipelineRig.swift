@@ -5,6 +5,7 @@ import Kafka
 import Observability
 import Pipeline
 import Simulator
+import Synchronization
 import TestSupport
 import Testing
 
@@ -48,16 +49,18 @@ final class PipelineRig {
         stack.stop()
     }
 
-    /// Starts an in-process worker of this rig's group; `adjust` may change its configuration and
-    /// `extraEnvironment` adds to the stack's environment (a replay key, say).
+    /// Starts an in-process worker of this rig's group; `adjust` may change its configuration,
+    /// `extraEnvironment` adds to the stack's environment (a replay key, say) and `clock` is the
+    /// worker's time (a `SteppedClock` lets a test move it on).
     @discardableResult
     func startWorker(_ workerID: String = "worker-1", level: LogLevel = .info, extraEnvironment: [String: String] = [:],
-                     adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> Worker {
+                     adjust: (inout WorkerConfiguration) -> Void = { _ in },
+                     clock: @escaping @Sendable () -> Int64 = { Timestamps.nowMs() }) throws -> Worker {
         let configuration = try stack.configuration(groupID: groupID, workerID: workerID, adjust: adjust)
         let metrics = MetricsRegistry()
         let worker = try stack.startWorker(configuration, extraEnvironment: extraEnvironment,
                                            logger: Logger(label: workerID, minimumLevel: level, handler: logs),
-                                           metrics: metrics)
+                                           metrics: metrics, clock: clock)
         workers.append((worker, metrics))
         return worker
     }
@@ -180,4 +183,14 @@ final class PipelineRig {
     func simulatorCalls(card: String) -> [SimulatorCall] {
         stack.simulator.calls.filter { $0.cardID == card }
     }
+}
+
+/// Wall-clock milliseconds plus an offset a test moves on (a worker's `clock`), so a period the
+/// worker judges on its clock passes without waiting it out.
+final class SteppedClock: Sendable {
+    private let offsetMs = Atomic<Int64>(0)
+    /// Now, as the worker sees it.
+    func now() -> Int64 { Timestamps.nowMs() + offsetMs.load(ordering: .relaxed) }
+    /// Moves the worker's time on by `ms`.
+    func step(_ ms: Int64) { offsetMs.add(ms, ordering: .relaxed) }
 }

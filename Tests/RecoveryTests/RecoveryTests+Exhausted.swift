@@ -16,7 +16,8 @@ extension RecoveryTests {
         let gateway = try IssuerGateway(upstream: rig.stack.simulatorURL)
         defer { gateway.stop() }
         defer { rig.stop() }
-        try rig.startWorker(try rig.configuration { $0.programs["demo-imprint"]?.baseURL = gateway.url + "/imprint" })
+        let clock = SteppedClock()
+        try rig.startWorker(try rig.configuration { $0.programs["demo-imprint"]?.baseURL = gateway.url + "/imprint" }, clock: clock.now)
         let topics = rig.topics
         let tool = rig.operatorTool
 
@@ -84,10 +85,11 @@ extension RecoveryTests {
         #expect(afterReplay[2].headers.last { $0.key == DeadLetterHeader.replayOf }?.text == entry.identifier)
 
         // The fix. Production tiers (2 s … 5 min) end long after an Apple Pay window (20 s) has
-        // closed, so the operator's replay comes after it too: wait for the clock, not for an event.
+        // closed, so the operator's replay comes after it too: the worker's clock is stepped past
+        // the window's end (on the worker's clock) instead of waiting for it.
         gateway.stateAPIDown = false
         let windowClosed = max(results[0].timing.deadlineMs ?? 0, (provenance.originalTimestampMs ?? 0) + 20_000) + 500
-        try await Task.sleep(for: .milliseconds(max(0, windowClosed - Timestamps.nowMs())))
+        clock.step(max(0, windowClosed - clock.now()))
         let fixed = try await tool.dlq(["replay", "--request-id", id, "--code", "reconcile_exhausted", "--operator", "ops.alice"])
         #expect(fixed.status == 0, "\(fixed)")
         snapshot = try await rig.wait(for: "the truthful result of \(id)") { snapshot in

@@ -81,6 +81,9 @@ public struct WorkerConfiguration: Sendable {
     public var duplicateIndexMaxBytes = 256 << 20
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
+    /// How long the worker keeps running, readiness failed, after a consumer error that retrying
+    /// does not heal was reported, before it stops to exit non-zero (not a configuration key).
+    public var consumerFailureExitMs: Int64 = 30_000
     /// Bound on finishing in-flight work of revoked partitions: at least `revokeDrainFloorMs`
     /// (raised to it at loading).
     public var revokeDrainMs: Int64 = 5_000

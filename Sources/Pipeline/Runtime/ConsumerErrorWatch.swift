@@ -48,9 +48,11 @@ struct ConsumerErrorWatch: Sendable {
         self.exitAfterMs = exitAfterMs
     }
 
-    /// A watch for the consumer `properties` describe (`session.timeout.ms`, `group.id`).
-    init(consumerProperties properties: [String: String], groupID: String) {
-        self.init(sessionTimeoutMs: properties["session.timeout.ms"].flatMap { Int($0) } ?? 45_000, groupID: groupID)
+    /// A watch for the consumer `properties` describe (`session.timeout.ms`, `group.id`), failing
+    /// for good `exitAfterMs` after a report.
+    init(consumerProperties properties: [String: String], groupID: String, exitAfterMs: Int64 = 30_000) {
+        self.init(sessionTimeoutMs: properties["session.timeout.ms"].flatMap { Int($0) } ?? 45_000, groupID: groupID,
+                  exitAfterMs: exitAfterMs)
     }
 
     /// Judges `error`, seen at `nowMs`.

@@ -109,7 +109,8 @@ public final class Worker: Sendable {
             replyRouting: ReplyRouting(configuration: configuration, topicCheck: ReplyTopicCheck(clock: clock) { [producer] in
                 try? producer.partitionCounts(timeoutMs: 2_000)
             }),
-            consumerFault: ConsumerFault(watch: ConsumerErrorWatch(consumerProperties: configuration.consumerProperties, groupID: configuration.groupID),
+            consumerFault: ConsumerFault(watch: ConsumerErrorWatch(consumerProperties: configuration.consumerProperties, groupID: configuration.groupID,
+                                                                   exitAfterMs: configuration.consumerFailureExitMs),
                                          logger: logger.child("consumer"), clock: clock),
             clock: clock, executor: executor, mutations: runtime.mutations, probe: runtime.probe)
         workerMetrics.exportEvictions(nonceGuard: context.nonceGuard, duplicates: context.duplicates)
