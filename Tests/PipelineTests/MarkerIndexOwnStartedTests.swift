@@ -51,4 +51,26 @@ struct MarkerIndexOwnStartedTests {
         #expect(index.install(partition, generation: 1, found: InheritedMarkers(), readFrom: 0))
         #expect(index.state(of: key, in: partition) == nil)
     }
+
+    @Test("recording a started marker costs the same however many markers the assignment holds")
+    func startedIsConstantCost() {
+        // A partition whose assignment has seen 100,000 marker keys, and one with none: recording
+        // 2,000 more `started` markers must not copy what is there (it did, once per call).
+        var found = InheritedMarkers()
+        for number in 0..<100_000 { found.states[CallMarker.Key(program: "p", requestID: "old-\(number)", replayOf: nil)] = .completed }
+        let full = MarkerIndex()
+        full.expect(partition, generation: 1)
+        #expect(full.install(partition, generation: 1, found: found, readFrom: 0))
+        let keys = (0..<2_000).map { CallMarker.Key(program: "p", requestID: "new-\($0)", replayOf: nil) }
+        func seconds(_ index: MarkerIndex) -> Double {
+            let elapsed = ContinuousClock().measure { for key in keys { index.started(key, in: partition) } }
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+        // The empty partition's time is the best of three fresh indexes: a stall there cannot loosen the bound.
+        let empty = (0..<3).map { _ in seconds(installed()) }.min() ?? 0
+        let large = seconds(full)
+        #expect(large < 20 * empty + 0.5, "2,000 started markers took \(large) s beside 100,000 keys, \(empty) s in an empty partition")
+        #expect(full.state(of: keys[1_999], in: partition) == .started)
+        #expect(full.state(of: CallMarker.Key(program: "p", requestID: "old-7", replayOf: nil), in: partition) == .completed)
+    }
 }

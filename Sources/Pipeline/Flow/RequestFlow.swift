@@ -34,7 +34,9 @@ final class RequestFlow: Sendable {
     /// Each program's `max_unsettled` places.
     let quota: UnsettledQuota
 
-    /// Intake with the secrets in use now (a file secret that changed applies from the next record).
+    /// Intake with the secrets in use now (a file secret that changed applies from the next poll's
+    /// records). Built once per poll's records, not per record: it copies the configuration and
+    /// takes the secrets' lock.
     var intake: Intake { Intake(context: context) }
 
     /// Dead letters sealed with the replay key in use now.
@@ -113,8 +115,10 @@ final class RequestFlow: Sendable {
         guard !records.isEmpty else { return }
         let receivedAtMs = context.clock()
         queue(for: partition).async { [self] in
+            let current = intake
             for record in records {
-                intake(record.message.value, origin: RecordOrigin(message: record.message, generation: record.generation, receivedAtMs: receivedAtMs))
+                intake(record.message.value, origin: RecordOrigin(message: record.message, generation: record.generation, receivedAtMs: receivedAtMs),
+                       using: current)
             }
         }
     }
@@ -145,7 +149,7 @@ final class RequestFlow: Sendable {
 
     // MARK: - Intake
 
-    private func intake(_ value: [UInt8], origin received: RecordOrigin) {
+    private func intake(_ value: [UInt8], origin received: RecordOrigin, using intake: Intake) {
         guard context.ledger.isOwned(received.partition, generation: received.generation) else {
             settler.settle(.abandoned, origin: received, identity: nil, claimed: false)
             return
@@ -153,7 +157,7 @@ final class RequestFlow: Sendable {
         context.probe?.intake(worker: context.configuration.workerID, partition: received.partition, offset: received.offset,
                               generation: received.generation)
         let (origin, decision) = intake.decide(value, received: received, nowMs: context.clock()) { [self] in
-            queue(for: received.partition).async { self.intake(value, origin: received) }
+            queue(for: received.partition).async { self.intake(value, origin: received, using: self.intake) }
         }
         carryOut(decision, value: value, origin: origin)
     }

@@ -49,10 +49,10 @@ final class MarkerIndex: Sendable {
     /// call the issuer a second time with the same handshake. It reconciles instead. Recorded
     /// before the write is acknowledged: a write that fails may still have landed.
     func started(_ key: CallMarker.Key, in partition: TopicPartition) {
+        // Mutated in place: an entry copied out and written back would copy its whole `states`
+        // (every marker key of the assignment, one more per call) on every call.
         entries.withLock { entries in
-            guard var entry = entries[partition], entry.found.states[key] != .completed else { return }
-            entry.found.states[key] = .started
-            entries[partition] = entry
+            if entries[partition]?.found.states[key] != .completed { entries[partition]?.found.states[key] = .started }
         }
     }
 
