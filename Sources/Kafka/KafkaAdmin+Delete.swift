@@ -13,22 +13,9 @@ extension KafkaAdmin {
                 rd_kafka_DeleteTopics(handle, &deletions, deletions.count, options, queue)
             }
             defer { rd_kafka_event_destroy(event) }
-            var outcome: [String: KafkaError?] = [:]
             var count = 0
-            if let result = rd_kafka_event_DeleteTopics_result(event), let results = rd_kafka_DeleteTopics_result_topics(result, &count) {
-                for index in 0..<count {
-                    guard let item = results[index] else { continue }
-                    let name = String(cString: rd_kafka_topic_result_name(item))
-                    let code = rd_kafka_topic_result_error(item)
-                    if code == RD_KAFKA_RESP_ERR_NO_ERROR {
-                        outcome[name] = .some(nil)
-                    } else {
-                        let text = rd_kafka_topic_result_error_string(item).map { String(cString: $0) } ?? ""
-                        outcome[name] = .some(KafkaError(code: KafkaError.Code(code), message: "deleting topic '\(name)' failed: \(text)"))
-                    }
-                }
-            }
-            return outcome
+            guard let result = rd_kafka_event_DeleteTopics_result(event), let results = rd_kafka_DeleteTopics_result_topics(result, &count) else { return [:] }
+            return Self.topicOutcomes(results, count: count) { "deleting topic '\($0)' failed" }
         }
     }
 }

@@ -67,24 +67,29 @@ public final class KafkaAdmin: @unchecked Sendable {
                 rd_kafka_CreateTopics(handle, &newTopics, newTopics.count, options, queue)
             }
             defer { rd_kafka_event_destroy(event) }
-            var outcome: [String: KafkaError?] = [:]
             var count = 0
-            if let result = rd_kafka_event_CreateTopics_result(event),
-               let results = rd_kafka_CreateTopics_result_topics(result, &count) {
-                for index in 0..<count {
-                    guard let item = results[index] else { continue }
-                    let name = String(cString: rd_kafka_topic_result_name(item))
-                    let code = rd_kafka_topic_result_error(item)
-                    if code == RD_KAFKA_RESP_ERR_NO_ERROR {
-                        outcome[name] = .some(nil)
-                    } else {
-                        let text = rd_kafka_topic_result_error_string(item).map { String(cString: $0) } ?? ""
-                        outcome[name] = .some(KafkaError(code: KafkaError.Code(code), message: "creating topic '\(name)' failed: \(text)"))
-                    }
-                }
-            }
-            return outcome
+            guard let result = rd_kafka_event_CreateTopics_result(event), let results = rd_kafka_CreateTopics_result_topics(result, &count) else { return [:] }
+            return Self.topicOutcomes(results, count: count) { "creating topic '\($0)' failed" }
         }
+    }
+
+    /// Each topic's outcome in an admin result's `count` topic results (`nil`: done; else its error,
+    /// worded "`failed(name)`: the broker's text").
+    static func topicOutcomes(_ results: UnsafeMutablePointer<OpaquePointer?>, count: Int,
+                              failed: (String) -> String) -> [String: KafkaError?] {
+        var outcome: [String: KafkaError?] = [:]
+        for index in 0..<count {
+            guard let item = results[index] else { continue }
+            let name = String(cString: rd_kafka_topic_result_name(item))
+            let code = rd_kafka_topic_result_error(item)
+            if code == RD_KAFKA_RESP_ERR_NO_ERROR {
+                outcome[name] = .some(nil)
+            } else {
+                let text = rd_kafka_topic_result_error_string(item).map { String(cString: $0) } ?? ""
+                outcome[name] = .some(KafkaError(code: KafkaError.Code(code), message: "\(failed(name)): \(text)"))
+            }
+        }
+        return outcome
     }
 
     /// Raises the partition count of each named topic to the given total (Kafka can only add
@@ -112,23 +117,9 @@ public final class KafkaAdmin: @unchecked Sendable {
                 rd_kafka_CreatePartitions(handle, &newPartitions, newPartitions.count, options, queue)
             }
             defer { rd_kafka_event_destroy(event) }
-            var outcome: [String: KafkaError?] = [:]
             var count = 0
-            if let result = rd_kafka_event_CreatePartitions_result(event),
-               let results = rd_kafka_CreatePartitions_result_topics(result, &count) {
-                for index in 0..<count {
-                    guard let item = results[index] else { continue }
-                    let name = String(cString: rd_kafka_topic_result_name(item))
-                    let code = rd_kafka_topic_result_error(item)
-                    if code == RD_KAFKA_RESP_ERR_NO_ERROR {
-                        outcome[name] = .some(nil)
-                    } else {
-                        let text = rd_kafka_topic_result_error_string(item).map { String(cString: $0) } ?? ""
-                        outcome[name] = .some(KafkaError(code: KafkaError.Code(code), message: "adding partitions to topic '\(name)' failed: \(text)"))
-                    }
-                }
-            }
-            return outcome
+            guard let result = rd_kafka_event_CreatePartitions_result(event), let results = rd_kafka_CreatePartitions_result_topics(result, &count) else { return [:] }
+            return Self.topicOutcomes(results, count: count) { "adding partitions to topic '\($0)' failed" }
         }
     }
 

@@ -78,7 +78,7 @@ enum DLQCommand: Command {
             guard !matches.isEmpty else { throw CommandFailure("no dead letter \(id ?? requestID ?? "") in \(topic)") }
             // The listing holds summaries; each letter shown is read again by its offset, one at a time.
             for match in matches {
-                let reference = ReplayReference(topic: match.topic, partition: match.partition, offset: match.offset)
+                let reference = match.reference
                 let letter: DeadLetterEntry
                 do {
                     guard let whole = try store.letter(reference) else { throw CommandFailure("\(topic) no longer holds \(match.identifier)") }

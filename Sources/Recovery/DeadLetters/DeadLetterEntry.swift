@@ -105,6 +105,9 @@ public struct DeadLetterEntry: Sendable {
     /// `topic:partition:offset`, the id `dlq show` and `x-replay-of` use.
     public var identifier: String { "\(topic):\(partition):\(offset)" }
 
+    /// Where it lies in the dead-letter topic (to read the whole letter again).
+    public var reference: ReplayReference { ReplayReference(topic: topic, partition: partition, offset: offset) }
+
     /// The `x-replay-of` header of this entry, when it was itself a replay that failed again (nil
     /// when the header is not a valid `ReplayReference`).
     public var replayOf: String? {

@@ -113,8 +113,8 @@ public struct DeadLetterReplayer: Sendable {
             var entry = listed
             if entry.isSummary && entry.seal == nil && replayKeys != nil {
                 // Read without the replay key: its seal is checked on the whole letter, read again.
-                guard let whole = try store.letter(ReplayReference(topic: entry.topic, partition: entry.partition, offset: entry.offset)) else {
-                    outcomes.append(.refused(reason: "the dead-letter topic no longer holds \(entry.identifier)"))
+                guard let whole = try store.letter(entry.reference) else {
+                    outcomes.append(.refused(reason: Self.gone(entry)))
                     continue
                 }
                 entry = whole
@@ -139,9 +139,8 @@ public struct DeadLetterReplayer: Sendable {
             }
             if let spacingMs, sent > 0 { usleep(useconds_t(spacingMs * 1000)) }
             if entry.isSummary {
-                let reference = ReplayReference(topic: entry.topic, partition: entry.partition, offset: entry.offset)
-                guard let whole = try store.letter(reference) else {
-                    outcomes.append(.refused(reason: "the dead-letter topic no longer holds \(entry.identifier)"))
+                guard let whole = try store.letter(entry.reference) else {
+                    outcomes.append(.refused(reason: Self.gone(entry)))
                     continue
                 }
                 entry = whole
@@ -186,6 +185,11 @@ public struct DeadLetterReplayer: Sendable {
             }
         }
         return outcomes
+    }
+
+    /// Why a summary's letter cannot be replayed once the topic no longer holds it.
+    private static func gone(_ entry: DeadLetterEntry) -> String {
+        "the dead-letter topic no longer holds \(entry.identifier)"
     }
 }
 
