@@ -170,6 +170,14 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
         assigned[partition.partition]?.prefetched = 0
     }
 
+    func refetch(_ partition: TopicPartition, from offset: Int64) throws(KafkaError) -> Bool {
+        guard assigned[partition.partition] != nil else { throw KafkaError(code: .state, message: "refetch of a partition not assigned") }
+        assigned[partition.partition]?.paused = false
+        try seek(partition, to: offset, timeoutMs: 0)
+        executor.wakeLoops()
+        return true
+    }
+
     func commit(_ offsets: [TopicPartitionOffset], synchronously: Bool) throws(KafkaError) {
         guard !offsets.isEmpty else { return }
         if synchronously {

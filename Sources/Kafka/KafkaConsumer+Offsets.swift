@@ -118,3 +118,27 @@ extension KafkaConsumer {
         return error
     }
 }
+
+extension KafkaConsumer {
+    /// Gives an assigned `partition` up and takes it again at `offset`, in this member only (the
+    /// group still counts it as this member's; no rebalance, no listener call): librdkafka stops the
+    /// partition's fetcher, drops its pause state and pending operations, and starts a new fetcher
+    /// at `offset`, then the partition is resumed. For a fetcher that a resume and a seek did not
+    /// restart. Only under the cooperative protocol, whose incremental assignment leaves the other
+    /// partitions alone: false (nothing done) under the eager one or before a group was joined.
+    public func refetch(_ partition: TopicPartition, from offset: Int64) throws(KafkaError) -> Bool {
+        try call { () throws(KafkaError) -> Bool in
+            guard rd_kafka_rebalance_protocol(handle).map({ String(cString: $0) }) == "COOPERATIVE" else { return false }
+            let list = TopicPartitionList.make([TopicPartitionOffset(partition, offset: offset)])
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            if let error = rd_kafka_incremental_unassign(handle, list) {
+                throw KafkaError.consuming(error, context: "giving up \(partition) to fetch it again")
+            }
+            if let error = rd_kafka_incremental_assign(handle, list) {
+                throw KafkaError.consuming(error, context: "taking \(partition) again at \(offset)")
+            }
+            _ = rd_kafka_resume_partitions(handle, list)
+            return true
+        }
+    }
+}

@@ -69,6 +69,66 @@ struct KafkaConsumerFlowTests {
         #expect(again.first?.value == Array("record-3".utf8))
     }
 
+    /// The fetch watchdog's second remedy: a partition that a resume and a seek did not restart is
+    /// given up and taken again in this member. Shown here on a partition left paused (a fetcher
+    /// that delivers nothing): it delivers from the offset given, the other partition and the
+    /// group's assignment are untouched, and fetching goes on afterwards.
+    @Test("a partition refetched under the cooperative protocol delivers from the offset given, paused or not; the rest is untouched")
+    func refetchRestartsOnePartition() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 2)
+        let stuck = TopicPartition(topic: topic, partition: 0)
+        let other = TopicPartition(topic: topic, partition: 1)
+        let producer = try cluster.producer()
+        defer { producer.close(timeoutMs: 1_000) }
+        let consumer = try cluster.consumer(group: UniqueName.make("group"), ["partition.assignment.strategy": "cooperative-sticky",
+                                                                             "auto.offset.reset": "earliest"])
+        defer { consumer.close() }
+        try consumer.subscribe([topic])
+        for index in 0..<6 {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("record-\(index)".utf8), partition: 0))
+        }
+        let first = await Polling.messages(from: consumer, count: 6, timeout: .seconds(30))
+        #expect(first.map(\.offset) == [0, 1, 2, 3, 4, 5])
+        #expect(Set(consumer.assignment()) == [stuck, other])
+        #expect(consumer.rebalanceProtocol == "COOPERATIVE")
+
+        consumer.pause([stuck])
+        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("record-6".utf8), partition: 0))
+        #expect(await Polling.messages(from: consumer, during: .milliseconds(500)).isEmpty, "paused: nothing comes")
+
+        #expect(try consumer.refetch(stuck, from: 3))
+        let again = await Polling.messages(from: consumer, count: 4)
+        #expect(again.map(\.offset) == [3, 4, 5, 6])
+        #expect(again.allSatisfy { $0.topicPartition == stuck })
+        #expect(Set(consumer.assignment()) == [stuck, other], "the assignment is the same")
+
+        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("later-0".utf8), partition: 0))
+        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("later-1".utf8), partition: 1))
+        let later = await Polling.messages(from: consumer, count: 2)
+        #expect(Set(later.map { "\($0.partition):\($0.offset)" }) == ["0:7", "1:0"], "both partitions go on fetching")
+    }
+
+    @Test("under the eager protocol refetch does nothing and says so")
+    func refetchNeedsTheCooperativeProtocol() async throws {
+        let cluster = try TestCluster()
+        let topic = try cluster.makeTopic(partitions: 1)
+        let partition = TopicPartition(topic: topic, partition: 0)
+        let producer = try cluster.producer()
+        defer { producer.close(timeoutMs: 1_000) }
+        let consumer = try cluster.consumer(group: UniqueName.make("group"), ["partition.assignment.strategy": "range",
+                                                                             "auto.offset.reset": "earliest"])
+        defer { consumer.close() }
+        try consumer.subscribe([topic])
+        for index in 0..<3 {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: Array("record-\(index)".utf8), partition: 0))
+        }
+        #expect(await Polling.messages(from: consumer, count: 3, timeout: .seconds(30)).map(\.offset) == [0, 1, 2])
+        #expect(consumer.rebalanceProtocol == "EAGER")
+        #expect(try consumer.refetch(partition, from: 0) == false)
+        #expect(await Polling.messages(from: consumer, during: .milliseconds(500)).isEmpty, "nothing was sought back")
+    }
+
     @Test("close waits for a poll running on another thread; later calls report destroyed")
     func closeDuringPoll() async throws {
         let cluster = try TestCluster()

@@ -22,7 +22,24 @@ struct FetchWatchdogTests {
         let stalls = watchdog.observe([partition: sample(high: 18)], nowMs: 5_000)
         #expect(stalls == [FetchWatchdog.Stall(partition: partition, generation: 1, seekTo: 10, waiting: 5, stalledMs: 5_000)])
         #expect(watchdog.observe([partition: sample(high: 18)], nowMs: 9_999).isEmpty, "reported again before another stall time")
-        #expect(watchdog.observe([partition: sample(high: 18)], nowMs: 10_000).count == 1, "still stuck: reported again")
+        #expect(watchdog.observe([partition: sample(high: 18)], nowMs: 10_000).map(\.remedy) == [.refetch],
+                "still stuck at the same offset after a seek: reported again, to be refetched")
+    }
+
+    @Test("the first report at an offset asks for a seek; only a partition stuck again at the same offset in the same generation is refetched")
+    func refetchOnlyWhenASeekDidNotHelp() {
+        var watchdog = FetchWatchdog(stallMs: 5_000)
+        _ = watchdog.observe([partition: sample()], nowMs: 0)
+        #expect(watchdog.observe([partition: sample()], nowMs: 5_000).map(\.remedy) == [.seek])
+        // The seek worked for a while: two records received, then stuck again.
+        _ = watchdog.observe([partition: sample(next: 12, flow: 2)], nowMs: 10_000)
+        #expect(watchdog.observe([partition: sample(next: 12, flow: 2)], nowMs: 15_000).map(\.remedy) == [.seek], "a new offset: a seek first")
+        // The seek at 12 did nothing: the loop's restart raised the flow version; quiet again.
+        _ = watchdog.observe([partition: sample(next: 12, flow: 3)], nowMs: 20_000)
+        #expect(watchdog.observe([partition: sample(next: 12, flow: 3)], nowMs: 25_000).map(\.remedy) == [.refetch])
+        // Assigned again (a new generation): whatever was tried before counts no more.
+        _ = watchdog.observe([partition: sample(next: 12, flow: 4, generation: 2)], nowMs: 30_000)
+        #expect(watchdog.observe([partition: sample(next: 12, flow: 4, generation: 2)], nowMs: 35_000).map(\.remedy) == [.seek])
     }
 
     @Test("a partition that received something, was paused, or changed owner is not stuck")

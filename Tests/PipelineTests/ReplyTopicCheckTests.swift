@@ -1,3 +1,4 @@
+import Foundation
 import Dispatch
 import Contract
 import Synchronization
@@ -69,34 +70,50 @@ struct ReplyTopicCheckTests {
         #expect(check.problem(topic: "replies", partition: 9) != nil)
     }
 
-    @Test("a metadata request under way holds no other caller: they judge by the cached counts meanwhile, and refuse no name it may list")
+    @Test("during a metadata request a known topic is judged at once by the cached counts; an unknown one waits for that request's answer and is judged by it")
     func lookupOutsideTheLock() throws {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let slow = Mutex(false)
+        let lookups = Mutex(0)
         let now = Mutex<Int64>(1_000_000)
         let check = ReplyTopicCheck(clock: { now.withLock { $0 } }) {
+            lookups.withLock { $0 += 1 }
             if slow.withLock({ $0 }) {
                 entered.signal()
                 release.wait()
             }
-            return ["replies": 4]
+            return ["replies": 4, "late.replies": 2]
         }
         #expect(check.problem(topic: "replies", partition: 1) == nil)
         slow.withLock { $0 = true }
         now.withLock { $0 += 1_000 }
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            _ = check.problem(topic: "unknown-yet", partition: 0)
-            finished.signal()
+        let answers = Mutex<[String: String?]>([:])
+        let finished = DispatchGroup()
+        DispatchQueue.global().async(group: finished) {
+            let problem = check.problem(topic: "unknown-yet", partition: 0)
+            answers.withLock { $0["unknown-yet"] = problem }
         }
         entered.wait()
-        // The first caller is inside the metadata request: these answer at once.
+        // The first caller is inside the metadata request: a known topic answers at once.
         let started = DispatchTime.now().uptimeNanoseconds
         #expect(check.problem(topic: "replies", partition: 9)?.contains("it has 4") == true)
-        #expect(check.problem(topic: "other-unknown", partition: 0) == nil, "a request under way may list it: not refused")
         #expect(DispatchTime.now().uptimeNanoseconds - started < 1_000_000_000)
+        // Two more callers with names the cache lacks, while the request is still under way.
+        for topic in ["other-unknown", "late.replies"] {
+            DispatchQueue.global().async(group: finished) {
+                let problem = check.problem(topic: topic, partition: 5)
+                answers.withLock { $0[topic] = problem }
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(answers.withLock { $0.count } == 0, "no caller with an unknown name is answered before the request is")
         release.signal()
         finished.wait()
+        let judged = answers.withLock { $0 }
+        #expect(judged["unknown-yet"]??.contains("does not exist in the cluster") == true)
+        #expect(judged["other-unknown"]??.contains("does not exist in the cluster") == true, "waited for the look-up, then refused")
+        #expect(judged["late.replies"]??.contains("it has 2") == true, "listed by the look-up it waited for: judged by its count")
+        #expect(lookups.withLock { $0 } == 2, "the callers that waited asked no metadata of their own")
     }
 }

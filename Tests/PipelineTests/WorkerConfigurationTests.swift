@@ -55,6 +55,21 @@ struct WorkerConfigurationTests {
         #expect(configuration.httpListen == "127.0.0.1:9464")
     }
 
+    /// A key an earlier version read and this one replaced loads, even under `--strict`, with a
+    /// warning naming what replaced it; the replacement's default applies.
+    @Test func retiredDuplicateCapLoadsWithAWarning() throws {
+        let text = """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092"},
+         "duplicates": {"max_entries_per_partition": 2000000},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example/", "api_key_env": "ACME_KEY"}}}
+        """
+        let (configuration, issues) = try load(text, strict: true)
+        #expect(issues.map(\.keyPath) == ["duplicates.max_entries_per_partition"])
+        #expect(issues.first?.severity == .warning)
+        #expect(issues.first?.message.contains("duplicates.max_bytes") == true)
+        #expect(configuration.duplicateIndexMaxBytes == 256 << 20)
+    }
+
     /// A revoke lets every call in flight end and be decided by its caller: the drain is never below
     /// the longest program timeout plus the publish reserve (raised, with a warning when configured lower).
     @Test func revokeDrainCoversTheLongestCall() throws {

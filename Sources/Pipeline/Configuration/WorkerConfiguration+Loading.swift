@@ -214,6 +214,12 @@ extension WorkerConfiguration {
         var duplicates = root.object("duplicates")
         configuration.duplicateHorizonMs = duplicates.integer("horizon_seconds", default: 86_400, in: 1...604_800) * 1000
         configuration.duplicateIndexMaxBytes = duplicates.int("max_bytes", default: 256 << 20, in: 65_536...(64 << 30))
+        // A per-partition entry cap was replaced by the byte budget: a file that still sets it
+        // starts (the budget applies) and is told so, even under --strict.
+        if duplicates.raw("max_entries_per_partition") != nil {
+            duplicates.issues.append(.init(.warning, "duplicates.max_entries_per_partition",
+                                           "is no longer read: duplicates.max_bytes bounds the duplicate index of all partitions together"))
+        }
         root.absorb(duplicates)
         var shutdown = root.object("shutdown")
         configuration.shutdownDrainMs = shutdown.integer("drain_timeout_ms", default: 20_000, in: 0...600_000)

@@ -11,8 +11,9 @@ import Synchronization
 /// in it is looked up again at most once per `refreshMs`, so made-up names cost at most one
 /// metadata request a second. When metadata cannot be read, routes are not refused (the publish
 /// then fails as before): a broker hiccup must not reject genuine requests. The metadata request
-/// is made outside the lock, by one caller at a time: the others meanwhile judge by the cached
-/// counts, and a topic those lack is not refused while the request that may list it is under way.
+/// is made outside the state lock, by one caller at a time (`fetchLock`): a caller whose topic is
+/// in the cached counts judges by them meanwhile; a caller whose topic is not waits for that
+/// request's answer and is judged by it, so no route passes unchecked because of a look-up in flight.
 final class ReplyTopicCheck: Sendable {
     /// Topic → partition count (nil: listed with an error, such as not authorized); nil when the
     /// metadata could not be read.
@@ -25,6 +26,11 @@ final class ReplyTopicCheck: Sendable {
         var isCurrent = false
         /// Whether a caller is making a metadata request now.
         var fetching = false
+
+        func isDue(topic: String, nowMs: Int64, ttlMs: Int64, refreshMs: Int64) -> Bool {
+            let age = fetchedAtMs.map { nowMs - $0 } ?? .max
+            return age >= ttlMs || (counts[topic] == nil && age >= refreshMs)
+        }
     }
 
     private let lookup: Lookup
@@ -32,6 +38,8 @@ final class ReplyTopicCheck: Sendable {
     private let refreshMs: Int64
     private let ttlMs: Int64
     private let state = Mutex(State())
+    /// Held by the caller making the metadata request, for as long as it runs.
+    private let fetchLock = Mutex(())
 
     init(refreshMs: Int64 = 1_000, ttlMs: Int64 = 60_000, clock: @escaping @Sendable () -> Int64, lookup: @escaping Lookup) {
         self.refreshMs = refreshMs
@@ -42,25 +50,44 @@ final class ReplyTopicCheck: Sendable {
 
     /// Why results cannot go to `partition` (nil: the partition `request_id` hashes to) of `topic`,
     /// or nil when they can (or metadata cannot tell). Blocks for a metadata request when the cached
-    /// answer is older than `ttlMs`, or does not know `topic` and is older than `refreshMs`.
+    /// answer is older than `ttlMs`, or does not know `topic` and is older than `refreshMs`, and,
+    /// when it does not know `topic`, for a metadata request another caller has under way.
     func problem(topic: String, partition: Int32?) -> String? {
         let now = clock()
-        let due = state.withLock { state -> Bool in
-            let age = state.fetchedAtMs.map { now - $0 } ?? .max
-            guard !state.fetching, age >= ttlMs || (state.counts[topic] == nil && age >= refreshMs) else { return false }
-            state.fetching = true
-            return true
-        }
-        let fetched = due ? lookup() : nil
-        let count: Int?? = state.withLock { state in
-            if due {
-                if let fetched { state.counts = fetched }
-                state.isCurrent = fetched != nil
-                state.fetchedAtMs = now
-                state.fetching = false
+        enum Step { case judge, fetch, waitForFetch }
+        let step = state.withLock { state -> Step in
+            let due = state.isDue(topic: topic, nowMs: now, ttlMs: ttlMs, refreshMs: refreshMs)
+            if state.counts[topic] != nil {
+                // Known: a stale count serves while another caller refreshes it.
+                guard due, !state.fetching else { return .judge }
+                state.fetching = true
+                return .fetch
             }
-            // Metadata not read, or being read by another caller: a name it lacks is not judged missing.
-            return state.counts[topic] ?? (state.isCurrent && !state.fetching ? nil : .some(nil))
+            return due || state.fetching ? .waitForFetch : .judge
+        }
+        if step != .judge {
+            fetchLock.withLock { _ in
+                if step == .waitForFetch {
+                    // Another caller's request may have answered while this one waited.
+                    let due = state.withLock { state -> Bool in
+                        guard state.isDue(topic: topic, nowMs: now, ttlMs: ttlMs, refreshMs: refreshMs) else { return false }
+                        state.fetching = true
+                        return true
+                    }
+                    guard due else { return }
+                }
+                let fetched = lookup()
+                state.withLock { state in
+                    if let fetched { state.counts = fetched }
+                    state.isCurrent = fetched != nil
+                    state.fetchedAtMs = max(now, state.fetchedAtMs ?? now)
+                    state.fetching = false
+                }
+            }
+        }
+        let count: Int?? = state.withLock { state in
+            // Metadata not read: a name it lacks is not judged missing.
+            state.counts[topic] ?? (state.isCurrent ? nil : .some(nil))
         }
         guard let listed = count else {
             return "the reply topic named by \(ReplyRoute.topicHeader) does not exist in the cluster"

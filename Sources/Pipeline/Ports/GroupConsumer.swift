@@ -14,6 +14,9 @@ package protocol GroupConsumer: AnyObject, Sendable {
     func resume(_ partitions: [TopicPartition])
     /// Moves `partition`'s fetch position to `offset`.
     func seek(_ partition: TopicPartition, to offset: Int64, timeoutMs: Int32) throws(KafkaError)
+    /// Gives `partition` up and takes it again at `offset` in this member only, replacing its
+    /// fetcher (`KafkaConsumer.refetch`); false when the rebalance protocol does not allow it.
+    func refetch(_ partition: TopicPartition, from offset: Int64) throws(KafkaError) -> Bool
     /// Commits `offsets` (with their metadata); an asynchronous one reports to the commit handler.
     func commit(_ offsets: [TopicPartitionOffset], synchronously: Bool) throws(KafkaError)
     /// The group's committed offsets (and metadata) of `partitions`.

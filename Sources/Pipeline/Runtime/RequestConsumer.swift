@@ -134,9 +134,10 @@ final class RequestConsumer: Sendable {
         }
     }
 
-    /// Restarts the partitions the watchdog found stuck (poll thread): resumes each one still
-    /// owned by the same generation and not paused by this loop, and seeks it to the next offset
-    /// not received.
+    /// Restarts the partitions the watchdog found stuck (poll thread), each one still owned by the
+    /// same generation and not paused by this loop: resumes it and seeks it to the next offset not
+    /// received, or, when that did not help before, gives it up and takes it again there
+    /// (`FetchWatchdog.Remedy`).
     func restartStalled(stopping: Bool) {
         let stalls = state.withLock { state -> [FetchWatchdog.Stall] in
             defer { state.stalls.removeAll() }
@@ -147,17 +148,24 @@ final class RequestConsumer: Sendable {
         }
         for stall in stalls where context.ledger.isOwned(stall.partition, generation: stall.generation) {
             context.metrics.fetchStalls.increment()
-            consumer.resume([stall.partition])
+            var remedy = stall.remedy
             var failure: String?
             do {
-                try consumer.seek(stall.partition, to: stall.seekTo, timeoutMs: 0)
+                if remedy == .refetch, try !consumer.refetch(stall.partition, from: stall.seekTo) {
+                    remedy = .seek
+                }
+                if remedy == .seek {
+                    consumer.resume([stall.partition])
+                    try consumer.seek(stall.partition, to: stall.seekTo, timeoutMs: 0)
+                }
             } catch {
                 failure = error.description
             }
-            context.logger.warning("requests partition stopped delivering records with records waiting: resumed and sought to the next offset not received",
+            let done = remedy == .refetch ? "given up and taken again" : "resumed and sought"
+            context.logger.warning("requests partition stopped delivering records with records waiting: \(done) at the next offset not received",
                                    [("partition", .integer(Int64(stall.partition.partition))), ("offset", .integer(stall.seekTo)),
                                     ("waiting", .integer(stall.waiting)), ("stalled_ms", .integer(stall.stalledMs)),
-                                    ("seek_error", .string(failure ?? "none"))])
+                                    ("remedy", .string(remedy.rawValue)), ("seek_error", .string(failure ?? "none"))])
         }
     }
 
