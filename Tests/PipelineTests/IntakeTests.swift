@@ -479,11 +479,45 @@ extension IntakeTests {
         guard case .duplicate(_, inFlight: false, claimed: true) = copied else {
             Issue.record("a forged x-replay-of took an answered request past the horizon: \(copied)"); return
         }
-        // The operator's replay (signed with the replay key, as dlq replay does) is judged by its own
-        // markers (here: the dead letter of a decided request whose result could not be published).
-        let replayed = decide(intake, dead.value, origin(offset: 12, key: dead.key, headers: signed(dead, headers: replayOf, with: Self.replaySecret),
-                                                         value: dead.value))
-        guard case .admitted(_, "unknown", .submit) = replayed else { Issue.record("the authorised replay: \(replayed)"); return }
+        // The operator's replay (signed with the replay key, as dlq replay does) of a request that
+        // ended in a dead letter only (its completed marker says dead-lettered): called again.
+        let deadOnly = try request(), startedOnly = try request(), decidedUnpublished = try request()
+        var found = InheritedMarkers()
+        found.add(CallMarker(deadOnly.identity, state: .started, requestOffset: 5, atMs: Self.now - 1_500, worker: "old"), at: 2)
+        found.add(CallMarker(deadOnly.identity, state: .completed, requestOffset: 5, atMs: Self.now - 1_000, worker: "old",
+                             outcome: .deadLettered), at: 3)
+        found.add(CallMarker(startedOnly.identity, state: .started, requestOffset: 6, atMs: Self.now - 1_000, worker: "old"), at: 4)
+        found.add(CallMarker(decidedUnpublished.identity, state: .started, requestOffset: 8, atMs: Self.now - 1_000, worker: "old"), at: 5)
+        markerIndex.expect(Self.partition, generation: 1)
+        #expect(markerIndex.install(Self.partition, generation: 1, found: found, readFrom: 0))
+        func replay(_ request: GeneratedRequest, offset: Int64) -> IntakeDecision {
+            decide(intake, request.value, origin(offset: offset, key: request.key,
+                                                 headers: signed(request, headers: replayOf, with: Self.replaySecret), value: request.value))
+        }
+        guard case .admitted(_, "unknown", .submit) = replay(deadOnly, offset: 12) else {
+            Issue.record("the authorised replay of a request with no final: \(replay(deadOnly, offset: 12))"); return
+        }
+        // Its original answered (this copy dead-lettered, another answered, in the horizon): the
+        // markers are read for whether that answer was published, never a second call.
+        guard case .lookUpOriginal = replay(dead, offset: 13) else {
+            Issue.record("the replay of a request answered since called again: \(replay(dead, offset: 13))"); return
+        }
+        // Its original's call started and was never completed: that call's answer is the request's.
+        guard case .lookUpOriginal = replay(startedOnly, offset: 14) else {
+            Issue.record("the replay of a request whose call is unresolved called again: \(replay(startedOnly, offset: 14))"); return
+        }
+        // Decided by this owner, its result not published (dead-lettered publish_failed): the
+        // decision is published as decided.
+        let decidedResult = ProvisioningResult(requestID: decidedUnpublished.requestID, program: "open", issuer: .imprint, wallet: .googlePay,
+                                               kind: .provision, status: .provisioned, isFinal: true, code: nil, message: "decided, not published",
+                                               nextAction: .none, timing: ResultTiming(receivedAtMs: Self.now - 2_000), attempt: 1)
+        let encoded = decidedResult.encodedJSON()
+        markerIndex.decidedUnpublished(CallMarker.key(decidedUnpublished.identity, replayOf: nil), encoded: encoded, in: Self.partition)
+        guard case .republish(_, let result, encoded) = replay(decidedUnpublished, offset: 15) else {
+            Issue.record("the replay of a decided request did not publish the decision: \(replay(decidedUnpublished, offset: 15))"); return
+        }
+        #expect(result.status == .provisioned)
+        #expect(prepared.value == 1, "only the replay of the request with no final built a call")
     }
 }
 

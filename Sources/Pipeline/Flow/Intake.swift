@@ -154,6 +154,20 @@ struct Intake: Sendable {
            let decided = try? ProvisioningResult.decode(encoded) {
             return .republish(job, result: decided, encoded: encoded)
         }
+        // An operator's replay re-runs a request that ended in a dead letter, and only such a
+        // request: one that has a final after all (decided, its publish failed: published now as
+        // decided; answered and published, by this record's copy or another: a duplicate) or a
+        // call started and not completed is never sent to the issuer again with the same handshake.
+        if authorisedReplay, duplicate == .fresh, marker != .completed {
+            if let encoded = markerIndex.decision(identity, replayOf: nil, in: origin.partition),
+               let decided = try? ProvisioningResult.decode(encoded) {
+                return .republish(job, result: decided, encoded: encoded)
+            }
+            if horizon.contains(identity, in: origin.partition, nowMs: nowMs)
+                || markerIndex.state(identity, replayOf: nil, in: origin.partition) == .started {
+                return .lookUpOriginal(job)
+            }
+        }
         if duplicate != .fresh || marker == .completed || answeredBefore {
             return .duplicate(job, inFlight: duplicate == .inFlight, claimed: duplicate == .fresh)
         }

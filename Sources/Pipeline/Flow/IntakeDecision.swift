@@ -26,6 +26,11 @@ enum IntakeDecision: Sendable {
     /// `FinalDecider`) and may have died before publishing it: published again exactly as decided.
     /// Claimed. `result` is `encoded` read back.
     case republish(ProvisioningJob, result: ProvisioningResult, encoded: [UInt8])
+    /// An operator's replay of a request that was answered (in the duplicate horizon) or has a
+    /// call started, its decision not among the markers catch-up read: the retained markers are
+    /// read for the original's first decision, published now as decided when it never was, else
+    /// the replay is a duplicate. Never a call. Claimed.
+    case lookUpOriginal(ProvisioningJob)
     /// Claimed and made a job (its `received` event is due): what happens next.
     case admitted(ProvisioningJob, replayBy: String?, next: Admitted)
 

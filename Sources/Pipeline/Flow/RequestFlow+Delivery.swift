@@ -99,6 +99,9 @@ extension RequestFlow {
             guard outcome.allDelivered else {
                 logger(for: origin).error("result could not be published; dead-lettering the request",
                                           [("error", .string(outcome.lastError?.description ?? "unknown"))])
+                if decided, let identity = result.identity {
+                    context.markerIndex.decidedUnpublished(CallMarker.key(identity, replayOf: origin.replayOf), encoded: encoded, in: origin.partition)
+                }
                 deadLetter(value, origin: origin, code: .publishFailed,
                            reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
                            issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, identity: result.identity, claimed: claimed,

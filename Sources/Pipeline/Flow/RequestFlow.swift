@@ -149,6 +149,36 @@ final class RequestFlow: Sendable {
 
     // MARK: - Intake
 
+    /// An operator's replay of a request that has an answer or a call of its own (intake's
+    /// `lookUpOriginal`): the markers say whether that answer is a decision never published
+    /// (published now, as decided) or not (the replay is a duplicate). Markers that cannot be read
+    /// also make it a duplicate: a replay never becomes a second call, and the operator may replay again.
+    private func lookUpOriginal(_ job: ProvisioningJob, value: [UInt8], origin: RecordOrigin) {
+        let reader: MarkerCatchUp
+        do {
+            reader = try context.decider.markerReader()
+        } catch {
+            logger(for: origin).error("markers cannot be read to judge an operator's replay: judged a duplicate",
+                                      [("error", .string(error.description))])
+            return carryOut(.duplicate(job, inFlight: false, claimed: true), value: value, origin: origin)
+        }
+        reader.lookUpRetained(key: CallMarker.key(job.identity, replayOf: nil), partition: origin.partition.partition) { [self] found in
+            queue(for: origin.partition).async { [self] in
+                guard context.ledger.isOwned(origin.partition, generation: origin.generation) else {
+                    return settler.settle(.abandoned, origin: origin, identity: job.identity, claimed: true)
+                }
+                if found == nil {
+                    logger(for: origin).error("markers could not be read to judge an operator's replay: judged a duplicate")
+                }
+                if let found, let decision = found.decision, !found.decisionPublished,
+                   let decided = try? ProvisioningResult.decode(decision.result) {
+                    return carryOut(.republish(job, result: decided, encoded: decision.result), value: value, origin: origin)
+                }
+                carryOut(.duplicate(job, inFlight: false, claimed: true), value: value, origin: origin)
+            }
+        }
+    }
+
     private func intake(_ value: [UInt8], origin received: RecordOrigin, using intake: Intake) {
         guard context.ledger.isOwned(received.partition, generation: received.generation) else {
             settler.settle(.abandoned, origin: received, identity: nil, claimed: false)
@@ -207,6 +237,8 @@ final class RequestFlow: Sendable {
         case .republish(let job, let decided, let encoded):
             logger(for: origin).notice("redelivered request already decided by a previous attempt: its decided result is published again")
             publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true, startedMarker: true)
+        case .lookUpOriginal(let job):
+            lookUpOriginal(job, value: value, origin: origin)
         case .admitted(let job, let replayBy, let next):
             context.audit.publish([context.audit.event(.received, job: job, operator: replayBy)], traceparent: origin.traceparent)
             switch next {

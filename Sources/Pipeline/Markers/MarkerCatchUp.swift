@@ -250,6 +250,16 @@ final class MarkerCatchUp: Sendable {
         }
     }
 
+    /// `lookUp` over all that markers partition `partition` retains (from its low watermark), for
+    /// an operator's replay: its original may have been decided long before any position this
+    /// worker holds. nil when the partition could not be read.
+    func lookUpRetained(key: CallMarker.Key, partition: Int32, completion: @escaping @Sendable (LookUp?) -> Void) {
+        queue.async { [self] in
+            guard !closed.withLock({ $0 }), let low = try? reader.watermarks(partition: partition).low else { return completion(nil) }
+            completion(lookUpNow(key: key, partition: partition, from: low))
+        }
+    }
+
     /// `lookUp` on the reader's queue; nil when the partition could not be read.
     private func lookUpNow(key: CallMarker.Key, partition: Int32, from position: Int64) -> LookUp? {
         var markers: [(marker: CallMarker, offset: Int64)] = []

@@ -56,6 +56,18 @@ final class MarkerIndex: Sendable {
         }
     }
 
+    /// This owner wrote `key`'s decision (`encoded`) in `partition` and could not publish it (the
+    /// request was dead-lettered): catch-up read the partition before it, so without this an
+    /// operator's replay of that dead letter in the same assignment would not find the decision and
+    /// would call the issuer again. Only publish failures come here, so it holds few results.
+    func decidedUnpublished(_ key: CallMarker.Key, encoded: [UInt8], in partition: TopicPartition) {
+        entries.withLock { entries in
+            guard entries[partition] != nil, entries[partition]?.found.published.contains(key) != true else { return }
+            entries[partition]?.found.decisions[key] = encoded
+            entries[partition]?.found.states[key] = .completed
+        }
+    }
+
     /// Forgets a partition.
     func remove(_ partitions: [TopicPartition]) {
         awaited.withLock { awaited in
