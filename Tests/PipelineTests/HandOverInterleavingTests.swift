@@ -229,13 +229,31 @@ struct HandOverInterleavingTests {
         #expect(next.states == [Self.key("r"): .started] && next.fencedOut == 0, "W1's marker after the late fence was followed by a call")
     }
 
+    /// A renamed `group_id` (or a second deployment on the same markers topic) starts its
+    /// generations again at 1: the old group's fences, of higher generations, must not make every
+    /// assignment of the new group stale (paused for ever). Within one group, and for fences of an
+    /// earlier version that name no group, a newer generation still does.
+    @Test("a newer owner is a fence of a newer generation of the same group; another group's fence is none")
+    func newerOwnerCountsGenerationsPerGroup() {
+        var found = InheritedMarkers()
+        found.fences = [InheritedMarkers.Fence(offset: 3, instance: "old-a", generation: 57, group: "provisioner-old")]
+        #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner") == nil, "the old group's generation 57 says nothing of generation 2 here")
+        found.fences.append(InheritedMarkers.Fence(offset: 5, instance: "peer", generation: 3, group: "provisioner"))
+        #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner")?.offset == 5)
+        #expect(found.newerOwner(than: 3, instance: "me", group: "provisioner") == nil)
+        found.fences = [InheritedMarkers.Fence(offset: 7, instance: "earlier-version", generation: 9)]
+        #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner")?.offset == 7, "an earlier version's fence counts as this group's")
+    }
+
     /// The round trip of the fields fencing adds to the records.
     @Test("fence record and a started marker's epoch and instance survive encoding")
     func fenceRecordsRoundTrip() throws {
-        let fence = MarkerFence(worker: "w1", atMs: 1_700_000_000_000, instance: "0123abcd", generation: 42)
+        let fence = MarkerFence(worker: "w1", atMs: 1_700_000_000_000, instance: "0123abcd", generation: 42, group: "provisioner")
         let message = fence.message(topic: "m", partition: 0)
         #expect(message.key == nil)
         #expect(MarkerFence.decode(message.value ?? []) == fence)
+        let earlier = MarkerFence(worker: "w1", atMs: 1_700_000_000_000, instance: "0123abcd", generation: 42)
+        #expect(MarkerFence.decode(earlier.message(topic: "m", partition: 0).value ?? [])?.group == nil, "an earlier version's fence names no group")
         var marker = Self.started("r", 7, epoch: 5, instance: "0123abcd")
         marker.generation = 42
         let decoded = CallMarker.decode(marker.message(topic: "m", partition: 0).value ?? [])

@@ -55,6 +55,30 @@ struct WorkerConfigurationTests {
         #expect(configuration.httpListen == "127.0.0.1:9464")
     }
 
+    /// The next-generation group protocol (KIP-848) gives no classic group generation, which
+    /// zombie fencing orders owners by: refused at load, whichever properties object sets it.
+    @Test func nextGenerationGroupProtocolIsRefused() throws {
+        for objects in [#""kafka": {"bootstrap.servers": "127.0.0.1:9092", "group.protocol": "consumer"}"#,
+                        #""kafka": {"bootstrap.servers": "127.0.0.1:9092"}, "kafka_consumer": {"group.protocol": "CONSUMER"}"#] {
+            let text = """
+            {\(objects),
+             "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example/", "api_key_env": "ACME_KEY"}}}
+            """
+            #expect(throws: ConfigurationError.self) { try load(text, strict: false) }
+            do {
+                _ = try load(text, strict: false)
+            } catch {
+                #expect(error.issues.contains { $0.keyPath.hasSuffix("group.protocol") && $0.message.contains("only the classic group protocol") },
+                        "\(error.issues.map(\.description))")
+            }
+        }
+        let classic = """
+        {"kafka": {"bootstrap.servers": "127.0.0.1:9092", "group.protocol": "classic"},
+         "programs": {"acme": {"issuer": "imprint", "base_url": "https://api.imprint.example/", "api_key_env": "ACME_KEY"}}}
+        """
+        #expect(try load(classic).1.isEmpty)
+    }
+
     /// A key an earlier version read and this one replaced loads, even under `--strict`, with a
     /// warning naming what replaced it; the replacement's default applies.
     @Test func retiredDuplicateCapLoadsWithAWarning() throws {
@@ -411,7 +435,7 @@ struct WorkerConfigurationTests {
                 let errors = error.issues.filter { $0.severity == .error }
                 #expect(errors.map(\.keyPath) == ["programs.beta.request_signing.keys[0].secret_env"]
                         && errors.allSatisfy { $0.message.contains("programs.acme.request_signing.secret_env") && $0.message.contains("may not share") },
-                        "\(error.issues)")
+                        "\(error.issues.map(\.description))")
                 #expect(!error.description.contains(acme))
             }
         }

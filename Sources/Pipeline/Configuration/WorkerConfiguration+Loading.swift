@@ -43,6 +43,13 @@ extension WorkerConfiguration {
 
         configuration.kafka = properties(&root, "kafka", defaults: configuration.kafka)
         configuration.kafkaConsumer = properties(&root, "kafka_consumer", defaults: [:])
+        // Zombie fencing orders a partition's owners by the classic protocol's group generation,
+        // which the next-generation protocol (KIP-848) does not give: refused, never half-working.
+        if let protocolName = configuration.consumerProperties["group.protocol"], protocolName.lowercased() != "classic" {
+            let key = configuration.kafkaConsumer["group.protocol"] != nil ? "kafka_consumer.group.protocol" : "kafka.group.protocol"
+            root.issues.append(.init(.error, key, "is '\(protocolName)': only the classic group protocol is supported (zombie fencing orders "
+                                         + "a partition's owners by its group generation); remove it or set it to classic"))
+        }
         var kafkaSecrets = root.object("kafka_secret_env")
         for property in kafkaSecrets.keys {
             if let variable = kafkaSecrets.string(property) {

@@ -139,6 +139,9 @@ public struct WorkerConfiguration: Sendable {
         return properties
     }
 
+    /// The consumer group the requests consumer joins (`group.id` of the consumer properties).
+    public var consumerGroup: String { consumerProperties["group.id"] ?? groupID }
+
     /// librdkafka properties for the producer.
     public var producerProperties: [String: String] {
         kafka.merging(kafkaProducer) { _, specific in specific }

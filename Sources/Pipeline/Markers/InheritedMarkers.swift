@@ -29,11 +29,25 @@ struct InheritedMarkers: Sendable, Equatable {
     /// The owners' fences (`MarkerFence`) read: offset and writing process.
     var fences: [Fence] = []
 
-    /// A fence read: its offset, the process that wrote it and its group generation.
+    /// A fence read: its offset, the process that wrote it, its group generation and group.
     struct Fence: Sendable, Equatable {
         var offset: Int64
         var instance: String
         var generation: Int32? = nil
+        var group: String? = nil
+
+        /// The fence as read at `offset`.
+        init(offset: Int64, instance: String, generation: Int32? = nil, group: String? = nil) {
+            self.offset = offset
+            self.instance = instance
+            self.generation = generation
+            self.group = group
+        }
+
+        /// `fence` as read at `offset`.
+        init(offset: Int64, _ fence: MarkerFence) {
+            self.init(offset: offset, instance: fence.instance, generation: fence.generation, group: fence.group)
+        }
     }
 
     /// Nothing found.
@@ -44,12 +58,18 @@ struct InheritedMarkers: Sendable, Equatable {
     /// the marker, `FenceLog`): it never called (or never published).
     var fencedOut = 0
 
-    /// A fence of another process with a group generation newer than `groupGeneration` among those
-    /// read: the partition was assigned to that process after this assignment was made, whose own
-    /// fence landed late (after it). Nil when there is none, or either generation is unknown.
-    func newerOwner(than groupGeneration: Int32?, instance: String) -> Fence? {
+    /// A fence of another process of the same consumer group `group` with a group generation newer
+    /// than `groupGeneration` among those read: the partition was assigned to that process after
+    /// this assignment was made, whose own fence landed late (after it). Nil when there is none, or
+    /// either generation is unknown. A fence of another group (a renamed `group_id`, whose
+    /// generations start again at 1) is not newer whatever its number; one without a group (an
+    /// earlier version's) counts as this group's.
+    func newerOwner(than groupGeneration: Int32?, instance: String, group: String?) -> Fence? {
         guard let groupGeneration else { return nil }
-        return fences.first { $0.instance != instance && ($0.generation ?? .min) > groupGeneration }
+        return fences.first { fence in
+            fence.instance != instance && (fence.group == nil || group == nil || fence.group == group)
+                && (fence.generation ?? .min) > groupGeneration
+        }
     }
 
     /// Whether `marker` at `offset` was written by a fenced-out owner: another process's fence of

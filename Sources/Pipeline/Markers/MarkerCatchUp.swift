@@ -171,7 +171,7 @@ final class MarkerCatchUp: Sendable {
         }, fence: { offset, fence in
             // Every fence read counts (also before the hand-over position): more fences only mark
             // more fenced-out `started` markers, each by the same rule its writer applied.
-            found.fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+            found.fences.append(.init(offset: offset, fence))
         }, unreadable: { offset, requestID in
             found.undecodable += 1
             found.firstUndecodable = min(found.firstUndecodable ?? offset, offset)
@@ -267,7 +267,7 @@ final class MarkerCatchUp: Sendable {
         let end = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
             if marker.key.speaks(for: key) { markers.append((marker, offset)) }
         }, fence: { offset, fence in
-            fences.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+            fences.append(.init(offset: offset, fence))
         }, unreadable: { _, _ in })
         guard end != nil, let earlier = earlierFences(partition: partition, before: position, markers: markers) else { return nil }
         var found = LookUp()
@@ -286,7 +286,7 @@ final class MarkerCatchUp: Sendable {
         guard !fencesFromPositionOnly, let earliest = epochs.min(), earliest < position else { return [] }
         var earlier: [InheritedMarkers.Fence] = []
         let reached = scan(partition: partition, from: earliest, until: position, attributeFrom: .max, visit: { _, _ in }, fence: { offset, fence in
-            earlier.append(.init(offset: offset, instance: fence.instance, generation: fence.generation))
+            earlier.append(.init(offset: offset, fence))
         }, unreadable: { _, _ in })
         return reached == nil ? nil : earlier
     }

@@ -72,7 +72,7 @@ extension RequestConsumer {
         catchUp.read(partition: partition.partition, from: position, horizon: horizon.read(partition, nowMs: clock()),
                      answers: { horizon.add($0, nowMs: clock()) },
                      while: { ledger.isOwned(partition, generation: generation) }) { [self] found, horizonReadThrough in
-            if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance) {
+            if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance, group: context.configuration.consumerGroup) {
                 context.metrics.staleAssignments.increment()
                 context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
                                        [("partition", .integer(Int64(partition.partition))), ("fence", .integer(newer.offset)),
@@ -103,7 +103,7 @@ extension RequestConsumer {
     func fence(_ partition: TopicPartition, generation: UInt64, groupGeneration: Int32?, attempt: Int, then: @escaping @Sendable () -> Void) {
         guard context.ledger.isOwned(partition, generation: generation) else { return }
         let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance,
-                                 generation: groupGeneration)
+                                 generation: groupGeneration, group: context.configuration.consumerGroup)
         context.fencing.writing(partition.partition)
         context.publisher.publish([record.message(topic: context.configuration.topics.markers, partition: partition.partition)]) { [self] outcome in
             guard let epoch = outcome.reports.first??.offset else {

@@ -24,13 +24,18 @@ public struct MarkerFence: Sendable, Hashable {
     /// the partition up and a newer owner fenced it, carries an older generation than that owner's:
     /// it fences nobody out (`FenceLog`).
     public var generation: Int32?
+    /// The consumer group the writer was assigned the partition in (nil: written by an earlier
+    /// version). Generations count per group: another group's fence (a renamed `group_id`, a
+    /// second deployment on the same markers topic) says nothing of this group's generations.
+    public var group: String?
 
     /// Creates a fence record.
-    public init(worker: String, atMs: Int64, instance: String, generation: Int32? = nil) {
+    public init(worker: String, atMs: Int64, instance: String, generation: Int32? = nil, group: String? = nil) {
         self.worker = worker
         self.atMs = atMs
         self.instance = instance
         self.generation = generation
+        self.group = group
     }
 
     /// Whether a fence of generation `fence` supersedes an owner assigned in generation `owner`:
@@ -50,6 +55,7 @@ public struct MarkerFence: Sendable, Hashable {
         writer.key("worker"); writer.string(worker)
         writer.key("instance"); writer.string(instance)
         if let generation { writer.key("generation"); writer.integer(Int64(generation)) }
+        if let group { writer.key("group"); writer.string(group) }
         writer.endObject()
         return KafkaOutgoingMessage(topic: topic, key: nil, value: writer.bytes, headers: [], partition: partition)
     }
@@ -65,6 +71,8 @@ public struct MarkerFence: Sendable, Hashable {
               RecordBounds.isText(instance, maxBytes: 64) else { return nil }
         let generation = document["generation"]?.int64Value
         if document["generation"] != nil, !(generation.map { $0 >= 0 && $0 <= Int64(Int32.max) } ?? false) { return nil }
-        return MarkerFence(worker: worker, atMs: at, instance: instance, generation: generation.map { Int32($0) })
+        let group = document["group"]?.stringValue
+        if document["group"] != nil, !(group.map { RecordBounds.isText($0, maxBytes: 256) } ?? false) { return nil }
+        return MarkerFence(worker: worker, atMs: at, instance: instance, generation: generation.map { Int32($0) }, group: group)
     }
 }
