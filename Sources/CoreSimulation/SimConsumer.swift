@@ -8,6 +8,8 @@ import Pipeline
 /// still returns a record or two that were fetched before the pause (what the catch-up gate is
 /// for), never after a seek (librdkafka drops records fetched before a seek).
 /// A commit is accepted or refused by the coordinator a few milliseconds after it is sent.
+/// A seek may fail (`seekFaultRate`): refused with an error, or accepted and never carried out,
+/// as librdkafka's asynchronous seek (`timeout_ms` 0) reports nothing when it fails later.
 final class SimConsumer: GroupConsumer, @unchecked Sendable {
     enum Op {
         /// Partitions assigned in a group generation.
@@ -21,6 +23,7 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
     let relay: RebalanceRelay
     let committedHandler: @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void
     let groupID: String
+    let seekFaultRate: Double
     private var topic = ""
     private var group: SimGroup?
     private(set) var member: String?
@@ -41,9 +44,10 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
     /// The group generation of the last assignment this member took.
     private(set) var groupGeneration: Int32?
 
-    init(cluster: SimCluster, process: SimProcess, executor: SimExecutor, groupID: String, relay: RebalanceRelay,
-         committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) {
+    init(cluster: SimCluster, process: SimProcess, executor: SimExecutor, groupID: String, seekFaultRate: Double = 0,
+         relay: RebalanceRelay, committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) {
         self.cluster = cluster
+        self.seekFaultRate = seekFaultRate
         self.process = process
         self.executor = executor
         self.groupID = groupID
@@ -166,14 +170,21 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
 
     func seek(_ partition: TopicPartition, to offset: Int64, timeoutMs: Int32) throws(KafkaError) {
         guard assigned[partition.partition] != nil else { throw KafkaError(code: .state, message: "seek of a partition not assigned") }
+        if seekFaultRate > 0, world.chance(seekFaultRate) {
+            world.note("\(process.name): seek of \(partition.partition) to \(offset) fails")
+            if world.chance(0.5) { throw KafkaError(code: .state, message: "seek failed (simulated)") }
+            return
+        }
         assigned[partition.partition]?.position = offset
         assigned[partition.partition]?.prefetched = 0
     }
 
     func refetch(_ partition: TopicPartition, from offset: Int64) throws(KafkaError) -> Bool {
         guard assigned[partition.partition] != nil else { throw KafkaError(code: .state, message: "refetch of a partition not assigned") }
+        // An assignment at an explicit offset, not a seek: it does not fail as seeks may here.
         assigned[partition.partition]?.paused = false
-        try seek(partition, to: offset, timeoutMs: 0)
+        assigned[partition.partition]?.position = offset
+        assigned[partition.partition]?.prefetched = 0
         executor.wakeLoops()
         return true
     }
@@ -202,7 +213,8 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
 
     func committed(_ partitions: [TopicPartition], timeoutMs: Int32) throws(KafkaError) -> [TopicPartitionOffset] {
         guard world.chance(0.97) else { throw KafkaError(code: .timedOut, message: "committed offsets timed out (simulated)") }
-        return partitions.compactMap { cluster.committed(groupID, $0) }
+        // As librdkafka: a partition the group never committed comes back with the invalid offset.
+        return partitions.map { cluster.committed(groupID, $0) ?? TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: TopicPartitionOffset.invalid) }
     }
 
     func watermarks(_ partition: TopicPartition, timeoutMs: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {

@@ -16,21 +16,26 @@ final class SimNode: @unchecked Sendable {
     let metrics = MetricsRegistry()
     /// Whether a graceful stop was asked.
     private(set) var isLeaving = false
+    /// How far this process's clock is off the world's (`Settings.skewMs`).
+    let clockOffsetMs: Int64
 
     init(name: String, world: SimWorld, cluster: SimCluster, issuer: SimIssuer, settings: SimulationRun.Settings,
          probe: any CoreProbe) throws {
         process = SimProcess(name: name)
+        let clockOffsetMs = settings.skewMs > 0 ? world.int(-settings.skewMs...settings.skewMs) : 0
+        self.clockOffsetMs = clockOffsetMs
         executor = SimExecutor(world: world, process: process, idleTurnMs: 1_000)
         producer = SimProducer(cluster: cluster, process: process, faultRate: settings.produceFaultRate)
         let producer = self.producer
         let executor = self.executor
         let process = self.process
         var runtime = WorkerRuntime(
-            executor: executor, clock: { world.nowMs },
+            executor: executor, clock: { world.nowMs + clockOffsetMs },
             makeProducer: { _, _, _ in producer },
             makeGroupConsumer: { [unowned self] properties, _, relay, committed, _ in
                 let consumer = SimConsumer(cluster: cluster, process: process, executor: executor,
-                                           groupID: properties["group.id"] ?? "sim", relay: relay, committed: committed)
+                                           groupID: properties["group.id"] ?? "sim", seekFaultRate: settings.seekFaultRate,
+                                           relay: relay, committed: committed)
                 consumers.append(consumer)
                 return consumer
             },

@@ -23,6 +23,8 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "unconfirmed: no call for want of a fencing read", series: [#"provisioner_call_fencing_total{verdict="unconfirmed"}"#]),
         Path(name: "earlier decision published instead of one's own", series: [#"provisioner_decisions_total{verdict="earlier"}"#]),
         Path(name: "stale assignment: a newer owner's fence found at catch-up", series: ["provisioner_stale_assignments_total"]),
+        Path(name: "rewound again: a seek that did not take effect", series: ["provisioner_rewinds_repeated_total"]),
+        Path(name: "fetch watchdog restarted a partition", series: ["provisioner_fetch_stalls_total"]),
         Path(name: "reconciled: applied", series: [#"provisioner_reconcile_total{outcome="applied"}"#]),
         Path(name: "reconciled: already in the wallet (another call's token)", series: [#"provisioner_reconcile_total{outcome="already_present"}"#]),
         Path(name: "reconciled: not applied", series: [#"provisioner_reconcile_total{outcome="not_applied"}"#]),
@@ -38,6 +40,7 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "schedule: an evicted worker cut off from the markers", series: ["schedule:cut_off"]),
         Path(name: "schedule: worker leaves (SIGTERM)", series: ["schedule:leave"]),
         Path(name: "schedule: produce outage of results or markers", series: ["schedule:outage"]),
+        Path(name: "schedule: a worker's clock off by more than the publish reserve", series: ["schedule:skew"]),
         Path(name: "dead-lettered after a call", series: [#"provisioner_dead_letters_total{code="publish_failed"}"#]),
     ]
 

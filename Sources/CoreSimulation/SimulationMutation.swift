@@ -18,16 +18,21 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case fencesFromPosition = "fences-from-position"
     /// A zombie's expiry for want of a fencing read decided as if it had called.
     case unconfirmedAsCall = "unconfirmed-as-call"
+    /// A rewind trusted once asked for: records past the offset rewound to are taken when the seek failed.
+    case rewindUnchecked = "rewind-unchecked"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
     /// (about 1 in 2,000 schedules); an unconfirmed zombie's expiry needs besides a zombie cut off
     /// from the markers past its call's last start while the new owner's call stays undecided
-    /// (about 1 in 3,000); the others are caught within the first few dozen.
+    /// (about 1 in 3,000); a rewind trusted once asked for needs a record refused before catch-up
+    /// whose seek fails and no fetch watchdog restart before the run ends (about 1 in 450); the
+    /// others are caught within the first few dozen.
     public var seedBudget: Int {
         switch self {
         case .fencesFromPosition: 10_000
         case .unconfirmedAsCall: 4_000
+        case .rewindUnchecked: 3_000
         default: 2_000
         }
     }
@@ -42,6 +47,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .notAppliedAtOnce: "reconciliation answers not_provisioned before the issuer's apply horizon"
         case .fencesFromPosition: "a decision's look-up misses the fences before its start (a zombie's expiry counts)"
         case .unconfirmedAsCall: "an expiry for want of a fencing read decided as a caller's (a zombie's expiry beats the new owner's call)"
+        case .rewindUnchecked: "a rewind trusted once asked for (a failed seek skips the records refused before it)"
         }
     }
 
@@ -55,6 +61,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .notAppliedAtOnce: mutations.notAppliedAtOnce = true
         case .fencesFromPosition: mutations.fencesFromPositionOnly = true
         case .unconfirmedAsCall: mutations.unconfirmedDecidedAsCall = true
+        case .rewindUnchecked: mutations.rewindUnchecked = true
         }
         return mutations
     }

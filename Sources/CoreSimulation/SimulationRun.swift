@@ -11,7 +11,8 @@ import Simulator
 /// workers joining and leaving, kill -9 (restarted later, as an orchestrator would), members the
 /// coordinator evicts while they go on working (zombies), produce errors that may or may not have
 /// written, slow acknowledgements, markers partitions that cannot be read, issuer calls longer
-/// than the revoke drain, answers lost after the issuer applied the call. Then the promises are
+/// than the revoke drain, answers lost after the issuer applied the call, seeks that fail (refused,
+/// or accepted and never carried out), a clock per worker off by up to a second. Then the promises are
 /// checked (`Report.violations`): a handshake reaches the issuer at most once; every request gets a
 /// final result (or a dead letter) by its deadline plus the reconciliation tiers; no request gets
 /// two different finals; a group's committed offset never moves backwards; no record reaches
@@ -28,6 +29,8 @@ final class SimulationRun: @unchecked Sendable {
     /// How long nothing may move before a run whose requests are all answered ends early.
     static let quietMs: Int64 = 25_000
     static let windowMs: Int64 = 20_000
+    /// The workers' `deadlines.publish_reserve_ms` (the default).
+    static let publishReserveMs = WorkerConfiguration(workerID: "sim").publishReserveMs
 
     /// What a seed drew.
     struct Settings: CustomStringConvertible {
@@ -42,12 +45,18 @@ final class SimulationRun: @unchecked Sendable {
         var produceFaultRate = 0.0
         var resendRate = 0.1
         var kills = 0, losses = 0, joins = 0, leaves = 0, hiccups = 0, unreadable = 0, outages = 0
+        /// The share of seeks that fail: half refused at once, half accepted and never carried out
+        /// (librdkafka's asynchronous seek reports nothing).
+        var seekFaultRate = 0.0
+        /// Each worker's clock is off the world's by up to this much, either way (drawn per process).
+        var skewMs: Int64 = 0
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
-                + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages)"
+                + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -70,6 +79,8 @@ final class SimulationRun: @unchecked Sendable {
             hiccups = Int(world.int(0...2))
             unreadable = Int(world.int(0...2))
             outages = world.pick([0, 0, 1])
+            seekFaultRate = world.pick([0, 0, 0.1, 0.3])
+            skewMs = world.pick([0, 0, 150, 1_000])
             self.mutations = mutations
         }
     }
@@ -174,7 +185,10 @@ final class SimulationRun: @unchecked Sendable {
     private func startWorker() {
         started += 1
         do {
-            nodes.append(try SimNode(name: "w\(started)", world: world, cluster: cluster, issuer: issuer, settings: settings, probe: probe))
+            let node = try SimNode(name: "w\(started)", world: world, cluster: cluster, issuer: issuer, settings: settings, probe: probe)
+            if abs(node.clockOffsetMs) > Self.publishReserveMs { carriedOut["skew", default: 0] += 1 }
+            if node.clockOffsetMs != 0 { world.note("\(node.process.name)'s clock is off by \(node.clockOffsetMs) ms") }
+            nodes.append(node)
         } catch {
             cluster.violation("worker w\(started) could not start: \(error)")
         }

@@ -21,11 +21,13 @@ enum SimulateCommand: Command {
         commits, produce acknowledgements), a stateful issuer and a virtual clock, with faults drawn
         from the seed (kill -9, members evicted while they work on, joins, graceful leaves, produce
         errors that may or may not have written, slow acknowledgements, unreadable markers
-        partitions, issuer calls longer than the revoke drain). After each schedule it checks: a
-        handshake reached the issuer at most once; every request got a final result (or a dead
-        letter) by its deadline plus the reconciliation tiers; no request got two different finals;
-        no group's committed offset moved backwards; no record reached intake before its
-        assignment's marker catch-up. Exit 0 when every schedule kept them.
+        partitions, issuer calls longer than the revoke drain, seeks that fail, clocks off by up to
+        a second). After each schedule it checks: a handshake reached the issuer at most once;
+        every request got a final result (or a dead letter) by its deadline plus the
+        reconciliation tiers; no request got two different finals; every first final is true to
+        what the simulated issuer did with the handshake; no group's committed offset moved
+        backwards; no record reached intake before its assignment's marker catch-up. Exit 0 when
+        every schedule kept them.
 
           --seeds N        schedules to run (default 10000), from --first-seed (default 1)
           --lanes L        threads (default 2; each schedule is single-threaded)

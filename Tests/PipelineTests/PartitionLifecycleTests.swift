@@ -188,4 +188,40 @@ struct PartitionLifecycleTests {
         #expect(due == [p0])
         #expect(lifecycle.takeRevoke().isEmpty)
     }
+
+    @Test("a rewind is kept until it took effect: a record past it while running rewinds again; the offset itself clears it")
+    func lostRewindIsRepeated() {
+        var lifecycle = PartitionLifecycle()
+        _ = lifecycle.assigned(p0, generation: 1)
+        let refused = lifecycle.admit(p0, offset: 36)
+        #expect(refused == .refuse(.rewind(p0, offset: 36)))
+        _ = lifecycle.fenced(p0, generation: 1, epoch: 10)
+        _ = lifecycle.caughtUp(p0, generation: 1)
+        let resumed = lifecycle.turn(pending: 0, limit: 100)
+        #expect(resumed == .resume([p0]))
+        // The seek to 36 failed (or librdkafka never carried it out): 38 comes first.
+        let lost = lifecycle.admit(p0, offset: 38)
+        #expect(lost == .rewindLost(.rewind(p0, offset: 36)), "taking 38 would let 36 and 37 be committed past")
+        #expect(lifecycle.paused == [p0], "paused until the next turn resumes it from the offset rewound to")
+        let again = lifecycle.turn(pending: 0, limit: 100)
+        #expect(again == .resume([p0]))
+        let back = lifecycle.admit(p0, offset: 36)
+        #expect(back == .deliver)
+        let next = lifecycle.admit(p0, offset: 37)
+        #expect(next == .deliver, "once the offset came back, the rewind is done")
+        // A partition whose rewound offset never comes back (retention deleted it) is rewound a
+        // bounded number of times, then takes what comes.
+        var gone = PartitionLifecycle()
+        _ = gone.assigned(p1, generation: 1)
+        _ = gone.admit(p1, offset: 5)
+        _ = gone.fenced(p1, generation: 1, epoch: 1)
+        _ = gone.caughtUp(p1, generation: 1)
+        for _ in 0..<PartitionLifecycle.maximumRepeatedRewinds {
+            _ = gone.turn(pending: 0, limit: 100)
+            let repeated = gone.admit(p1, offset: 9)
+            #expect(repeated == .rewindLost(.rewind(p1, offset: 5)))
+        }
+        let taken = gone.admit(p1, offset: 9)
+        #expect(taken == .deliver)
+    }
 }

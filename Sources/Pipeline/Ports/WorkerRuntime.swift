@@ -100,6 +100,9 @@ package struct CoreMutations: Sendable, Equatable {
     /// An answer given because ownership could not be confirmed before the call's last start is
     /// decided as if the call had been made: a zombie's expiry then counts against the new owner's call.
     package var unconfirmedDecidedAsCall = false
+    /// A partition's rewind trusted once carried out: a record past the offset rewound to is taken
+    /// although that offset never came back (the seek failed), in both consumer loops.
+    package var rewindUnchecked = false
 
     /// None: production.
     package init() {}

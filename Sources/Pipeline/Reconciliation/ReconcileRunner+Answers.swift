@@ -40,15 +40,7 @@ extension ReconcileRunner {
 
     func answered(_ held: Held, answer: ReconcileAnswer, previousOwnerMayAnswer: Bool) {
         let job = held.job
-        // The job's partition was lost (or released) while the query ran: its next owner runs the
-        // job again, so this run publishes nothing: no second final, no second retry chain.
-        guard ledger.isHeld(held.partition, generation: held.generation) else {
-            context.logger.notice("reconciliation partition lost while its query ran: the next owner runs the job",
-                                  [("partition", .integer(Int64(held.partition.partition)))])
-            state.withLock { $0.running -= 1 }
-            ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
-            return
-        }
+        guard !givenUpMeanwhile(held, while: "its query ran") else { return }
         switch answer {
         case .applied:
             context.metrics.countReconcile("applied")
@@ -85,6 +77,18 @@ extension ReconcileRunner {
             context.metrics.countReconcile("unknown")
             retryLater(held, reason: "the state query gave no usable answer")
         }
+    }
+
+    /// Whether the job's partition was lost (or released) while this run waited (`while`): then its
+    /// next owner runs the job again, so this run publishes nothing more, no second final and no
+    /// second retry chain, and the job is abandoned here.
+    func givenUpMeanwhile(_ held: Held, while waiting: StaticString) -> Bool {
+        guard !ledger.isHeld(held.partition, generation: held.generation) else { return false }
+        context.logger.notice("reconciliation partition lost while the job waited: the next owner runs the job",
+                              [("partition", .integer(Int64(held.partition.partition))), ("while", .string(waiting.description))])
+        state.withLock { $0.running -= 1 }
+        ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
+        return true
     }
 
     /// When the job's call was given up at the latest: its own indeterminate answer, or, for a
@@ -138,6 +142,7 @@ extension ReconcileRunner {
     /// `deciding`: an exhausted job whose final could not be checked against the markers runs again
     /// after the last tier's delay, up to `decisionRetries` more times.
     func retryLater(_ held: Held, reason: StaticString, deciding: Bool = false) {
+        guard !givenUpMeanwhile(held, while: reason) else { return }
         let job = held.job
         let now = context.clock()
         let tiers = context.reconcileTiers

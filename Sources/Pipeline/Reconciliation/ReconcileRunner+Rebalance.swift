@@ -66,7 +66,11 @@ extension ReconcileRunner {
         ledger.revoke(partitions)
         let (dropped, wasPaused) = state.withLock { state -> ([Held], Set<TopicPartition>) in
             let dropped = state.held.removeAll { gone.contains($0.partition) }
-            for partition in partitions { state.heldPerPartition[partition] = nil }
+            for partition in partitions {
+                state.heldPerPartition[partition] = nil
+                state.rewoundTo[partition] = nil
+                state.repeatedRewinds[partition] = nil
+            }
             state.paused.subtract(gone)
             state.resumeWanted.subtract(gone)
             // Still paused in librdkafka (resumed when assigned again), but no longer this worker's to show.

@@ -83,6 +83,11 @@ final class ReconcileRunner: Sendable {
         var running = 0
         /// The revoke draining (its running queries end, then its partitions are committed and given up).
         var drain = RevokeDrain()
+        /// The offset each partition was last rewound to, until a record at or before it is taken:
+        /// no record past it is held first (the seek may not have taken effect).
+        var rewoundTo: [TopicPartition: Int64] = [:]
+        /// Rewinds repeated since the last one took effect (`PartitionLifecycle.maximumRepeatedRewinds` at most).
+        var repeatedRewinds: [TopicPartition: Int] = [:]
     }
 
     init(context: WorkerContext, runtime: WorkerRuntime) throws(KafkaError) {
@@ -133,9 +138,9 @@ final class ReconcileRunner: Sendable {
                 if case .failure(let error) = result { _ = context.consumerFault.report(error, nowMs: context.clock()) }
                 continue
             }
-            if !hold(message) {
+            if let offset = hold(message) {
                 let partition = TopicPartition(topic: message.topic, partition: message.partition)
-                rewind[partition] = min(rewind[partition] ?? .max, message.offset)
+                rewind[partition] = min(rewind[partition] ?? .max, offset)
             }
         }
         if !rewind.isEmpty { rewindRefused(rewind) }
@@ -144,11 +149,31 @@ final class ReconcileRunner: Sendable {
         return true
     }
 
-    /// Holds a fetched job; false when it was not held because its partition is at the hold limit
-    /// (the caller rewinds the partition to it). A record fetched again, or of a partition no
-    /// longer assigned, is dropped (true).
-    func hold(_ message: KafkaMessage) -> Bool {
+    /// Holds a fetched job; when it is not held, the offset its partition must be rewound to: its
+    /// own when the partition is at the hold limit, or the offset of an earlier rewind that did
+    /// not take effect (a record past it came first). A record fetched again, or of a partition
+    /// no longer assigned, is dropped (nil).
+    func hold(_ message: KafkaMessage) -> Int64? {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
+        if !context.mutations.rewindUnchecked {
+            let lost = state.withLock { state -> Int64? in
+                guard let rewound = state.rewoundTo[partition] else { return nil }
+                let repeated = state.repeatedRewinds[partition, default: 0]
+                if message.offset > rewound && repeated < PartitionLifecycle.maximumRepeatedRewinds {
+                    state.repeatedRewinds[partition] = repeated + 1
+                    return rewound
+                }
+                state.rewoundTo[partition] = nil
+                state.repeatedRewinds[partition] = nil
+                return nil
+            }
+            if let lost {
+                context.logger.warning("a reconciliation job arrived past the offset its partition was rewound to (the seek did not take effect): rewound again",
+                                       [("partition", .integer(Int64(partition.partition))), ("offset", .integer(message.offset))])
+                context.metrics.rewindsRepeated.increment()
+                return lost
+            }
+        }
         let read = ReconcileJob.read(message.value)
         var problem: String?
         switch read {
@@ -161,12 +186,12 @@ final class ReconcileRunner: Sendable {
         // A record fetched again (the consumer rewound after a pause/resume) is already held or
         // done, and one of a partition no longer owned is not this worker's. Only this (poll)
         // thread tracks offsets, so the record is still acceptable when tracked below.
-        guard ledger.accepts(partition, offset: message.offset) else { return true }
+        guard ledger.accepts(partition, offset: message.offset) else { return nil }
         guard problem == nil, case .success(let job) = read else {
             if let generation = ledger.track(partition, offset: message.offset) {
                 deadLetterRecord(message, generation: generation, reason: problem ?? "")
             }
-            return true
+            return nil
         }
         enum Taken { case dropped, refused(pause: Bool), held(pause: Bool) }
         let taken = state.withLock { state -> Taken in
@@ -187,14 +212,14 @@ final class ReconcileRunner: Sendable {
         }
         switch taken {
         case .dropped:
-            return true
+            return nil
         case .refused(let pause):
             if pause { pausePartition(partition) }
-            return false
+            return message.offset
         case .held(let pause):
             if pause { pausePartition(partition) }
             armTimer()
-            return true
+            return nil
         }
     }
 
@@ -209,13 +234,17 @@ final class ReconcileRunner: Sendable {
     /// would go on after them on resume (a pause keeps the position after the last record
     /// returned), so each partition, paused already, is rewound to its first one not held.
     func rewindRefused(_ rewind: [TopicPartition: Int64]) {
+        state.withLock { state in
+            for (partition, offset) in rewind { state.rewoundTo[partition] = min(state.rewoundTo[partition] ?? .max, offset) }
+        }
         for (partition, offset) in rewind {
             do {
                 try consumer.seek(partition, to: offset, timeoutMs: 5_000)
                 context.logger.info("reconciliation partition rewound: records past the hold limit are fetched again later",
                                     [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset))])
             } catch {
-                // Still paused and uncommitted from `offset`: its next owner (after a rebalance or a restart) reads them.
+                // Still paused and uncommitted from `offset`; `hold` takes nothing past it, and
+                // rewinds again, until it came back.
                 context.logger.error("reconciliation partition could not be rewound to records past the hold limit",
                                      [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset)),
                                       ("error", .string(error.description))])

@@ -11,6 +11,11 @@ import Kafka
 /// `running` in the record's own generation is refused, and the first refused offset of each
 /// partition is rewound to (the partition paused), so the record comes back once the partition
 /// runs. A catch-up that finishes for an earlier generation of a partition changes nothing.
+/// **A rewind is kept until it took effect**: once the partition runs, no record past the offset
+/// rewound to is taken before that offset itself came back; a later one means the seek was
+/// refused or never carried out (librdkafka's asynchronous seek reports nothing), and the
+/// partition is rewound again (refused offsets are otherwise committed past: the offset tracker
+/// accepts gaps, which compaction and control records make).
 ///
 /// Threads: kept under `RequestConsumer`'s lock; events come from the poll thread (assign,
 /// revoke, release, records, turns), the producer's thread (fenced) and the catch-up reader's
@@ -34,8 +39,11 @@ struct PartitionLifecycle: Sendable {
         /// The ledger's generation of this assignment.
         var generation: UInt64
         var phase: Phase
-        /// The first offset refused by `admit` while not running (rewound to), if any.
+        /// The first offset refused by `admit` while not running (rewound to), until a record at
+        /// or before it is taken.
         var rewoundTo: Int64?
+        /// Rewinds of this assignment repeated because a record past `rewoundTo` came first.
+        var repeatedRewinds = 0
         /// Whether the poll thread resumed it since it began running (false: paused in Kafka).
         var isFlowing = false
     }
@@ -54,7 +62,14 @@ struct PartitionLifecycle: Sendable {
         case deliver
         /// Not now: the partition is not running in this generation (rewound when `action` is set).
         case refuse(Action?)
+        /// Not now: the partition runs, but a record past the offset it was rewound to came first
+        /// (the seek did not take effect); `action` rewinds it again.
+        case rewindLost(Action)
     }
+
+    /// How many times one assignment's rewind is repeated before a record past it is taken: the
+    /// offset rewound to may be gone (retention deleted it), and a partition must not loop for ever.
+    static let maximumRepeatedRewinds = 20
 
     private(set) var holdings: [TopicPartition: Holding] = [:]
     /// The revoke draining, if any: its partitions are given up together when they settle or its deadline passes.
@@ -142,10 +157,24 @@ struct PartitionLifecycle: Sendable {
     /// current assignment runs (caught up); otherwise refused, and the first refused offset of
     /// the assignment (or an earlier one) rewinds the partition to it, paused, so the record is
     /// fetched again once the assignment runs. A draining partition's records are dropped: its
-    /// next owner reads them from the committed offset.
-    mutating func admit(_ partition: TopicPartition, offset: Int64) -> Admission {
+    /// next owner reads them from the committed offset. A running partition whose rewind did not
+    /// take effect (a record past it came first) is rewound again (`rewindLost`), up to
+    /// `maximumRepeatedRewinds` times. `checkRewind` false: that check is left out (a mutation).
+    mutating func admit(_ partition: TopicPartition, offset: Int64, checkRewind: Bool = true) -> Admission {
         guard var holding = holdings[partition] else { return .refuse(nil) }
-        if holding.phase == .running { return .deliver }
+        if holding.phase == .running {
+            guard let rewound = holding.rewoundTo, checkRewind else { return .deliver }
+            guard offset > rewound, holding.repeatedRewinds < Self.maximumRepeatedRewinds else {
+                holding.rewoundTo = nil
+                holdings[partition] = holding
+                return .deliver
+            }
+            holding.repeatedRewinds += 1
+            holding.isFlowing = false
+            holdings[partition] = holding
+            flowVersion += 1
+            return .rewindLost(.rewind(partition, offset: rewound))
+        }
         refusedRecords += 1
         guard holding.phase != .draining else { return .refuse(nil) }
         if let rewound = holding.rewoundTo, rewound <= offset { return .refuse(nil) }
@@ -169,10 +198,7 @@ struct PartitionLifecycle: Sendable {
         guard !isBackpressured else { return nil }
         let starting = holdings.filter { $0.value.phase == .running && !$0.value.isFlowing }.map(\.key)
         guard !starting.isEmpty else { return nil }
-        for partition in starting {
-            holdings[partition]?.isFlowing = true
-            holdings[partition]?.rewoundTo = nil
-        }
+        for partition in starting { holdings[partition]?.isFlowing = true }
         flowVersion += 1
         return .resume(starting)
     }

@@ -247,9 +247,21 @@ final class RequestConsumer: Sendable {
     func admit(_ partition: TopicPartition, offset: Int64) -> Bool {
         let admission = state.withLock { state in
             context.mutations.admitBeforeCatchUp && state.lifecycle.phase(of: partition).map { $0 != .draining } == true
-                ? .deliver : state.lifecycle.admit(partition, offset: offset)
+                ? .deliver : state.lifecycle.admit(partition, offset: offset, checkRewind: !context.mutations.rewindUnchecked)
         }
-        guard case .refuse(let action) = admission else { return true }
+        let action: PartitionLifecycle.Action?
+        switch admission {
+        case .deliver:
+            return true
+        case .rewindLost(let again):
+            carryOut(again)
+            context.logger.warning("a record arrived past the offset its partition was rewound to (the seek did not take effect): rewound again",
+                                   [("partition", .integer(Int64(partition.partition))), ("offset", .integer(offset))])
+            context.metrics.rewindsRepeated.increment()
+            return false
+        case .refuse(let refused):
+            action = refused
+        }
         if let action {
             carryOut(action)
             context.logger.notice("a record arrived before its partition's marker catch-up finished: not handled; the partition is rewound to it",

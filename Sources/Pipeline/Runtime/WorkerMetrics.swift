@@ -33,6 +33,8 @@ struct WorkerMetrics: Sendable {
     let fetchStalls: Counter
     /// Records refused by the partition lifecycle's gate (received before their assignment's catch-up finished).
     let recordsBeforeCatchUp: Counter
+    /// Rewinds repeated because a record past the offset rewound to arrived first (both loops).
+    let rewindsRepeated: Counter
     /// Assignments found stale at catch-up (a newer owner's fence precedes this one's).
     let staleAssignments: Counter
     /// Program names configured on this worker: the only values of the `program` label.
@@ -64,6 +66,8 @@ struct WorkerMetrics: Sendable {
                                        help: "Requests partitions found not delivering records although owned, unpaused and with records waiting, then restarted (resume and seek).")
         recordsBeforeCatchUp = registry.counter("provisioner_records_before_catch_up_total",
                                                 help: "Request records received before their partition's marker catch-up finished: not handled, the partition rewound to them.")
+        rewindsRepeated = registry.counter("provisioner_rewinds_repeated_total",
+                                           help: "Requests or reconciliation partitions rewound again because a record past the offset they were rewound to arrived first (the seek did not take effect).")
         staleAssignments = registry.counter("provisioner_stale_assignments_total",
                                             help: "Requests partition assignments not run because another process's fence of a newer group generation preceded this one's (a fence that landed late).")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
