@@ -31,11 +31,15 @@ struct FatalProducerErrorTests {
 
         #expect(PipelineRig.wait(timeoutMs: 10_000) { first.fatalError != nil }, "the worker did not notice the fatal error")
         #expect(PipelineRig.wait(timeoutMs: 10_000) { !first.isReady }, "/readyz still says ready after a fatal producer error")
-        // Whatever the first worker received, it can never be acknowledged: give its commit loop time.
+        // Whatever the first worker received, it can never be acknowledged, so its offset must
+        // never be committed. This asserts an absence, so it is a fixed window: 1.5 s, fifteen of
+        // the commit loop's 100 ms rounds, watching the group's committed offset the whole time
+        // (a commit past the request fails the test as soon as it is seen).
         _ = PipelineRig.wait(timeoutMs: 10_000) { first.unsettledCount == 0 }
-        Thread.sleep(forTimeInterval: 1.5)
+        func committedOffset() -> Int64 { (try? probe.committed([partition], timeoutMs: 5_000).first?.offset) ?? -1 }
+        let committedPast = PipelineRig.wait(timeoutMs: 1_500) { committedOffset() > requestOffset }
         let committed = try probe.committed([partition], timeoutMs: 5_000).first?.offset ?? -1
-        #expect(committed <= requestOffset, "offset \(requestOffset) committed (\(committed)) with nothing written for it")
+        #expect(!committedPast && committed <= requestOffset, "offset \(requestOffset) committed (\(committed)) with nothing written for it")
 
         rig.stack.stopWorker(first)
         try rig.startWorker("worker-2")

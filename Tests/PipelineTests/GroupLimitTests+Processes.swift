@@ -36,7 +36,8 @@ extension GroupLimitTests {
         return nil
     }
 
-    /// Sleeps until the wall clock reaches `ms` (epoch).
+    /// Sleeps until the wall clock reaches `ms` (epoch): the end of a measuring window, a period
+    /// fixed by definition (the calls counted in it), not a wait for a condition.
     static func sleep(untilMs ms: Int64) {
         while Timestamps.nowMs() < ms { usleep(UInt32(min(max(ms - Timestamps.nowMs(), 1), 50)) * 1000) }
     }

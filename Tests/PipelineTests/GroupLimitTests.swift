@@ -35,6 +35,7 @@ struct GroupLimitTests {
                 while !stopped.withLock({ $0 }) {
                     let due = started + Int64(index) * 1000 / Int64(perSecond)
                     let now = Timestamps.nowMs()
+                    // Pacing to the offered rate (request `index` is due at its time), not a wait for a condition.
                     if due > now { usleep(UInt32(min(due - now, 20)) * 1000); continue }
                     if let request = try? rig.factory.provision(program: GroupLimitTests.program, wallet: .googlePay,
                                                                 cardID: "pm_quota\(index)_\(Crypto.hex(Crypto.randomBytes(4)))") {
@@ -61,9 +62,9 @@ struct GroupLimitTests {
     }
 
     /// Answers a request, restarts the worker (a new one in its place), produces the very same
-    /// request again after `waitMs`, and returns the simulator calls for its card and whether the
-    /// copy was audited `duplicate_ignored`.
-    static func answerRestartResend(horizonSeconds: Int64, waitMs: Int64) throws -> (calls: Int, duplicateIgnored: Bool, final: ResultStatus?) {
+    /// request again (`afterHorizon`: once the answer's horizon has ended), and returns the
+    /// simulator calls for its card and whether the copy was audited `duplicate_ignored`.
+    static func answerRestartResend(horizonSeconds: Int64, afterHorizon: Bool) throws -> (calls: Int, duplicateIgnored: Bool, final: ResultStatus?) {
         let rig = try PipelineRig(partitions: 2)
         defer { rig.stop() }
         let horizon: (inout WorkerConfiguration) -> Void = { $0.duplicateHorizonMs = horizonSeconds * 1000 }
@@ -77,8 +78,16 @@ struct GroupLimitTests {
         try #require(rig.waitForFinals([request.requestID]), "the request was not answered")
         let final = rig.collector.snapshot.final(request.requestID)?.status
         try rig.expectQuiet("before the restart")
+        // Quiet: the request's offset is committed, so every `completed` marker for it (the
+        // answer's time in the horizon) was stamped before now.
+        let answeredByMs = Timestamps.nowMs()
         rig.stack.stopWorker(first)
-        usleep(UInt32(waitMs) * 1000)
+        if afterHorizon {
+            // The horizon counts an answer until its marker's time plus the horizon.
+            let horizonEndsMs = answeredByMs + horizonSeconds * 1000
+            try #require(PipelineRig.wait(timeoutMs: horizonSeconds * 1000 + 10_000) { Timestamps.nowMs() > horizonEndsMs },
+                         "the answer's horizon did not end by the clock")
+        }
         _ = try rig.startWorker("after-restart", adjust: horizon)
         try #require(rig.stack.waitForGroup(timeoutMs: 60_000), "the restarted worker did not get the partitions")
         try rig.send(request)
@@ -94,7 +103,7 @@ struct GroupLimitTests {
 
     @Test("a request answered, the worker restarted, the same request produced again: duplicate_ignored, no second issuer call")
     func duplicateAfterRestart() throws {
-        let outcome = try Self.answerRestartResend(horizonSeconds: 86_400, waitMs: 0)
+        let outcome = try Self.answerRestartResend(horizonSeconds: 86_400, afterHorizon: false)
         #expect(outcome.final == .provisioned)
         #expect(outcome.duplicateIgnored, "the copy was not recognised after the restart")
         #expect(outcome.calls == 1, "the issuer was called \(outcome.calls) times")
@@ -102,7 +111,7 @@ struct GroupLimitTests {
 
     @Test("the same, produced again after a 2 s horizon ended: called again (the horizon decides)")
     func horizonEnds() throws {
-        let outcome = try Self.answerRestartResend(horizonSeconds: 2, waitMs: 3_000)
+        let outcome = try Self.answerRestartResend(horizonSeconds: 2, afterHorizon: true)
         #expect(!outcome.duplicateIgnored, "a copy after the horizon was ignored")
         #expect(outcome.calls == 2, "the issuer was called \(outcome.calls) times")
     }

@@ -20,6 +20,9 @@ struct IsolationEndToEndTests {
         let collector: ResultCollector
         let producer: KafkaProducer
         let factory: RequestFactory
+        /// When the warm-up's requests were all answered: every call they made took its rate-limit
+        /// token before this.
+        let warmedUpAtMs: Int64
 
         init(profile: SimulatorProfile, adjust: (inout WorkerConfiguration) -> Void) throws {
             stack = try EmbeddedStack(partitions: 3, profile: profile)
@@ -33,6 +36,7 @@ struct IsolationEndToEndTests {
             #expect(stack.waitForGroup())
             try EmbeddedStack.warmUp(partitions: stack.partitions, topic: stack.topics.requests, factory: factory, producer: producer,
                                      collector: collector)
+            warmedUpAtMs = Timestamps.nowMs()
         }
 
         func send(_ request: GeneratedRequest) throws {
@@ -74,6 +78,8 @@ struct IsolationEndToEndTests {
             let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_ok_\(index)")
             healthy.append(request)
             try rig.send(request)
+            // Pacing, not waiting for anything: the healthy requests are offered at about 50/s,
+            // spread over the hanging calls' 1.5 s timeout instead of arriving as one batch.
             usleep(20_000)
         }
         let answered = rig.collector.wait(timeoutMs: 60_000) { snapshot in healthy.allSatisfy { snapshot.final($0.requestID) != nil } }
@@ -150,9 +156,16 @@ struct IsolationEndToEndTests {
         #expect(refusal.status == .failed && refusal.code == .issuerUnavailable && refusal.nextAction == .surfaceError)
         #expect(refusal.message.contains("circuit breaker"))
         #expect(rig.stack.simulator.calls.filter { $0.issuer == "dcs" }.reduce(0) { $0 + $1.count } == callsBefore, "no call while open")
-        // The issuer recovers; after the open period probes pass and the breaker closes.
+        // The issuer recovers; after the open period probes pass and the breaker closes. The open
+        // period runs from the opening, which the worker stamped on its audit event after the
+        // breaker took its own time: once the clock is past that stamp plus the open period, the
+        // next call is a probe.
         rig.stack.simulator.replaceProfile(SimulatorProfile())
-        usleep(1_600_000)
+        let opened = try #require(rig.collector.snapshot.audit.last {
+            $0.stage == .breakerChanged && $0.issuer == .dcs && ($0.reason?.text ?? "").contains("opened")
+        })
+        let halfOpensAtMs = opened.atMs + 1_500
+        #expect(PipelineRig.wait(timeoutMs: 10_000) { Timestamps.nowMs() > halfOpensAtMs }, "the open period did not end by the clock")
         var recovered: [GeneratedRequest] = []
         for index in 0..<3 {
             let request = try rig.factory.provision(program: "demo-dcs", wallet: .googleWallet, cardID: "pm_back_\(index)", opcRequested: false)
@@ -218,8 +231,10 @@ struct IsolationEndToEndTests {
             configuration.scheduler.rateLimits["demo-imprint"] = .init(perSecond: 4, burst: 2)
         }
         defer { rig.stop() }
-        // Warm-up used tokens; let the bucket refill.
-        usleep(1_000_000)
+        // The warm-up's calls used tokens. The bucket is full again (burst 2 at 4/s) 0.5 s after
+        // its last token was taken, and the warm-up took its tokens before its answers arrived.
+        let refilledAtMs = rig.warmedUpAtMs + 1_000 * 2 / 4
+        #expect(PipelineRig.wait(timeoutMs: 10_000) { Timestamps.nowMs() >= refilledAtMs }, "the bucket's refill time did not pass by the clock")
         var patient: [GeneratedRequest] = []
         for index in 0..<4 {
             let request = try rig.factory.provision(program: "demo-imprint", wallet: .googlePay, cardID: "pm_bucket_\(index)")

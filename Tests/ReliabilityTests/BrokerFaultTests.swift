@@ -12,8 +12,11 @@ extension ReliabilityTests {
     /// Two workers under steady load on a 3-broker mock cluster while the brokers misbehave: RTT
     /// spikes, retriable produce / fetch / commit errors and request timeouts, partition leaders moved,
     /// a broker down and back. After each fault the workers (never restarted) must answer every
-    /// request sent so far; at the end no result is lost and no request has two different final answers.
-    @Test("broker faults under load: no result lost, no conflicting final results, recovery without restart")
+    /// request sent so far; at the end no result is lost, no handshake reached the issuer twice, no
+    /// request has two different final answers, every final is true to the simulator's call log and
+    /// wallet state (`FinalTruthCheck`), and the identical duplicates and the calls left to a new
+    /// owner are confined to the faults that take partitions away.
+    @Test("broker faults under load: no result lost, no handshake twice, no conflicting or untrue finals, recovery without restart")
     func brokerFaults() async throws {
         let partitions = 6
         let rounds = ReliabilityScale.pick(1, long: 4)
@@ -57,6 +60,11 @@ extension ReliabilityTests {
 
         var injected: [String: Int] = [:]
         var extra: [String] = []
+        /// The burst and edge requests with when each was produced (for `FinalTruthCheck`).
+        var extraSent: [(request: GeneratedRequest, producedAtMs: Int64)] = []
+        /// Each fault, from its injection to the end of the wait for the answers after it.
+        var phases: [(phase: String, fromMs: Int64, toMs: Int64)] = []
+        var phaseStartMs: Int64 = 0
         /// Burst and edge requests the cluster acknowledged; only these count as delivered.
         let extraDelivered = Mutex<Set<String>>([])
         var recoveries: [String: Int64] = [:]
@@ -72,6 +80,7 @@ extension ReliabilityTests {
         /// until their deadline plus the reconciliation tiers (8.5 s) and 20 s of room.
         func recovered(_ phase: String) async {
             let healedAt = Timestamps.nowMs()
+            defer { phases.append((phase, phaseStartMs, Timestamps.nowMs())) }
             let ids = load.sent.map(\.request.requestID) + extra
             var ok = await Waiting.until(timeoutMs: 60_000) {
                 let snapshot = collector.snapshot
@@ -121,6 +130,7 @@ extension ReliabilityTests {
         _ = await Waiting.until(timeoutMs: 10_000) { load.sent.count >= 20 }
         for round in 0..<rounds {
             // RTT spike on every broker (responses delayed 800 ms), then on one broker only.
+            phaseStartMs = Timestamps.nowMs()
             for broker in brokers { stack.cluster.setRoundTripTime(broker, milliseconds: 800) }
             injected["rtt_spike_broker_ms800", default: 0] += brokers.count
             await hold(2_500)
@@ -130,6 +140,7 @@ extension ReliabilityTests {
             // Produce errors: retriable codes, the idempotent producer retries them.
             let produceErrors: [KafkaError.Code] = [.notLeaderForPartition, .leaderNotAvailable, .notEnoughReplicas, .requestTimedOut]
             let produce = Array(repeating: produceErrors, count: 4).flatMap { $0 }
+            phaseStartMs = Timestamps.nowMs()
             stack.cluster.pushRequestErrors(apiKey: .produce, errors: produce)
             injected["produce_errors", default: 0] += produce.count
             await hold(1_500)
@@ -137,6 +148,7 @@ extension ReliabilityTests {
 
             // Fetch errors and timeouts.
             let fetch = Array(repeating: [KafkaError.Code.notLeaderForPartition, .requestTimedOut, .unknownTopicOrPartition], count: 5).flatMap { $0 }
+            phaseStartMs = Timestamps.nowMs()
             stack.cluster.pushRequestErrors(apiKey: .fetch, errors: fetch)
             injected["fetch_errors", default: 0] += fetch.count
             await hold(1_500)
@@ -145,12 +157,14 @@ extension ReliabilityTests {
             // Commit errors: the coordinator moving or loading, and timeouts.
             let commit = Array(repeating: [KafkaError.Code.coordinatorNotAvailable, .notCoordinator, .coordinatorLoadInProgress, .requestTimedOut],
                                count: 3).flatMap { $0 }
+            phaseStartMs = Timestamps.nowMs()
             stack.cluster.pushRequestErrors(apiKey: .offsetCommit, errors: commit)
             injected["commit_errors", default: 0] += commit.count
             await hold(1_500)
             await recovered("commit_errors")
 
             // Leader changes: every partition of every pipeline topic moves to another broker.
+            phaseStartMs = Timestamps.nowMs()
             for topic in leaderTopics {
                 for partition in 0..<Int32(partitions) {
                     let broker = brokers[(Int(partition) + round + 1) % brokers.count]
@@ -164,6 +178,7 @@ extension ReliabilityTests {
 
             // A broker down and back up (3 s: below the 4.5 s session timeout).
             let down = brokers[(round + 1) % brokers.count]
+            phaseStartMs = Timestamps.nowMs()
             stack.cluster.setBrokerDown(down)
             injected["broker_down_up", default: 0] += 1
             await hold(3_000)
@@ -185,6 +200,7 @@ extension ReliabilityTests {
                     if case .success = outcome { _ = extraDelivered.withLock { $0.insert(id) } }
                 }
                 burst.append(request)
+                extraSent.append((request, Timestamps.nowMs()))
             }
             extra += burst.map(\.requestID)
             let burstHandshakes = Set(burst.compactMap(\.handshake))
@@ -201,12 +217,14 @@ extension ReliabilityTests {
                     if case .success = outcome { _ = extraDelivered.withLock { $0.insert(id) } }
                 }
                 extra.append(request.requestID)
+                extraSent.append((request, Timestamps.nowMs()))
             }
             // The outage starts only once the cluster holds them: a request still in the test's own
             // producer queue when the brokers go away was never sent, and could not be lost by a worker.
             let pending = Set(extra)
             let acknowledged = await Waiting.until(timeoutMs: 30_000) { extraDelivered.withLock { $0.isSuperset(of: pending) } }
             #expect(acknowledged, "the cluster did not acknowledge the burst and edge requests before the outage")
+            phaseStartMs = Timestamps.nowMs()
             for broker in brokers { stack.cluster.setBrokerDown(broker) }
             injected["cluster_down_6s", default: 0] += 1
             await hold(6_000)
@@ -227,7 +245,7 @@ extension ReliabilityTests {
         #expect(phaseFailures.isEmpty, "after these faults the requests sent so far were not all answered within 60 s (a handed-over one by its deadline plus the tiers): \(phaseFailures)")
 
         // At-least-once: a request may be answered twice, never with two different answers.
-        var duplicates = 0
+        var duplicated: [String] = []
         var conflicts: [String] = []
         var knownGap: [String] = []
         var statuses: [String: Int] = [:]
@@ -235,7 +253,7 @@ extension ReliabilityTests {
             let all = snapshot.results[id]?.map(\.result) ?? []
             let finals = all.filter(\.isFinal)
             if let first = finals.first { statuses[first.status.rawValue, default: 0] += 1 }
-            if finals.count > 1 { duplicates += 1 }
+            if finals.count > 1 { duplicated.append(id) }
             guard FinalAnswers.conflict(all) else { continue }
             let description = "\(id): \(FinalAnswers.describe(all))"
             if Self.isUnresolvedHandOver(all) { knownGap.append(description) } else { conflicts.append(description) }
@@ -260,6 +278,14 @@ extension ReliabilityTests {
         // owner's answer reaches Kafka later than that, and these faults hold an answer for
         // seconds (a 6 s outage, a 4 s delivery timeout). So: none at all.
         #expect(knownGap.isEmpty, "contradictory finals after a hand-over (an issuer without a state API): \(knownGap.prefix(5))")
+
+        // No handshake reached the issuer twice, and every final is true: compared with the
+        // simulator's call log and wallet state.
+        let repeated = stack.simulator.calls.filter { $0.count > 1 }
+        #expect(repeated.isEmpty, "handshakes sent to the issuer more than once: \(repeated.map { "\($0.cardID) ×\($0.count)" })")
+        let sent: [(request: GeneratedRequest, producedAtMs: Int64)] = load.sent.map { ($0.request, $0.sentAtMs) } + extraSent
+        let untrue = FinalTruthCheck.untrue(sent, final: { snapshot.final($0) }, simulator: stack.simulator)
+        #expect(untrue.isEmpty, "\(untrue.count) of \(ids.count) finals contradict what the issuer did: \(untrue.prefix(5))")
         #expect(snapshot.undecodableResults == 0)
         #expect(statuses["rejected"] == nil && statuses["failed"] == nil, "valid requests were answered with failures: \(statuses)")
 
@@ -270,8 +296,28 @@ extension ReliabilityTests {
         let warnings = logs.flatMap(\.records).filter { $0.level >= .warning }
         var warningKinds: [String: Int] = [:]
         for record in warnings { warningKinds[record.message, default: 0] += 1 }
-        let skippedCalls = logs.flatMap(\.records).filter { $0.message.hasPrefix("partition lost while the call marker was written") }.count
         let revoked = logs.flatMap(\.records).filter { $0.message.hasPrefix("partitions revoked") || $0.message.hasPrefix("partitions lost") }.count
+        // Only a fault during which a worker gave partitions up (lost or revoked: here the whole
+        // cluster's outage, past the session timeout) brings back an answered request or leaves a
+        // call to a new owner; the other faults are shorter than the session and delivery timeouts.
+        let givenUpAtMs = logs.flatMap(\.records).filter { $0.message.hasPrefix("partitions lost") || $0.message.hasPrefix("partitions revoked") }.map(\.atMs)
+        let handOverPhases = phases.filter { phase in givenUpAtMs.contains { phase.fromMs <= $0 && $0 <= phase.toMs } }
+        let sentAtMs = Dictionary(sent.map { ($0.request.requestID, $0.producedAtMs) }, uniquingKeysWith: min)
+        // A request is answered twice (identically) only when its result is published again: by
+        // the worker's publish retry after a delivery timeout, or by a new owner that got it back
+        // without its `completed` (published) marker. Either way it was in flight across such a
+        // fault: sent before the fault's answers were all in, and not answered a second (ten
+        // commit rounds) before the fault began.
+        let strayDuplicates = duplicated.filter { id in
+            let firstFinalMs = snapshot.results[id]?.first { $0.result.isFinal }?.consumedAtMs ?? .max
+            return !handOverPhases.contains { phase in (sentAtMs[id] ?? .max) < phase.toMs && firstFinalMs >= phase.fromMs - 1_000 }
+        }
+        #expect(strayDuplicates.isEmpty, "requests answered twice that were not in flight across a fault taking partitions away (\(handOverPhases.map(\.phase))): \(strayDuplicates.prefix(5))")
+        // A call is left to the new owner only when the partition was taken away while its
+        // `started` marker was written: within such a fault.
+        let leftCalls = logs.flatMap(\.records).filter { $0.message.hasPrefix("partition lost while the call marker was written") }
+        let strayLeftCalls = leftCalls.filter { call in !handOverPhases.contains { $0.fromMs <= call.atMs && call.atMs <= $0.toMs } }
+        #expect(strayLeftCalls.isEmpty, "calls left to a new owner outside a fault taking partitions away: \(strayLeftCalls.prefix(3).map { "\($0.atMs) \($0.fields.map { "\($0.0)=\($0.1)" })" }), phases \(phases)")
         let recoveredFromMarker = ids.filter { id in
             snapshot.results[id]?.contains { $0.result.message.contains("a previous worker started this issuer call") } == true
         }.count
@@ -283,12 +329,13 @@ extension ReliabilityTests {
             "faults_total": ReliabilityReport.int(injected.values.reduce(0, +)),
             "requests": ReliabilityReport.int(ids.count), "final_results": ReliabilityReport.int(ids.count - lost.count),
             "lost": ReliabilityReport.int(lost.count), "final_statuses": ReliabilityReport.counts(statuses),
-            "requests_answered_twice": ReliabilityReport.int(duplicates), "conflicting_final_results": ReliabilityReport.int(conflicts.count),
+            "requests_answered_twice": ReliabilityReport.int(duplicated.count), "conflicting_final_results": ReliabilityReport.int(conflicts.count),
+            "handshakes_called_twice": ReliabilityReport.int(repeated.count), "untrue_finals": ReliabilityReport.int(untrue.count),
             "unresolved_hand_over_conflicts": ReliabilityReport.int(knownGap.count),
             "recovered_from_marker": ReliabilityReport.int(recoveredFromMarker),
             "worker_restarts": ReliabilityReport.int(0), "publish_retries": ReliabilityReport.int(Int(publishRetries)),
             "partitions_revoked_or_lost": ReliabilityReport.int(revoked),
-            "calls_left_to_new_owner": ReliabilityReport.int(skippedCalls),
+            "calls_left_to_new_owner": ReliabilityReport.int(leftCalls.count),
             "hand_overs_answered_by_previous_owner": ReliabilityReport.int(Int(registries.reduce(0) {
                 $0 + $1.total("provisioner_reconcile_total", matching: ["outcome": "previous_owner_answered"])
             })),

@@ -102,6 +102,24 @@ extension ReliabilityTests {
         for id in ids { if let final = snapshot.final(id) { statuses[FinalAnswers.key(final), default: 0] += 1 } }
         let duplicated = ids.filter { (snapshot.results[$0]?.filter { $0.result.isFinal }.count ?? 0) > 1 }
         let duplicates = duplicated.count
+        // A request is answered twice only when it comes back to a new owner after its answer,
+        // before the commit covering it and before its `completed` (published) marker (written
+        // right after its result) is in the log: so it was sent before a worker gave its
+        // partition up (revoked or lost), and not answered more than a second (ten commit rounds)
+        // before that.
+        let timestamp = ISO8601DateFormatter()
+        timestamp.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let givenUp: [(partitions: Set<Int32>, atMs: Int64)] = workers.flatMap(\.logEntries).compactMap { entry in
+            guard let message = entry["msg"]?.stringValue, message.hasPrefix("partitions revoked") || message.hasPrefix("partitions lost"),
+                  let list = entry["partitions"]?.stringValue, let at = entry["ts"]?.stringValue.flatMap({ timestamp.date(from: $0) }) else { return nil }
+            return (Set(list.split(separator: ",").compactMap { Int32($0) }), Int64((at.timeIntervalSince1970 * 1_000).rounded()))
+        }
+        let sentBy = Dictionary(planned.map { ($0.request.requestID, $0) }, uniquingKeysWith: { first, _ in first })
+        let strayDuplicates = duplicated.filter { id in
+            guard let sent = sentBy[id], let firstFinalMs = snapshot.results[id]?.first(where: { $0.result.isFinal })?.consumedAtMs else { return true }
+            return !givenUp.contains { $0.partitions.contains(sent.partition) && sent.sentAtMs < $0.atMs && firstFinalMs >= $0.atMs - 1_000 }
+        }
+        #expect(strayDuplicates.isEmpty, "requests answered twice that were not in flight when their partition changed owner: \(strayDuplicates.prefix(5))")
         if !duplicated.isEmpty || !conflicts.isEmpty {
             for worker in workers {
                 for entry in worker.logEntries {
