@@ -25,6 +25,7 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "stale assignment: a newer owner's fence found at catch-up", series: ["provisioner_stale_assignments_total"]),
         Path(name: "rewound again: a seek that did not take effect", series: ["provisioner_rewinds_repeated_total"]),
         Path(name: "fetch watchdog restarted a partition", series: ["provisioner_fetch_stalls_total"]),
+        Path(name: "backpressure: every partition paused at max_pending", series: ["provisioner_backpressure_pauses_total"]),
         Path(name: "reconciled: applied", series: [#"provisioner_reconcile_total{outcome="applied"}"#]),
         Path(name: "reconciled: already in the wallet (another call's token)", series: [#"provisioner_reconcile_total{outcome="already_present"}"#]),
         Path(name: "reconciled: not applied", series: [#"provisioner_reconcile_total{outcome="not_applied"}"#]),

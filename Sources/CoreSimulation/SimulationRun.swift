@@ -50,13 +50,15 @@ final class SimulationRun: @unchecked Sendable {
         var seekFaultRate = 0.0
         /// Each worker's clock is off the world's by up to this much, either way (drawn per process).
         var skewMs: Int64 = 0
+        /// The workers' `max_pending`: small enough in some seeds that backpressure pauses every partition.
+        var maxPending = 4_096
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -81,6 +83,7 @@ final class SimulationRun: @unchecked Sendable {
             outages = world.pick([0, 0, 1])
             seekFaultRate = world.pick([0, 0, 0.1, 0.3])
             skewMs = world.pick([0, 0, 150, 1_000])
+            maxPending = world.pick([4_096, 4_096, 6, 2])
             self.mutations = mutations
         }
     }
@@ -351,6 +354,7 @@ final class SimulationRun: @unchecked Sendable {
         configuration.deadlines = DeadlinePolicy(googleWindowMs: windowMs)
         configuration.reconcileTiersMs = [1_000, 3_000, 6_000]
         configuration.revokeDrainMs = settings.drainMs
+        configuration.maxPending = settings.maxPending
         configuration.shutdownDrainMs = 5_000
         configuration.duplicateHorizonMs = 10 * 60 * 1_000
         var imprint = ProgramConfiguration(name: "sim-imprint", issuer: .imprint, baseURL: "http://imprint.sim", apiKey: .environment("SIM_IMPRINT_KEY"))

@@ -313,6 +313,7 @@ final class RequestConsumer: Sendable {
         }
         if let action { carryOut(action) }
         if !wasBackpressured && isBackpressured {
+            context.metrics.backpressurePauses.increment()
             context.logger.info("backpressure: partitions paused", [("pending", .integer(Int64(pending)))])
         } else if wasBackpressured && !isBackpressured {
             context.logger.info("backpressure: partitions resumed", [("pending", .integer(Int64(pending)))])

@@ -35,6 +35,8 @@ struct WorkerMetrics: Sendable {
     let recordsBeforeCatchUp: Counter
     /// Rewinds repeated because a record past the offset rewound to arrived first (both loops).
     let rewindsRepeated: Counter
+    /// Times every requests partition was paused because `max_pending` records were unsettled.
+    let backpressurePauses: Counter
     /// Assignments found stale at catch-up (a newer owner's fence precedes this one's).
     let staleAssignments: Counter
     /// Program names configured on this worker: the only values of the `program` label.
@@ -68,6 +70,8 @@ struct WorkerMetrics: Sendable {
                                                 help: "Request records received before their partition's marker catch-up finished: not handled, the partition rewound to them.")
         rewindsRepeated = registry.counter("provisioner_rewinds_repeated_total",
                                            help: "Requests or reconciliation partitions rewound again because a record past the offset they were rewound to arrived first (the seek did not take effect).")
+        backpressurePauses = registry.counter("provisioner_backpressure_pauses_total",
+                                              help: "Times every requests partition was paused because max_pending records were unsettled (resumed at half).")
         staleAssignments = registry.counter("provisioner_stale_assignments_total",
                                             help: "Requests partition assignments not run because another process's fence of a newer group generation preceded this one's (a fence that landed late).")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
