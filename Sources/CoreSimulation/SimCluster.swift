@@ -36,9 +36,14 @@ final class SimCluster: @unchecked Sendable {
     let rebalanceTimeoutMs: Int64
     /// How long a dead member holds its partitions before the coordinator notices.
     let sessionTimeoutMs: Int64
+    /// Every partition's first offset (its low watermark): the records before it were deleted by
+    /// retention before the run began.
+    let firstOffset: Int64
 
-    init(world: SimWorld, partitions: [String: Int32], cooperative: Bool, rebalanceTimeoutMs: Int64, sessionTimeoutMs: Int64) {
+    init(world: SimWorld, partitions: [String: Int32], cooperative: Bool, rebalanceTimeoutMs: Int64, sessionTimeoutMs: Int64,
+         firstOffset: Int64 = 0) {
         self.world = world
+        self.firstOffset = firstOffset
         self.partitions = partitions
         self.cooperative = cooperative
         self.rebalanceTimeoutMs = rebalanceTimeoutMs
@@ -74,7 +79,7 @@ final class SimCluster: @unchecked Sendable {
     @discardableResult
     func append(_ message: KafkaOutgoingMessage, partition: Int32) -> Int64 {
         let topicPartition = TopicPartition(topic: message.topic, partition: partition)
-        let offset = Int64(logs[topicPartition]?.count ?? 0)
+        let offset = firstOffset + Int64(logs[topicPartition]?.count ?? 0)
         let record = KafkaMessage(topic: message.topic, partition: partition, offset: offset, key: message.key, value: message.value ?? [],
                                   headers: message.headers, timestampMs: message.timestampMs ?? world.nowMs)
         logs[topicPartition, default: []].append(record)
@@ -117,8 +122,20 @@ final class SimCluster: @unchecked Sendable {
         }
     }
 
-    /// The log of a partition.
+    /// The log of a partition (its records from `firstOffset` on).
     func log(_ partition: TopicPartition) -> [KafkaMessage] { logs[partition] ?? [] }
+
+    /// The record at `offset`, nil outside the retained log.
+    func record(_ partition: TopicPartition, at offset: Int64) -> KafkaMessage? {
+        let index = offset - firstOffset
+        guard let log = logs[partition], index >= 0, index < Int64(log.count) else { return nil }
+        return log[Int(index)]
+    }
+
+    /// A partition's low and high watermarks: its first retained offset and the next offset to be written.
+    func watermarks(_ partition: TopicPartition) -> (low: Int64, high: Int64) {
+        (firstOffset, firstOffset + Int64(logs[partition]?.count ?? 0))
+    }
 
     /// Every record of `topic`, partition by partition.
     func records(_ topic: String) -> [KafkaMessage] {

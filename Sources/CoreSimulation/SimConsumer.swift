@@ -120,8 +120,10 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
             case .assign(let partitions, let generation):
                 groupGeneration = generation
                 for number in partitions {
-                    let committed = cluster.committed(groupID, partition(number))?.offset ?? 0
-                    assigned[number] = Fetch(position: max(0, committed))
+                    // Nothing committed, or committed below the retained log: from the low watermark
+                    // (`auto.offset.reset` earliest).
+                    let committed = cluster.committed(groupID, partition(number))?.offset ?? cluster.firstOffset
+                    assigned[number] = Fetch(position: max(cluster.firstOffset, committed))
                 }
                 relay.assigned(partitions.map(partition))
             case .revoke(let partitions):
@@ -143,10 +145,11 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
             let limit = state.paused ? min(room, state.prefetched) : room
             state.prefetched = 0
             guard limit > 0 else { continue }
-            let log = cluster.log(partition(number))
+            // A position below the retained log (a seek there) resets to the low watermark.
+            state.position = max(state.position, cluster.firstOffset)
             var taken = 0
-            while taken < limit, state.position < Int64(log.count) {
-                results.append(.success(log[Int(state.position)]))
+            while taken < limit, let record = cluster.record(partition(number), at: state.position) {
+                results.append(.success(record))
                 state.position += 1
                 taken += 1
             }
@@ -218,7 +221,7 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
     }
 
     func watermarks(_ partition: TopicPartition, timeoutMs: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {
-        (0, Int64(cluster.log(partition).count))
+        cluster.watermarks(partition)
     }
 
     func partitionCount(topic: String, timeoutMs: Int32) throws(KafkaError) -> Int {

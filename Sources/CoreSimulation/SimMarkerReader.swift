@@ -22,7 +22,8 @@ final class SimMarkerReader: MarkerLogReader, @unchecked Sendable {
     }
 
     func watermarks(partition: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {
-        (0, Int64(try log(partition).count))
+        _ = try log(partition)
+        return cluster.watermarks(TopicPartition(topic: topic, partition: partition))
     }
 
     func offset(partition: Int32, atOrAfterTimestampMs timestampMs: Int64) throws(KafkaError) -> Int64? {
@@ -30,16 +31,18 @@ final class SimMarkerReader: MarkerLogReader, @unchecked Sendable {
     }
 
     func timestamp(partition: Int32, at offset: Int64) throws(KafkaError) -> Int64? {
-        let records = try log(partition)
-        return offset >= 0 && offset < Int64(records.count) ? records[Int(offset)].timestampMs : nil
+        _ = try log(partition)
+        return cluster.record(TopicPartition(topic: topic, partition: partition), at: offset)?.timestampMs
     }
 
     func read(partition: Int32, from: Int64, upTo: Int64, stallMs: Int64, limitMs: Int64, visit: (KafkaMessage) -> Void) -> Int64 {
-        guard let records = try? log(partition) else { return from }
-        let end = min(upTo, Int64(records.count))
-        var next = max(0, from)
-        while next < end {
-            visit(records[Int(next)])
+        guard (try? log(partition)) != nil else { return from }
+        let topicPartition = TopicPartition(topic: topic, partition: partition)
+        let end = min(upTo, cluster.watermarks(topicPartition).high)
+        // Below the low watermark nothing is left to read: the read starts there.
+        var next = max(cluster.firstOffset, from)
+        while next < end, let record = cluster.record(topicPartition, at: next) {
+            visit(record)
             next += 1
         }
         return max(from, next)

@@ -52,13 +52,15 @@ final class SimulationRun: @unchecked Sendable {
         var skewMs: Int64 = 0
         /// The workers' `max_pending`: small enough in some seeds that backpressure pauses every partition.
         var maxPending = 4_096
+        /// Every partition's first offset: retention deleted the records before it (the low watermark is not 0).
+        var firstOffset: Int64 = 0
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -84,6 +86,7 @@ final class SimulationRun: @unchecked Sendable {
             seekFaultRate = world.pick([0, 0, 0.1, 0.3])
             skewMs = world.pick([0, 0, 150, 1_000])
             maxPending = world.pick([4_096, 4_096, 6, 2])
+            firstOffset = world.pick([0, 0, 1_000])
             self.mutations = mutations
         }
     }
@@ -120,7 +123,7 @@ final class SimulationRun: @unchecked Sendable {
                                                         topics.results: 1, topics.audit: 1, topics.reconcile: 2, topics.deadLetters: 1,
                                                         topics.parked: 1],
                              cooperative: settings.cooperative, rebalanceTimeoutMs: settings.rebalanceTimeoutMs,
-                             sessionTimeoutMs: settings.sessionTimeoutMs)
+                             sessionTimeoutMs: settings.sessionTimeoutMs, firstOffset: settings.firstOffset)
         issuer = SimIssuer(world: world)
         probe.world = world
         probe.cluster = cluster
@@ -130,6 +133,7 @@ final class SimulationRun: @unchecked Sendable {
     /// Runs the schedule to its end and checks it.
     func run() -> SimulationReport {
         world.note("seed \(seed): \(settings)")
+        if settings.firstOffset > 0 { carriedOut["retention", default: 0] += 1 }
         let behaviours = SimIssuer.Behaviour.allCases
         var cards: [(program: String, id: String)] = []
         for index in 0..<settings.cards {
