@@ -20,7 +20,7 @@ final class SimNode: @unchecked Sendable {
     let clockOffsetMs: Int64
 
     init(name: String, world: SimWorld, cluster: SimCluster, issuer: SimIssuer, settings: SimulationRun.Settings,
-         probe: any CoreProbe) throws {
+         group: String, probe: any CoreProbe) throws {
         process = SimProcess(name: name)
         let clockOffsetMs = settings.skewMs > 0 ? world.int(-settings.skewMs...settings.skewMs) : 0
         self.clockOffsetMs = clockOffsetMs
@@ -34,7 +34,7 @@ final class SimNode: @unchecked Sendable {
             makeProducer: { _, _, _ in producer },
             makeGroupConsumer: { [unowned self] properties, _, relay, committed, _ in
                 let consumer = SimConsumer(cluster: cluster, process: process, executor: executor,
-                                           groupID: properties["group.id"] ?? "sim", seekFaultRate: settings.seekFaultRate,
+                                           groupID: properties["group.id"] ?? group, seekFaultRate: settings.seekFaultRate,
                                            relay: relay, committed: committed)
                 consumers.append(consumer)
                 return consumer
@@ -44,7 +44,7 @@ final class SimNode: @unchecked Sendable {
         runtime.mutations = settings.mutations
         runtime.probe = probe
         let logger = Logger(label: name, minimumLevel: world.isTracing ? .info : .error, handler: SimLogHandler(world: world, name: name))
-        worker = try Worker(configuration: SimulationRun.configuration(workerID: name, settings: settings),
+        worker = try Worker(configuration: SimulationRun.configuration(workerID: name, group: group, settings: settings),
                             environment: SimulationRun.environment, logger: logger, metrics: metrics, runtime: runtime)
         try worker?.start()
     }

@@ -20,6 +20,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case unconfirmedAsCall = "unconfirmed-as-call"
     /// A rewind trusted once asked for: records past the offset rewound to are taken when the seek failed.
     case rewindUnchecked = "rewind-unchecked"
+    /// Fences compared by generation whatever their group: after a rename, assignments go stale.
+    case fencesAcrossGroups = "fences-across-groups"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
@@ -48,6 +50,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .fencesFromPosition: "a decision's look-up misses the fences before its start (a zombie's expiry counts)"
         case .unconfirmedAsCall: "an expiry for want of a fencing read decided as a caller's (a zombie's expiry beats the new owner's call)"
         case .rewindUnchecked: "a rewind trusted once asked for (a failed seek skips the records refused before it)"
+        case .fencesAcrossGroups: "another group's fences of higher generations make a renamed group's assignments stale"
         }
     }
 
@@ -62,6 +65,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .fencesFromPosition: mutations.fencesFromPositionOnly = true
         case .unconfirmedAsCall: mutations.unconfirmedDecidedAsCall = true
         case .rewindUnchecked: mutations.rewindUnchecked = true
+        case .fencesAcrossGroups: mutations.fencesAcrossGroups = true
         }
         return mutations
     }

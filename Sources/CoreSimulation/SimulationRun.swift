@@ -54,13 +54,16 @@ final class SimulationRun: @unchecked Sendable {
         var maxPending = 4_096
         /// Every partition's first offset: retention deleted the records before it (the low watermark is not 0).
         var firstOffset: Int64 = 0
+        /// Whether the operator renames the consumer group once: every worker stops, then as many
+        /// start in a new group (which has no committed offsets, and finds the old group's fences).
+        var rename = false
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -87,6 +90,7 @@ final class SimulationRun: @unchecked Sendable {
             skewMs = world.pick([0, 0, 150, 1_000])
             maxPending = world.pick([4_096, 4_096, 6, 2])
             firstOffset = world.pick([0, 0, 1_000])
+            rename = world.chance(0.2)
             self.mutations = mutations
         }
     }
@@ -99,6 +103,11 @@ final class SimulationRun: @unchecked Sendable {
     let probe = SimProbe()
     private var nodes: [SimNode] = []
     private var started = 0
+    /// The consumer group new workers join (renamed once when `Settings.rename`).
+    private var group = "sim"
+    /// While a rename waits for the old group's workers to exit: no worker starts (a restart or a
+    /// join waits), so the two groups never run at once.
+    private var renamingAfter: [SimNode]?
     /// Faults the schedule carried out, by name (`SimulationCoverage`).
     private var carriedOut: [String: Int] = [:]
     private var sent: [Sent] = []
@@ -190,9 +199,14 @@ final class SimulationRun: @unchecked Sendable {
     private var live: [SimNode] { nodes.filter { $0.process.isAlive && !$0.isLeaving } }
 
     private func startWorker() {
+        if renamingAfter != nil {
+            world.after(500, nil, "start waits for the rename") { [self] in startWorker() }
+            return
+        }
         started += 1
         do {
-            let node = try SimNode(name: "w\(started)", world: world, cluster: cluster, issuer: issuer, settings: settings, probe: probe)
+            let node = try SimNode(name: "w\(started)", world: world, cluster: cluster, issuer: issuer, settings: settings, group: group,
+                                   probe: probe)
             if abs(node.clockOffsetMs) > Self.publishReserveMs { carriedOut["skew", default: 0] += 1 }
             if node.clockOffsetMs != 0 { world.note("\(node.process.name)'s clock is off by \(node.clockOffsetMs) ms") }
             nodes.append(node)
@@ -240,10 +254,35 @@ final class SimulationRun: @unchecked Sendable {
             cluster.unreadableUntilMs[partition] = world.nowMs + world.int(1_000...6_000)
             carriedOut["unreadable", default: 0] += 1
         }
+        schedule(settings.rename ? 1 : 0, "fault: group renamed") { [self] in
+            // The documented way: every worker of the old group stops (SIGTERM, drained) before
+            // the first of the new group starts.
+            let running = nodes.filter(\.process.isAlive)
+            guard !live.isEmpty else { return }
+            world.note("group renamed: \(live.count) workers stop, then start in sim-renamed")
+            carriedOut["rename", default: 0] += 1
+            let count = live.count
+            for node in live { node.leave(world: world) }
+            renamingAfter = running
+            startRenamed(count: count, after: running)
+        }
         schedule(settings.outages, "fault: produce outage") { [self] in
             let topic = world.pick([Self.topics.results, Self.topics.markers])
             cluster.produceOutageUntilMs[topic] = world.nowMs + world.int(2_000...15_000)
             carriedOut["outage", default: 0] += 1
+        }
+    }
+
+    /// Starts `count` workers in the renamed group once every one of `after` has exited (kill -9
+    /// of those still running after 30 s, as an orchestrator's grace period ends).
+    private func startRenamed(count: Int, after old: [SimNode], waitedMs: Int64 = 0) {
+        world.after(500, nil, "renamed group waits") { [self] in
+            let running = old.filter(\.process.isAlive)
+            if !running.isEmpty && waitedMs < 30_000 { return startRenamed(count: count, after: old, waitedMs: waitedMs + 500) }
+            for node in running { node.kill() }
+            group = "sim-renamed"
+            renamingAfter = nil
+            for _ in 0..<count { startWorker() }
         }
     }
 
@@ -349,10 +388,10 @@ final class SimulationRun: @unchecked Sendable {
     /// A worker's configuration: two programs (Imprint with a state query, DCS without), no
     /// payload encryption (the simulation checks decisions, not JWE), a 20 s Google window, short
     /// reconciliation tiers, and the seed's drain.
-    static func configuration(workerID: String, settings: Settings) -> WorkerConfiguration {
+    static func configuration(workerID: String, group: String, settings: Settings) -> WorkerConfiguration {
         var configuration = WorkerConfiguration(workerID: workerID)
         configuration.kafka = ["bootstrap.servers": "simulated"]
-        configuration.groupID = "sim"
+        configuration.groupID = group
         configuration.httpListen = nil
         configuration.requireEncryption = false
         configuration.deadlines = DeadlinePolicy(googleWindowMs: windowMs)

@@ -103,6 +103,9 @@ package struct CoreMutations: Sendable, Equatable {
     /// A partition's rewind trusted once carried out: a record past the offset rewound to is taken
     /// although that offset never came back (the seek failed), in both consumer loops.
     package var rewindUnchecked = false
+    /// Another consumer group's fences (a renamed `group_id`) counted as this group's: a fence of
+    /// a higher generation makes every new assignment stale.
+    package var fencesAcrossGroups = false
 
     /// None: production.
     package init() {}

@@ -72,7 +72,8 @@ extension RequestConsumer {
         catchUp.read(partition: partition.partition, from: position, horizon: horizon.read(partition, nowMs: clock()),
                      answers: { horizon.add($0, nowMs: clock()) },
                      while: { ledger.isOwned(partition, generation: generation) }) { [self] found, horizonReadThrough in
-            if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance, group: context.configuration.consumerGroup) {
+            if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance,
+                                             group: context.mutations.fencesAcrossGroups ? nil : context.configuration.consumerGroup) {
                 context.metrics.staleAssignments.increment()
                 context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
                                        [("partition", .integer(Int64(partition.partition))), ("fence", .integer(newer.offset)),
