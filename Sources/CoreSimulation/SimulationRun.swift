@@ -57,13 +57,15 @@ final class SimulationRun: @unchecked Sendable {
         /// Whether the operator renames the consumer group once: every worker stops, then as many
         /// start in a new group (which has no committed offsets, and finds the old group's fences).
         var rename = false
+        /// How many times an operator replays every dead letter written so far (`dlq replay`).
+        var replays = 0
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -91,6 +93,7 @@ final class SimulationRun: @unchecked Sendable {
             maxPending = world.pick([4_096, 4_096, 6, 2])
             firstOffset = world.pick([0, 0, 1_000])
             rename = world.chance(0.2)
+            replays = world.pick([0, 1, 2])
             self.mutations = mutations
         }
     }
@@ -266,6 +269,8 @@ final class SimulationRun: @unchecked Sendable {
             renamingAfter = running
             startRenamed(count: count, after: running)
         }
+        // Some replays come while the original's copies are still in flight, some after.
+        for _ in 0..<settings.replays { world.after(world.int(15_000...70_000), nil, "operator replays dead letters") { [self] in replayDeadLetters() } }
         schedule(settings.outages, "fault: produce outage") { [self] in
             let topic = world.pick([Self.topics.results, Self.topics.markers])
             cluster.produceOutageUntilMs[topic] = world.nowMs + world.int(2_000...15_000)
@@ -283,6 +288,24 @@ final class SimulationRun: @unchecked Sendable {
             group = "sim-renamed"
             renamingAfter = nil
             for _ in 0..<count { startWorker() }
+        }
+    }
+
+    /// What `dlq replay` does with every dead letter written so far: a letter whose seal, target
+    /// and replay policy allow it goes back to its original topic and partition, signed with the
+    /// replay key (`DeadLetterReplayer.replayMessage`, the tool's own builder).
+    private func replayDeadLetters() {
+        let replayer = DeadLetterReplayer(properties: [:], auditTopic: Self.topics.audit, operatorName: "sim-operator",
+                                          replayKeys: Self.replayKeys, targetTopics: [Self.topics.requests, Self.topics.reconcile])
+        for record in cluster.records(Self.topics.deadLetters) {
+            let entry = DeadLetterEntry(message: record)
+            guard replayer.refusal(entry, to: nil, nowMs: world.nowMs) == nil, let provenance = entry.provenance,
+                  DeadLetterReplayPolicy.replayVerdict(provenance: provenance, summary: entry.summary, nowMs: world.nowMs).isReplayable else { continue }
+            let message = DeadLetterReplayer.replayMessage(entry, provenance: provenance, to: provenance.originalTopic, operatorName: "sim-operator",
+                                                           signer: Self.replayKeys.signer(nowMs: world.nowMs), partitionCount: 1, nowMs: world.nowMs)
+            let offset = cluster.append(message, partition: message.partition ?? cluster.partition(for: message))
+            carriedOut["replay", default: 0] += 1
+            world.note("operator replays \(entry.identifier) to \(provenance.originalTopic)@\(offset)")
         }
     }
 
@@ -315,10 +338,11 @@ final class SimulationRun: @unchecked Sendable {
             calls += count
             if count > 1 { cluster.violation("handshake \(handshake) reached the issuer \(count) times") }
         }
-        var finals: [String: [(result: ProvisioningResult, atMs: Int64)]] = [:]
+        var finals: [String: [(result: ProvisioningResult, atMs: Int64, replay: Bool)]] = [:]
         for record in cluster.records(Self.topics.results) {
             guard let result = try? ProvisioningResult.decode(record.value), result.isFinal else { continue }
-            finals[result.requestID, default: []].append((result, record.timestampMs ?? 0))
+            let replay = record.headers.contains { $0.key == DeadLetterHeader.replayOf }
+            finals[result.requestID, default: []].append((result, record.timestampMs ?? 0, replay))
         }
         // A dead letter holds the request it gave up on: matched by the request's identity.
         let deadLettered = Set(cluster.records(Self.topics.deadLetters).compactMap { record -> String? in
@@ -347,6 +371,12 @@ final class SimulationRun: @unchecked Sendable {
             for answer in answers.dropFirst() {
                 if Self.sameAnswer(answer.result, first.result) {
                     identical += 1
+                } else if answer.replay && first.result.status == .indeterminate && first.result.nextAction == .checkWallet {
+                    // By design: an operator's replay of an exhausted reconciliation answers with
+                    // the truth after the `check_wallet` final (CONTRACT, dead letters and replay).
+                    if let untrue = FinalTruth.contradiction(answer.result, facts: facts, producedAtMs: request.producedAtMs) {
+                        cluster.violation("request \(requestID): the replay's \(Self.describe(answer.result)) is untrue: \(untrue)")
+                    }
                 } else {
                     cluster.violation("request \(requestID): two different finals: \(Self.describe(first.result)) then \(Self.describe(answer.result))")
                 }
@@ -383,7 +413,11 @@ final class SimulationRun: @unchecked Sendable {
 
     /// The workers' secrets (environment).
     static let environment = ["PROVISIONER_AUDIT_KEY": "sim-audit-key-0123456789abcdef0123456789abcdef",
-                              "SIM_IMPRINT_KEY": "imprint-key", "SIM_DCS_KEY": "dcs-key", "SIM_DCS_SECRET": "dcs-secret-0123456789"]
+                              "SIM_IMPRINT_KEY": "imprint-key", "SIM_DCS_KEY": "dcs-key", "SIM_DCS_SECRET": "dcs-secret-0123456789",
+                              "SIM_REPLAY_KEY": replaySecret]
+    private static let replaySecret = "sim-replay-key-0123456789abcdef0123456789abcdef"
+    /// The operator's replay keys: the workers' one replay key (`dlq.replay_signing_secret_env`).
+    static let replayKeys = ReplayKeyring(keys: [ReplayKeyring.Key(id: nil, secret: Sensitive(replaySecret))])
 
     /// A worker's configuration: two programs (Imprint with a state query, DCS without), no
     /// payload encryption (the simulation checks decisions, not JWE), a 20 s Google window, short
@@ -398,6 +432,7 @@ final class SimulationRun: @unchecked Sendable {
         configuration.reconcileTiersMs = [1_000, 3_000, 6_000]
         configuration.revokeDrainMs = settings.drainMs
         configuration.maxPending = settings.maxPending
+        configuration.replaySigningSecret = .environment("SIM_REPLAY_KEY")
         configuration.shutdownDrainMs = 5_000
         configuration.duplicateHorizonMs = 10 * 60 * 1_000
         var imprint = ProgramConfiguration(name: "sim-imprint", issuer: .imprint, baseURL: "http://imprint.sim", apiKey: .environment("SIM_IMPRINT_KEY"))

@@ -149,21 +149,15 @@ public struct DeadLetterReplayer: Sendable {
                     continue
                 }
             }
-            // Trace context and reply routing go with the replay (the worker checks the route again).
-            var headers = DeadLetterSeal.replayedHeaders(entry.headers)
-            headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
-            headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName))
-            // A signed replay names its partition (signature v3): the original's, on the original's topic.
-            var message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers,
-                                               partition: topic == provenance.originalTopic ? provenance.originalPartition : nil)
-            if let signer = replayKeys?.signer(nowMs: nowMs()) {
-                do {
-                    let count = message.partition == nil ? try producer.partitionCount(topic: topic, timeoutMs: 10_000) : 1
-                    message = signer.signed(message, partitionCount: count, nowMs: nowMs())
-                } catch {
-                    outcomes.append(.failed(reason: error.description))
-                    continue
-                }
+            let message: KafkaOutgoingMessage
+            do {
+                let signer = replayKeys?.signer(nowMs: nowMs())
+                let count = signer == nil || topic == provenance.originalTopic ? 1 : try producer.partitionCount(topic: topic, timeoutMs: 10_000)
+                message = Self.replayMessage(entry, provenance: provenance, to: topic, operatorName: operatorName,
+                                             signer: signer, partitionCount: count, nowMs: nowMs())
+            } catch {
+                outcomes.append(.failed(reason: error.description))
+                continue
             }
             do {
                 _ = try producer.sendAndWait(message)
@@ -185,6 +179,22 @@ public struct DeadLetterReplayer: Sendable {
             }
         }
         return outcomes
+    }
+
+    /// The record that replays `entry` to `topic`: its key and value, its trace and reply headers,
+    /// `x-replay-of` (the letter) and `x-replay-operator`; on the original's partition when it goes
+    /// back to the original's topic, and signed with `signer` when there is one (a signed replay
+    /// names its partition, signature v3; `partitionCount` is the target topic's, for a record
+    /// without a partition). The one builder of replays (`dlq replay`, the console, the simulation).
+    public static func replayMessage(_ entry: DeadLetterEntry, provenance: DeadLetterProvenance, to topic: String, operatorName: String,
+                                     signer: RequestSigner?, partitionCount: Int, nowMs: Int64) -> KafkaOutgoingMessage {
+        // Trace context and reply routing go with the replay (the worker checks the route again).
+        var headers = DeadLetterSeal.replayedHeaders(entry.headers)
+        headers.append(KafkaHeader(key: DeadLetterHeader.replayOf, string: entry.identifier))
+        headers.append(KafkaHeader(key: DeadLetterHeader.replayOperator, string: operatorName))
+        let message = KafkaOutgoingMessage(topic: topic, key: entry.key, value: entry.value, headers: headers,
+                                           partition: topic == provenance.originalTopic ? provenance.originalPartition : nil)
+        return signer.map { $0.signed(message, partitionCount: partitionCount, nowMs: nowMs) } ?? message
     }
 
     /// Why a summary's letter cannot be replayed once the topic no longer holds it.
