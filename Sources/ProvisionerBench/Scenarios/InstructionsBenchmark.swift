@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Harness
 import Observability
 
 /// `bench instructions`: the noise-free figure. The worker runs under `valgrind --tool=callgrind`

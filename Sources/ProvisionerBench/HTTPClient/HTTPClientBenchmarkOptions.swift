@@ -1,4 +1,4 @@
-/// Knobs of `provisioner bench http-client`; the defaults are the figures quoted in ENGINEERING.md.
+/// Knobs of `provisioner-bench http-client`; the defaults are the figures quoted in ENGINEERING.md.
 public struct HTTPClientBenchmarkOptions: Sendable {
     /// Clients to compare: `curl` (HTTPClient) and/or `urlsession`.
     public var clients: [String]

@@ -116,7 +116,7 @@ public enum ReplyBenchmark {
                 var figures = ClientFigures(mode: mode, sent: 0, answered: 0, decrypted: 0, read: 0, latenciesMs: [], error: nil)
                 do {
                     let child = try PipedChildProcess(arguments: [
-                        "bench", name, "--role", "client", "--mode", mode, "--bootstrap", stack.bootstrapServers,
+                        name, "--role", "client", "--mode", mode, "--bootstrap", stack.bootstrapServers,
                         "--partition", String(index), "--rate", String(Double(options.rate) / Double(options.clients)),
                         "--seconds", String(options.seconds), "--fetch-wait-ms", String(options.fetchWaitMs),
                     ])

@@ -1,7 +1,7 @@
 import Foundation
 import HTTP
 
-/// `provisioner bench http-client`: URLSession against `HTTPClient`, both posting to an
+/// `provisioner-bench http-client`: URLSession against `HTTPClient`, both posting to an
 /// `HTTPServer` in a child process, each client measured in a fresh process of its own.
 ///
 /// Phases: *burst* (N POSTs of 2 KB, 64 in flight, answered at once: throughput, CPU per request,
@@ -10,7 +10,7 @@ import HTTP
 public enum HTTPClientBenchmark {
     /// The scenario name on the command line.
     public static let name = "http-client"
-    /// One line for `provisioner bench --help`.
+    /// One line for `provisioner-bench --help`.
     public static let summary = "URLSession vs HTTPClient (libcurl multi) against a loopback HTTPServer"
 
     private static let phases = ["burst", "sustained"]
@@ -19,13 +19,13 @@ public enum HTTPClientBenchmark {
     public static func run(_ options: HTTPClientBenchmarkOptions) throws(BenchmarkError) -> BenchmarkReport {
         ResourceLimits.raiseOpenFileLimit()
         let loadAtStart = ProcessUsage.loadAverage()
-        let server = try PipedChildProcess(arguments: ["bench", name, "--role", "server"])
+        let server = try PipedChildProcess(arguments: [name, "--role", "server"])
         defer {
             server.closeInput()
             _ = server.wait()
         }
         guard let line = server.readLine(), line.hasPrefix("PORT "), let port = UInt16(line.dropFirst(5)) else {
-            throw BenchmarkError("the benchmark server child did not report its port; run 'provisioner bench http-client --role server' to see why")
+            throw BenchmarkError("the benchmark server child did not report its port; run 'provisioner-bench http-client --role server' to see why")
         }
         let stats = HTTPClient()
         defer { stats.shutdown() }
@@ -74,7 +74,7 @@ public enum HTTPClientBenchmark {
     private static func runChild(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) -> LoadPhaseResult {
         var failed = LoadPhaseResult.empty(client: client, phase: phase)
         do {
-            let child = try PipedChildProcess(arguments: ["bench", name, "--role", "client", "--client", client, "--phase", phase,
+            let child = try PipedChildProcess(arguments: [name, "--role", "client", "--client", client, "--phase", phase,
                                                      "--port", String(port)] + options.arguments)
             var lastLine: String?
             while let line = child.readLine() { lastLine = line }

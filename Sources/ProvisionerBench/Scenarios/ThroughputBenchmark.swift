@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Harness
 import HTTP
 import Issuers
 import Observability
