@@ -7,6 +7,7 @@ import PackageDescription
 ///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Pipeline, Recovery, HTTP, Kafka }
 ///   provisioner-bench -> ProvisionerBench -> { ProvisionerCLI, Harness, ProvisionerClient, Pipeline } (benchmarks, not shipped)
 ///   ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
+///   Harness -> { Pipeline, Simulator } (embedded stack, load, child processes, demo; the CLI, the benchmarks and TestSupport use it)
 ///   CoreSimulation -> { Pipeline, Simulator } (the real core on simulated ports; ProvisionerCLI and SimulationTests use it)
 ///   Recovery -> { Contract, Kafka };  Issuers -> { HTTP, Contract, Observability };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
 ///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; the CLI and the benchmarks build on it)

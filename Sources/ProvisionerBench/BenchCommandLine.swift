@@ -109,6 +109,7 @@ public enum BenchCommandLine {
         }
     }
 
+    /// Picks the scenario named by the first positional word, runs it and prints its report.
     private static func run(_ arguments: inout CommandArguments) throws -> Int32 {
         guard let scenarioName = arguments.popPositional() else {
             throw UsageError("name a scenario: " + scenarios.map(\.name).joined(separator: ", "))
@@ -139,6 +140,7 @@ public enum BenchCommandLine {
         return try ThroughputBenchmark.run(options, progress: progress)
     }
 
+    /// A progress line on standard error (the report goes to standard output).
     private static func progress(_ line: String) { printError("bench: " + line) }
 
     /// `horizon`: the duplicate horizon's index memory and marker catch-up.
@@ -151,6 +153,7 @@ public enum BenchCommandLine {
         return try HorizonBenchmark.run(options, progress: progress)
     }
 
+    /// `latency`: a fixed rate against a fixed-latency issuer.
     private static func runLatency(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = LatencyBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -162,6 +165,7 @@ public enum BenchCommandLine {
         return try LatencyBenchmark.run(options, progress: progress)
     }
 
+    /// `instructions`: the worker under valgrind (callgrind or DHAT).
     private static func runInstructions(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = InstructionsBenchmark.Options()
         options.requests = try arguments.integer("requests", default: options.requests, in: 1...100_000)
@@ -211,6 +215,7 @@ public enum BenchCommandLine {
         return try CompareBenchmark.run(options, progress: progress)
     }
 
+    /// `inflight`: a slow issuer holding thousands of calls in flight.
     private static func runInFlight(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = InFlightBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -221,6 +226,7 @@ public enum BenchCommandLine {
         return try InFlightBenchmark.run(options, progress: progress)
     }
 
+    /// `deadline`: a heavy-tailed issuer at about twice capacity, deadline-aware vs FIFO.
     private static func runDeadline(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = DeadlineBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -231,6 +237,7 @@ public enum BenchCommandLine {
         return try DeadlineBenchmark.run(options, progress: progress)
     }
 
+    /// `soak`: a moderate rate for a long time.
     private static func runSoak(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = SoakBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -244,6 +251,7 @@ public enum BenchCommandLine {
         return try SoakBenchmark.run(options, progress: progress)
     }
 
+    /// `isolation`: one program's figures while the other's issuer hangs.
     private static func runIsolation(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = IsolationBenchmark.Options()
         options.healthyRate = try arguments.integer("healthy-rate", default: options.healthyRate, in: 1...100_000)
