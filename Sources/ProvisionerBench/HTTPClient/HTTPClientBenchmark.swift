@@ -7,16 +7,16 @@ import HTTP
 /// Phases: *burst* (N POSTs of 2 KB, 64 in flight, answered at once: throughput, CPU per request,
 /// latency) and *sustained* (2,000 in flight, each answer held 1 s by the server: sustained rate,
 /// CPU %, threads, memory, tail latency).
-public enum HTTPClientBenchmark {
+enum HTTPClientBenchmark {
     /// The scenario name on the command line.
-    public static let name = "http-client"
+    static let name = "http-client"
     /// One line for `provisioner-bench --help`.
-    public static let summary = "URLSession vs HTTPClient (libcurl multi) against a loopback HTTPServer"
+    static let summary = "URLSession vs HTTPClient (libcurl multi) against a loopback HTTPServer"
 
     private static let phases = ["burst", "sustained"]
 
     /// Runs the whole comparison (server child plus one client child per client and phase).
-    public static func run(_ options: HTTPClientBenchmarkOptions) throws(BenchmarkError) -> BenchmarkReport {
+    static func run(_ options: HTTPClientBenchmarkOptions) throws(BenchmarkError) -> BenchmarkReport {
         ResourceLimits.raiseOpenFileLimit()
         let loadAtStart = ProcessUsage.loadAverage()
         let server = try PipedChildProcess(arguments: [name, "--role", "server"])
@@ -46,7 +46,7 @@ public enum HTTPClientBenchmark {
     }
 
     /// Child role `server`: prints `PORT <n>` and serves until standard input ends.
-    public static func serve() throws(BenchmarkError) {
+    static func serve() throws(BenchmarkError) {
         ResourceLimits.raiseOpenFileLimit()
         let echo = BenchmarkEchoServer()
         let server: HTTPServer
@@ -62,7 +62,7 @@ public enum HTTPClientBenchmark {
     }
 
     /// Child role `client`: measures one client in one phase and prints the result as one JSON line.
-    public static func drive(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) throws(BenchmarkError) {
+    static func drive(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) throws(BenchmarkError) {
         ResourceLimits.raiseOpenFileLimit()
         let result = try LoadPhase(client: client, phase: phase, port: port, options: options).measure()
         let encoder = JSONEncoder()
