@@ -5,10 +5,12 @@ import PackageDescription
 ///
 /// Dependency directions (no cycles, no outside Swift packages):
 ///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Pipeline, Recovery, HTTP, Kafka }
+///   provisioner-bench -> ProvisionerBench -> { ProvisionerCLI, Harness, ProvisionerClient, Pipeline } (benchmarks, not shipped)
 ///   ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
+///   Harness -> { Pipeline, Simulator } (embedded stack, load, child processes, demo; the CLI, the benchmarks and TestSupport use it)
 ///   CoreSimulation -> { Pipeline, Simulator } (the real core on simulated ports; ProvisionerCLI and SimulationTests use it)
 ///   Recovery -> { Contract, Kafka };  Issuers -> { HTTP, Contract, Observability };  Simulator -> { HTTP, Contract };  Contract -> COpenSSL
-///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; Harness and the CLI build on it)
+///   ProvisionerClient -> { Kafka, Contract } (for Swift backends; the CLI and the benchmarks build on it)
 ///   ContractFuzz -> { Contract, Recovery, Kafka } (the decoders of requests and of records read back)
 /// Swift 6 language mode everywhere; CI adds `-warnings-as-errors`.
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -18,6 +20,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "provisioner", targets: ["provisioner"]),
+        // The benchmarks: a binary of their own, never in the image (it starts the `provisioner` built next to it).
+        .executable(name: "provisioner-bench", targets: ["provisioner-bench"]),
         // For Swift backends: build, send and await provisioning requests (reply routing, JWE).
         .library(name: "ProvisionerClient", targets: ["ProvisionerClient"]),
     ],
@@ -48,8 +52,8 @@ let package = Package(
         .target(name: "ProvisionerClient", dependencies: ["Kafka", "Contract"], swiftSettings: strict),
         // The worker: Kafka in, schedule, issuer call, results and audit out.
         .target(name: "Pipeline", dependencies: ["CPosix", "Contract", "Kafka", "Issuers", "Recovery", "Observability", "HTTP"], swiftSettings: strict),
-        // The embedded stack (broker, simulator, workers), load generation, demo and benchmarks.
-        .target(name: "Harness", dependencies: ["CPosix", "ProvisionerClient", "Pipeline", "Simulator", "Kafka", "Contract", "HTTP", "Issuers", "Observability", "Recovery"], swiftSettings: strict),
+        // The embedded stack (broker, simulator, workers), load generation, child processes and the demo.
+        .target(name: "Harness", dependencies: ["CPosix", "Pipeline", "Simulator", "Kafka", "Contract", "Observability", "Recovery"], swiftSettings: strict),
         // The deterministic simulation of the worker's real core: seeded schedules of several workers
         // over a simulated cluster, issuer and clock (`provisioner simulate`, SimulationTests).
         .target(name: "CoreSimulation", dependencies: ["Pipeline", "Kafka", "Contract", "HTTP", "Observability", "Recovery", "Simulator"],
@@ -60,6 +64,12 @@ let package = Package(
         // Subcommands; main.swift only parses arguments and hands over.
         .target(name: "ProvisionerCLI", dependencies: ["Console", "CoreSimulation", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "HTTP", "Observability"], swiftSettings: strict),
         .executableTarget(name: "provisioner", dependencies: ["ProvisionerCLI"], swiftSettings: strict),
+
+        // The benchmark scenarios (`provisioner-bench SCENARIO`): load generators and measurements
+        // around `provisioner` child processes; the argument parsing is the CLI's.
+        .target(name: "ProvisionerBench", dependencies: ["ProvisionerCLI", "Harness", "ProvisionerClient", "Pipeline", "Kafka", "Contract", "HTTP",
+                                                         "Issuers", "Observability", "Recovery"], swiftSettings: strict),
+        .executableTarget(name: "provisioner-bench", dependencies: ["ProvisionerBench"], swiftSettings: strict),
 
         // libFuzzer entry point for decode + validate, and for every decoder of a record read back
         // from Kafka (reconcile jobs, call markers, dead letters: Recovery). Built by scripts/fuzz.
@@ -82,7 +92,7 @@ let package = Package(
         .testTarget(name: "ReliabilityTests", dependencies: ["Pipeline", "Kafka", "Simulator", "Contract", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Pipeline", "Kafka", "Contract", "Recovery", "HTTP", "Observability",
                                                      "Harness", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DeployTests", dependencies: ["Console", "ProvisionerCLI", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
+        .testTarget(name: "DeployTests", dependencies: ["Console", "ProvisionerCLI", "ProvisionerBench", "Pipeline", "TestSupport", "Harness", "Kafka", "HTTP", "Contract",
                                                     "Observability", "Recovery", "Simulator"], swiftSettings: strict),
     ]
 )

@@ -103,13 +103,6 @@ public final class KafkaMockCluster: @unchecked Sendable {
         return nil
     }
 
-    /// Drops request errors pushed for `apiKey` that were not used yet.
-    public func clearRequestErrors(apiKey: KafkaAPIKey) {
-        _ = try? call { () throws(KafkaError) in
-            rd_kafka_mock_clear_request_errors(cluster, apiKey.rawValue)
-        }
-    }
-
     /// Makes Metadata responses report `error` for `topic` (`.noError` clears it). Clients that
     /// already know the topic's leaders are not affected until they refresh metadata.
     public func setTopicError(_ topic: String, error: KafkaError.Code) {

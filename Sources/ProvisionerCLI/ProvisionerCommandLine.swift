@@ -13,7 +13,6 @@ public enum ProvisionerCommandLine {
         ProduceCommand.self,
         DLQCommand.self,
         ConsoleCommand.self,
-        BenchCommand.self,
         TopicsCommand.self,
         ConfigCommand.self,
         RequestCommand.self,

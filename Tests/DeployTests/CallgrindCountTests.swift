@@ -1,5 +1,5 @@
 import Foundation
-@testable import Harness
+@testable import ProvisionerBench
 import Testing
 
 /// `bench instructions` reads totals and allocator calls from a callgrind dump (name compression included).

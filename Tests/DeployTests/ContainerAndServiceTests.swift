@@ -71,6 +71,9 @@ struct ContainerAndServiceTests {
         for path in ["Package.swift", "Sources", "Tests"] {
             #expect(build.contains { $0.hasPrefix("COPY \(path)") }, "COPY \(path)")
         }
+        // The image builds the worker's product alone: the benchmarks (provisioner-bench) stay out.
+        #expect(build.contains { $0.contains("--product provisioner ") })
+        #expect(!build.contains { $0.contains("provisioner-bench") })
     }
 
     @Test("the runtime stage: only the runtime libraries and CA bundle, the binary, a numeric non-root user, provisioner worker")
@@ -81,6 +84,8 @@ struct ContainerAndServiceTests {
         #expect(Self.packagesInstalled(in: runtime) == ["libssl3", "libcurl4", "libmicrohttpd12", "ca-certificates"],
                 "librdkafka comes from the build stage (the wheel's 2.16), not Debian's librdkafka1 2.0.2")
         #expect(runtime.contains { $0.hasPrefix("COPY --from=build ") && $0.hasSuffix(" /usr/local/bin/provisioner") })
+        #expect(runtime.filter { $0.hasPrefix("COPY --from=build ") && $0.contains(" /usr/local/bin/") }.count == 1,
+                "the image ships one binary, provisioner")
         let user = try #require(runtime.last { $0.hasPrefix("USER ") })
         let uid = try #require(Int(user.dropFirst(5).split(separator: ":")[0]), "USER must be numeric for runAsNonRoot")
         #expect(uid != 0)

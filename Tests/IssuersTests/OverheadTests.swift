@@ -20,7 +20,7 @@ import Testing
         // Interleaved pairs, compared by the median of their differences: a busy moment slows
         // both halves of a pair, and a few slow pairs do not move the median. What this guards
         // is that the client adds no wait of its own (a poll interval, a timer hop) to a call;
-        // how fast it is belongs in `provisioner bench`.
+        // how fast it is belongs in `provisioner-bench`.
         var differences: [Double] = []
         var rawTimes: [Double] = []
         var clientTimes: [Double] = []

@@ -28,9 +28,6 @@ extension RecordBounds {
         public static let requests = Incoming(maxKeyBytes: 256, maxValueBytes: RequestLimits().maxBytes,
                                               maxHeaderCount: 64, maxHeaderBytes: 16 * 1_024)
 
-        /// The largest record within these bounds, in bytes, before Kafka's own framing.
-        public var largestRecordBytes: Int { maxKeyBytes + maxValueBytes + maxHeaderBytes }
-
         /// The requests topic's `max.message.bytes` (`Config/topics.json`): 256 KiB, three records
         /// at the bounds in one batch, so the broker refuses what the worker could only
         /// dead-letter. A producer's batch must fit too: librdkafka producers of the topic keep

@@ -12,9 +12,9 @@ import Contract
 ///
 /// Fingerprints use the process's randomly seeded `Hasher` (two salted hashes): a collision that
 /// would make a new request look answered has odds of about `count / 2^96` per lookup.
-public struct AnsweredIndex: Sendable {
+package struct AnsweredIndex: Sendable {
     /// A request identity's fingerprint.
-    public struct Fingerprint: Sendable, Hashable {
+    package struct Fingerprint: Sendable, Hashable {
         var high: UInt64
         var low: UInt32
 
@@ -22,7 +22,7 @@ public struct AnsweredIndex: Sendable {
         /// `partition`, in this process; `program` nil: the legacy fingerprint of a request id
         /// answered by an earlier version, which recorded no program (it never equals an
         /// identity's: the hash input says which it is).
-        public init(program: String?, requestID: String, partition: Int32) {
+        package init(program: String?, requestID: String, partition: Int32) {
             var first = Hasher()
             first.combine(0x5EED_0001 as UInt32)
             first.combine(program)
@@ -38,7 +38,7 @@ public struct AnsweredIndex: Sendable {
         }
 
         /// The fingerprint of request `identity` answered in requests partition `partition`.
-        public init(_ identity: RequestIdentity, partition: Int32) {
+        package init(_ identity: RequestIdentity, partition: Int32) {
             self.init(program: identity.program, requestID: identity.requestID, partition: partition)
         }
     }
@@ -51,31 +51,31 @@ public struct AnsweredIndex: Sendable {
     }
 
     /// The most entries held.
-    public let maxEntries: Int
+    package let maxEntries: Int
     private var ring: [Entry] = []
     private var head = 0
     /// Entries held (expired ones count until they reach the head).
-    public private(set) var count = 0
+    package private(set) var count = 0
     private var slots: [Int32] = []
     private var mask = 0
     /// Entries pushed out by the bound before they expired.
-    public private(set) var evictedBeforeHorizon = 0
+    package private(set) var evictedBeforeHorizon = 0
 
     /// An empty index of at most `maxEntries` ids.
-    public init(maxEntries: Int) {
+    package init(maxEntries: Int) {
         self.maxEntries = max(1, min(maxEntries, Int(Int32.max)))
     }
 
     /// Bytes allocated for the ring and the table (what the index costs, whatever is in it).
-    public var allocatedBytes: Int { ring.count * MemoryLayout<Entry>.stride + slots.count * MemoryLayout<Int32>.stride }
+    package var allocatedBytes: Int { ring.count * MemoryLayout<Entry>.stride + slots.count * MemoryLayout<Int32>.stride }
 
     /// Bytes an index of `maxEntries` allocates once full (its largest size: it grows up to it).
-    public static func allocatedBytes(maxEntries: Int) -> Int {
+    package static func allocatedBytes(maxEntries: Int) -> Int {
         maxEntries * MemoryLayout<Entry>.stride + tableSize(capacity: maxEntries) * MemoryLayout<Int32>.stride
     }
 
     /// The most entries an index may hold for its allocation never to pass `bytes` (0 when not even one fits).
-    public static func maxEntries(fittingBytes bytes: Int) -> Int {
+    package static func maxEntries(fittingBytes bytes: Int) -> Int {
         var low = 0
         var high = max(0, bytes / MemoryLayout<Entry>.stride)
         while low < high {
@@ -87,7 +87,7 @@ public struct AnsweredIndex: Sendable {
 
     /// Records an answered request whose horizon ends at `expiresAtMs`; expired entries at the
     /// head are dropped first. A fingerprint already held keeps its entry.
-    public mutating func insert(_ fingerprint: Fingerprint, expiresAtMs: Int64, nowMs: Int64) {
+    package mutating func insert(_ fingerprint: Fingerprint, expiresAtMs: Int64, nowMs: Int64) {
         let now = Self.seconds(nowMs)
         let expiry = Self.seconds(expiresAtMs + 999)
         guard expiry > now else { return }
@@ -110,13 +110,13 @@ public struct AnsweredIndex: Sendable {
     }
 
     /// Whether `fingerprint` was answered and its horizon has not ended at `nowMs`.
-    public func contains(_ fingerprint: Fingerprint, nowMs: Int64) -> Bool {
+    package func contains(_ fingerprint: Fingerprint, nowMs: Int64) -> Bool {
         guard let position = find(fingerprint) else { return false }
         return ring[position].expiresAt > Self.seconds(nowMs)
     }
 
     /// Drops entries whose horizon ended (those at the head, in arrival order).
-    public mutating func dropExpired(nowMs: Int64) { dropExpired(now: Self.seconds(nowMs)) }
+    package mutating func dropExpired(nowMs: Int64) { dropExpired(now: Self.seconds(nowMs)) }
 
     // MARK: - Internals
 

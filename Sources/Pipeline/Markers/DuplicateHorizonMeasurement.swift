@@ -4,12 +4,12 @@ import Observability
 import Recovery
 import Synchronization
 
-/// Measures the duplicate horizon with its real parts (for `provisioner bench horizon`): an
+/// Measures the duplicate horizon with its real parts (for `provisioner-bench horizon`): an
 /// `AnsweredIndex` filled to a size, and a marker catch-up (`MarkerCatchUp` with a horizon read)
 /// of a markers partition.
-public enum DuplicateHorizonMeasurement {
+package enum DuplicateHorizonMeasurement {
     /// An index filled with `entries` distinct ids: milliseconds taken, bytes allocated, lookups per second.
-    public static func fill(entries: Int) -> (fillMs: Int64, bytes: Int, lookupsPerSecond: Double, held: Int) {
+    package static func fill(entries: Int) -> (fillMs: Int64, bytes: Int, lookupsPerSecond: Double, held: Int) {
         var index = AnsweredIndex(maxEntries: entries)
         let started = Timestamps.nowMs()
         let now = started
@@ -31,7 +31,7 @@ public enum DuplicateHorizonMeasurement {
     /// Reads markers partition `partition` of `topic` with a horizon of `horizonMs` as a newly
     /// assigned worker would (from the horizon, hand-over position at the end): milliseconds
     /// taken and the answered ids the index holds.
-    public static func catchUp(properties: [String: String], topic: String, partition: Int32, horizonMs: Int64,
+    package static func catchUp(properties: [String: String], topic: String, partition: Int32, horizonMs: Int64,
                                maxEntries: Int) throws -> (readMs: Int64, held: Int, bytes: Int) {
         let reader = MarkerCatchUp(reader: try KafkaMarkerLogReader(properties: properties, topic: topic, purpose: "marker-reader"),
                                    queue: DispatchExecutor().serialQueue(label: "provisioner.horizon-measurement", onPool: false),

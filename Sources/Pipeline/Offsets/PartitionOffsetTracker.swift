@@ -5,30 +5,30 @@
 /// offsets (compaction, control records) is fine too. A record delivered again at or below the
 /// last offset tracked (the consumer rewound its fetch position, as librdkafka can on a
 /// pause/resume) is refused: it is already tracked, and a second entry would never complete.
-public struct PartitionOffsetTracker: Sendable {
+struct PartitionOffsetTracker: Sendable {
     private var offsets: [Int64] = []
     private var done: [Bool] = []
     private var head = 0
     /// The highest offset tracked (kept when the front of `offsets` is dropped).
-    public private(set) var lastTracked: Int64?
+    private(set) var lastTracked: Int64?
     /// The offset after the last one known complete at the front; `nil` before anything completes.
     private var frontier: Int64?
 
     /// Creates an empty tracker.
-    public init() {}
+    init() {}
 
     /// Number of offsets received and not yet complete.
-    public private(set) var pendingCount = 0
+    private(set) var pendingCount = 0
 
     /// Whether `track(offset)` would record it (it is greater than every offset tracked before).
-    public func accepts(_ offset: Int64) -> Bool {
+    func accepts(_ offset: Int64) -> Bool {
         lastTracked.map { offset > $0 } ?? true
     }
 
     /// Records a received offset; returns false (nothing recorded) when it is not greater than
     /// every offset tracked before: a redelivery of a record already tracked.
     @discardableResult
-    public mutating func track(_ offset: Int64) -> Bool {
+    mutating func track(_ offset: Int64) -> Bool {
         if let lastTracked, offset <= lastTracked { return false }
         lastTracked = offset
         offsets.append(offset)
@@ -39,7 +39,7 @@ public struct PartitionOffsetTracker: Sendable {
 
     /// Marks `offset` complete; returns false when it was not tracked (or already complete).
     @discardableResult
-    public mutating func complete(_ offset: Int64) -> Bool {
+    mutating func complete(_ offset: Int64) -> Bool {
         guard let index = position(of: offset), !done[index] else { return false }
         done[index] = true
         pendingCount -= 1
@@ -56,16 +56,16 @@ public struct PartitionOffsetTracker: Sendable {
     }
 
     /// The offset to commit (next offset to consume), or nil when nothing new can be committed.
-    public var committableOffset: Int64? {
+    var committableOffset: Int64? {
         frontier
     }
 
     /// The first offset tracked and not yet complete (nil when none).
-    public var firstPending: Int64? { head < offsets.count ? offsets[head] : nil }
+    var firstPending: Int64? { head < offsets.count ? offsets[head] : nil }
 
     /// The offsets complete after the first one that is not, as ranges of consecutive tracked
     /// offsets (at most `limit`; the earliest first).
-    public func completedBeyondFrontier(limit: Int) -> [ClosedRange<Int64>] {
+    func completedBeyondFrontier(limit: Int) -> [ClosedRange<Int64>] {
         var ranges: [ClosedRange<Int64>] = []
         var start: Int64?
         var last: Int64 = 0
@@ -85,7 +85,7 @@ public struct PartitionOffsetTracker: Sendable {
     }
 
     /// Whether every tracked offset is complete.
-    public var isDrained: Bool { pendingCount == 0 }
+    var isDrained: Bool { pendingCount == 0 }
 
     private func position(of offset: Int64) -> Int? {
         var low = head

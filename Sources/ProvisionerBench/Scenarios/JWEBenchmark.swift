@@ -5,19 +5,19 @@ import Foundation
 /// worker): CPU per seal for the whole process (the ephemeral key made ahead on the background
 /// refill included), CPU per seal on the sealing thread alone (what a request waits for), CPU per
 /// decryption (the backend's side), and the compact form's length, for a payload of Imprint's size.
-public enum JWEBenchmark {
+enum JWEBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Seals (and decryptions) per curve.
-        public var seals = 5_000
+        var seals = 5_000
         /// Plaintext bytes (an Apple Pay payload is about 3.5 KB).
-        public var payloadBytes = 3_500
+        var payloadBytes = 3_500
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// Runs the scenario; `progress` gets a line per step.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let plaintext = Array(String(repeating: "x", count: options.payloadBytes).utf8)
         var rows: [[String]] = []
         var writer = JSONWriter()

@@ -1,11 +1,16 @@
 import Contract
-import Harness
+import ProvisionerCLI
 
-/// `provisioner bench <scenario> [--json]`: runs one benchmark scenario from `scenarios`.
-enum BenchCommand: Command {
-    static let name = "bench"
-    static let summary = "runs a benchmark scenario and prints its figures"
-    static let switchNames: Set<String> = ["json"]
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `provisioner-bench` entry point: `provisioner-bench <scenario> [--json] [scenario options]`
+/// runs one benchmark scenario from `scenarios` and prints its figures. The scenarios start the
+/// `provisioner` built next to this executable (broker, simulator, worker) as child processes.
+public enum BenchCommandLine {
+    /// The options that take no value.
+    static let switchNames: Set<String> = ["json", "help"]
 
     /// One runnable scenario. `run` reads its own options (then calls `rejectUnknown`) and returns
     /// the report to print, or nil when it printed for itself (a child-process role).
@@ -17,15 +22,6 @@ enum BenchCommand: Command {
     }
 
     /// Every scenario: add a row to add one.
-    private static func runHorizon(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = HorizonBenchmark.Options()
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.hours = try arguments.integer("hours", default: options.hours, in: 1...168)
-        options.markers = try arguments.integer("markers", default: options.markers, in: 1_000...50_000_000)
-        try arguments.rejectUnknown()
-        return try HorizonBenchmark.run(options, progress: progress)
-    }
-
     static let scenarios: [Scenario] = [
         Scenario(
             name: "throughput", summary: "zero-latency simulator, rising open-loop rates until the worker saturates; bare HTTP loop for the ratio",
@@ -71,9 +67,10 @@ enum BenchCommand: Command {
             options: "[--clients 4] [--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6] [--fetch-wait-ms 2]", run: runReply),
     ]
 
+    /// The `--help` text: usage and every scenario with its options.
     static var help: String {
         var lines = [
-            "usage: provisioner bench <scenario> [--json] [scenario options]",
+            "usage: provisioner-bench <scenario> [--json] [scenario options]",
             "",
             "runs a benchmark scenario and prints an aligned table, or with --json one JSON object.",
             "",
@@ -87,7 +84,33 @@ enum BenchCommand: Command {
         return lines.joined(separator: "\n")
     }
 
-    static func run(_ arguments: inout CommandArguments) throws -> Int32 {
+    /// Runs the command line `words` (without the program name) and returns the exit status.
+    public static func run(_ words: [String]) -> Int32 {
+        guard let first = words.first, first != "help" else {
+            print(help)
+            return words.isEmpty ? 2 : 0
+        }
+        do {
+            var arguments = try CommandArguments(words, switchNames: switchNames)
+            if arguments.flag("help") {
+                print(help)
+                return 0
+            }
+            return try run(&arguments)
+        } catch let error as UsageError {
+            printError("provisioner-bench: \(error.message) (see 'provisioner-bench --help')")
+            return 2
+        } catch let failure as CommandFailure {
+            printError("provisioner-bench: \(failure.message)")
+            return failure.exitStatus
+        } catch {
+            printError("provisioner-bench: \(error)")
+            return 1
+        }
+    }
+
+    /// Picks the scenario named by the first positional word, runs it and prints its report.
+    private static func run(_ arguments: inout CommandArguments) throws -> Int32 {
         guard let scenarioName = arguments.popPositional() else {
             throw UsageError("name a scenario: " + scenarios.map(\.name).joined(separator: ", "))
         }
@@ -117,8 +140,20 @@ enum BenchCommand: Command {
         return try ThroughputBenchmark.run(options, progress: progress)
     }
 
+    /// A progress line on standard error (the report goes to standard output).
     private static func progress(_ line: String) { printError("bench: " + line) }
 
+    /// `horizon`: the duplicate horizon's index memory and marker catch-up.
+    private static func runHorizon(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
+        var options = HorizonBenchmark.Options()
+        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
+        options.hours = try arguments.integer("hours", default: options.hours, in: 1...168)
+        options.markers = try arguments.integer("markers", default: options.markers, in: 1_000...50_000_000)
+        try arguments.rejectUnknown()
+        return try HorizonBenchmark.run(options, progress: progress)
+    }
+
+    /// `latency`: a fixed rate against a fixed-latency issuer.
     private static func runLatency(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = LatencyBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -130,6 +165,7 @@ enum BenchCommand: Command {
         return try LatencyBenchmark.run(options, progress: progress)
     }
 
+    /// `instructions`: the worker under valgrind (callgrind or DHAT).
     private static func runInstructions(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = InstructionsBenchmark.Options()
         options.requests = try arguments.integer("requests", default: options.requests, in: 1...100_000)
@@ -179,6 +215,7 @@ enum BenchCommand: Command {
         return try CompareBenchmark.run(options, progress: progress)
     }
 
+    /// `inflight`: a slow issuer holding thousands of calls in flight.
     private static func runInFlight(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = InFlightBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -189,6 +226,7 @@ enum BenchCommand: Command {
         return try InFlightBenchmark.run(options, progress: progress)
     }
 
+    /// `deadline`: a heavy-tailed issuer at about twice capacity, deadline-aware vs FIFO.
     private static func runDeadline(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = DeadlineBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -199,6 +237,7 @@ enum BenchCommand: Command {
         return try DeadlineBenchmark.run(options, progress: progress)
     }
 
+    /// `soak`: a moderate rate for a long time.
     private static func runSoak(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = SoakBenchmark.Options()
         options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
@@ -212,6 +251,7 @@ enum BenchCommand: Command {
         return try SoakBenchmark.run(options, progress: progress)
     }
 
+    /// `isolation`: one program's figures while the other's issuer hangs.
     private static func runIsolation(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
         var options = IsolationBenchmark.Options()
         options.healthyRate = try arguments.integer("healthy-rate", default: options.healthyRate, in: 1...100_000)
@@ -284,4 +324,11 @@ enum BenchCommand: Command {
         try arguments.rejectUnknown()
         return try ReplyBenchmark.run(options, progress: progress)
     }
+}
+
+/// Writes one line to standard error.
+private func printError(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withCString { pointer in _ = write(2, pointer, strlen(pointer)) }
 }

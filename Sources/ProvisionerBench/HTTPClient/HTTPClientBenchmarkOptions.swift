@@ -1,22 +1,22 @@
-/// Knobs of `provisioner bench http-client`; the defaults are the figures quoted in ENGINEERING.md.
-public struct HTTPClientBenchmarkOptions: Sendable {
+/// Knobs of `provisioner-bench http-client`; the defaults are the figures quoted in ENGINEERING.md.
+struct HTTPClientBenchmarkOptions: Sendable {
     /// Clients to compare: `curl` (HTTPClient) and/or `urlsession`.
-    public var clients: [String]
+    var clients: [String]
     /// Burst phase: requests measured (after a warm-up of ten per connection).
-    public var burstRequests: Int
+    var burstRequests: Int
     /// Burst phase: requests in flight.
-    public var burstInFlight: Int
+    var burstInFlight: Int
     /// Sustained phase: requests in flight.
-    public var sustainedInFlight: Int
+    var sustainedInFlight: Int
     /// Sustained phase: how long the server holds each answer.
-    public var sustainedDelayMs: Int
+    var sustainedDelayMs: Int
     /// Sustained phase: total seconds; figures come from the window after the first two seconds.
-    public var sustainedSeconds: Int
+    var sustainedSeconds: Int
     /// Request body size in bytes.
-    public var bodyBytes: Int
+    var bodyBytes: Int
 
     /// Creates options.
-    public init(clients: [String] = ["curl", "urlsession"], burstRequests: Int = 5_000, burstInFlight: Int = 64,
+    init(clients: [String] = ["curl", "urlsession"], burstRequests: Int = 5_000, burstInFlight: Int = 64,
                 sustainedInFlight: Int = 2_000, sustainedDelayMs: Int = 1_000, sustainedSeconds: Int = 8, bodyBytes: Int = 2_048) {
         self.clients = clients
         self.burstRequests = burstRequests

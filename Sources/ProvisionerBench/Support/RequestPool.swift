@@ -1,4 +1,5 @@
 import Contract
+import Harness
 
 /// Requests prepared before a measured phase (so generating them costs the phase nothing): a mix
 /// of Apple Pay (real PassKit chains, single-use nonces) and Google requests over the demo programs.

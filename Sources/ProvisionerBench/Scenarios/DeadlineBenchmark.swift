@@ -5,26 +5,26 @@ import Foundation
 /// Apple window) at about twice what the worker can serve. Counts results published after their
 /// deadline (must be 0), expired and served, for the deadline-aware worker and, in the same run,
 /// a FIFO setting of the same worker (arrival order, no shedding, fixed issuer timeouts).
-public enum DeadlineBenchmark {
+enum DeadlineBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Requests per second offered (about twice the worker's capacity with the defaults:
         /// 256 slots / (0.97 × ~0.17 s + 0.03 × 10 s program timeout) ≈ 550/s).
-        public var rate = 1_100
+        var rate = 1_100
         /// Seconds of load.
-        public var seconds = 30
+        var seconds = 30
         /// Calls in flight the worker allows.
-        public var maxInFlight = 256
+        var maxInFlight = 256
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     static let heavyTail = #"{"distribution": "lognormal", "median_ms": 150, "sigma": 0.6, "max_ms": 30000}"#
 
     /// Runs both settings and reports them side by side.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         var results: [(String, BenchPhase.Figures)] = []
         for ordering in ["edf", "fifo"] {
             progress("\(ordering == "edf" ? "deadline-aware (EDF)" : "FIFO baseline"): \(options.rate)/s for \(options.seconds) s, 3% of calls take 25 s")

@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Harness
 import HTTP
 import Issuers
 import Observability
@@ -8,25 +9,25 @@ import Synchronization
 /// `bench throughput`: a zero-latency simulator and open-loop load at rising rates until the
 /// worker saturates; the same run measures a bare HTTP loop (same client, same simulator, no Kafka,
 /// no validation) for the ratio.
-public enum ThroughputBenchmark {
+enum ThroughputBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Offered rates, requests per second, in order.
-        public var rates: [Double] = [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000]
+        var rates: [Double] = [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000]
         /// Seconds per rate.
-        public var seconds = 5
+        var seconds = 5
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Calls in flight the worker allows.
-        public var maxInFlight = 1_024
+        var maxInFlight = 1_024
         /// The worker producer's `linger.ms` (batching of markers, results and audit events).
-        public var lingerMs = 2
+        var lingerMs = 2
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// Runs the scenario; `progress` gets a line per step.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let rig = try BenchRig(partitions: options.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#),
                                groupID: "bench-throughput") {
             PipelineBench.tune(&$0, maxInFlight: options.maxInFlight, maxPending: options.maxInFlight * 8, lingerMs: options.lingerMs)

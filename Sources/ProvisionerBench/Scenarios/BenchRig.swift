@@ -1,4 +1,5 @@
 import Contract
+import Harness
 
 /// What every pipeline scenario sets up: the stack (broker, simulator, one worker), a producer,
 /// a result tracker, a request factory, a measured phase, and a warm-up.

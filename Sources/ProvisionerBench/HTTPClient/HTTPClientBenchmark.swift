@@ -1,31 +1,31 @@
 import Foundation
 import HTTP
 
-/// `provisioner bench http-client`: URLSession against `HTTPClient`, both posting to an
+/// `provisioner-bench http-client`: URLSession against `HTTPClient`, both posting to an
 /// `HTTPServer` in a child process, each client measured in a fresh process of its own.
 ///
 /// Phases: *burst* (N POSTs of 2 KB, 64 in flight, answered at once: throughput, CPU per request,
 /// latency) and *sustained* (2,000 in flight, each answer held 1 s by the server: sustained rate,
 /// CPU %, threads, memory, tail latency).
-public enum HTTPClientBenchmark {
+enum HTTPClientBenchmark {
     /// The scenario name on the command line.
-    public static let name = "http-client"
-    /// One line for `provisioner bench --help`.
-    public static let summary = "URLSession vs HTTPClient (libcurl multi) against a loopback HTTPServer"
+    static let name = "http-client"
+    /// One line for `provisioner-bench --help`.
+    static let summary = "URLSession vs HTTPClient (libcurl multi) against a loopback HTTPServer"
 
     private static let phases = ["burst", "sustained"]
 
     /// Runs the whole comparison (server child plus one client child per client and phase).
-    public static func run(_ options: HTTPClientBenchmarkOptions) throws(BenchmarkError) -> BenchmarkReport {
+    static func run(_ options: HTTPClientBenchmarkOptions) throws(BenchmarkError) -> BenchmarkReport {
         ResourceLimits.raiseOpenFileLimit()
         let loadAtStart = ProcessUsage.loadAverage()
-        let server = try PipedChildProcess(arguments: ["bench", name, "--role", "server"])
+        let server = try PipedChildProcess(arguments: [name, "--role", "server"])
         defer {
             server.closeInput()
             _ = server.wait()
         }
         guard let line = server.readLine(), line.hasPrefix("PORT "), let port = UInt16(line.dropFirst(5)) else {
-            throw BenchmarkError("the benchmark server child did not report its port; run 'provisioner bench http-client --role server' to see why")
+            throw BenchmarkError("the benchmark server child did not report its port; run 'provisioner-bench http-client --role server' to see why")
         }
         let stats = HTTPClient()
         defer { stats.shutdown() }
@@ -46,7 +46,7 @@ public enum HTTPClientBenchmark {
     }
 
     /// Child role `server`: prints `PORT <n>` and serves until standard input ends.
-    public static func serve() throws(BenchmarkError) {
+    static func serve() throws(BenchmarkError) {
         ResourceLimits.raiseOpenFileLimit()
         let echo = BenchmarkEchoServer()
         let server: HTTPServer
@@ -62,7 +62,7 @@ public enum HTTPClientBenchmark {
     }
 
     /// Child role `client`: measures one client in one phase and prints the result as one JSON line.
-    public static func drive(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) throws(BenchmarkError) {
+    static func drive(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) throws(BenchmarkError) {
         ResourceLimits.raiseOpenFileLimit()
         let result = try LoadPhase(client: client, phase: phase, port: port, options: options).measure()
         let encoder = JSONEncoder()
@@ -74,7 +74,7 @@ public enum HTTPClientBenchmark {
     private static func runChild(client: String, phase: String, port: UInt16, options: HTTPClientBenchmarkOptions) -> LoadPhaseResult {
         var failed = LoadPhaseResult.empty(client: client, phase: phase)
         do {
-            let child = try PipedChildProcess(arguments: ["bench", name, "--role", "client", "--client", client, "--phase", phase,
+            let child = try PipedChildProcess(arguments: [name, "--role", "client", "--client", client, "--phase", phase,
                                                      "--port", String(port)] + options.arguments)
             var lastLine: String?
             while let line = child.readLine() { lastLine = line }

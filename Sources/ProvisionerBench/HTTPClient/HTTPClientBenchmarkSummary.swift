@@ -1,4 +1,4 @@
-/// The JSON object `provisioner bench http-client --json` prints.
+/// The JSON object `provisioner-bench http-client --json` prints.
 struct HTTPClientBenchmarkSummary: Codable, Sendable {
     var scenario = "http-client"
     var processors: Int

@@ -11,25 +11,25 @@ import Synchronization
 /// measures from the handshake (request built) to the decrypted payload in hand, and counts the
 /// Kafka messages it read per answer. Two phases: reply routing (`ProvisionerClient` on its own
 /// partition) and the shared-topic baseline (every client reads all of `provisioning.results`).
-public enum ReplyBenchmark {
+enum ReplyBenchmark {
     /// The scenario's name.
-    public static let name = "reply"
+    static let name = "reply"
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Client processes.
-        public var clients = 4
+        var clients = 4
         /// Total requests per second over all clients.
-        public var rate = 1_000
+        var rate = 1_000
         /// Seconds of load per phase.
-        public var seconds = 20
+        var seconds = 20
         /// Simulator latency, ms.
-        public var issuerMs = 50
+        var issuerMs = 50
         /// Partitions of the pipeline topics.
-        public var partitions = 6
+        var partitions = 6
         /// How long the mock broker may hold a fetch, ms.
-        public var fetchWaitMs = 2
+        var fetchWaitMs = 2
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     static let replyTopic = "bench.replies"
@@ -46,7 +46,7 @@ public enum ReplyBenchmark {
     }
 
     /// Runs both phases and reports them side by side.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let stack = try BenchStack(partitions: options.partitions,
                                    profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#),
                                    extraTopics: [replyTopic: options.clients])
@@ -116,7 +116,7 @@ public enum ReplyBenchmark {
                 var figures = ClientFigures(mode: mode, sent: 0, answered: 0, decrypted: 0, read: 0, latenciesMs: [], error: nil)
                 do {
                     let child = try PipedChildProcess(arguments: [
-                        "bench", name, "--role", "client", "--mode", mode, "--bootstrap", stack.bootstrapServers,
+                        name, "--role", "client", "--mode", mode, "--bootstrap", stack.bootstrapServers,
                         "--partition", String(index), "--rate", String(Double(options.rate) / Double(options.clients)),
                         "--seconds", String(options.seconds), "--fetch-wait-ms", String(options.fetchWaitMs),
                     ])
@@ -139,7 +139,7 @@ public enum ReplyBenchmark {
     }
 
     /// Child role `client`: offers `rate`/s for `seconds` in `mode` and prints its figures as one JSON line.
-    public static func drive(mode: String, bootstrap: String, partition: Int32, rate: Double, seconds: Int, fetchWaitMs: Int) throws {
+    static func drive(mode: String, bootstrap: String, partition: Int32, rate: Double, seconds: Int, fetchWaitMs: Int) throws {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<ClientFigures?>(nil)
         Task {

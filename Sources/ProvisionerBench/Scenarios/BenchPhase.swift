@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Harness
 import Observability
 
 /// One measured load phase against a `BenchStack`: requests sent open-loop at a rate, results

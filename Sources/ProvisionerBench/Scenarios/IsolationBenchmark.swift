@@ -4,25 +4,25 @@ import Foundation
 /// `bench isolation`: two programs on two issuers (Imprint healthy, DCS the one that fails).
 /// The healthy program's throughput and p99 with the other issuer healthy, then hanging, side by
 /// side; with the DCS program's answers (breaker refusals, timeouts, expiries).
-public enum IsolationBenchmark {
+enum IsolationBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Requests per second to the healthy program (Imprint).
-        public var healthyRate = 400
+        var healthyRate = 400
         /// Requests per second to the failing program (DCS).
-        public var failingRate = 100
+        var failingRate = 100
         /// Seconds per phase.
-        public var seconds = 15
+        var seconds = 15
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     static let normal = #"{"distribution": "uniform", "min_ms": 20, "max_ms": 60}"#
 
     /// Runs both phases.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let rig = try BenchRig(partitions: options.partitions, profile: PipelineBench.profile(latency: normal),
                                groupID: "bench-isolation") { document in
             PipelineBench.tune(&document, maxInFlight: 512, maxPending: 4_096)

@@ -8,17 +8,17 @@ import Recovery
 /// allocated, lookups per second), and the real marker catch-up reads a markers
 /// partition of `--markers` `completed` markers from the embedded broker; the catch-up time of a
 /// full day is extrapolated from its rate.
-public enum HorizonBenchmark {
+enum HorizonBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Answered requests per second in one partition.
-        public var rate = 300
+        var rate = 300
         /// Hours of horizon.
-        public var hours = 24
+        var hours = 24
         /// Markers written and read back for the catch-up rate.
-        public var markers = 500_000
+        var markers = 500_000
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// Produces `message`, waiting while the local queue is full.
@@ -35,7 +35,7 @@ public enum HorizonBenchmark {
     }
 
     /// Runs both measurements.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let entries = options.rate * options.hours * 3_600
         progress("filling an index with \(entries) answered ids")
         let fill = DuplicateHorizonMeasurement.fill(entries: entries)

@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Harness
 import Observability
 
 /// `bench instructions`: the noise-free figure. The worker runs under `valgrind --tool=callgrind`
@@ -10,25 +11,25 @@ import Observability
 /// second dump over an idle window gives the idle instructions per second, so the reader sees how
 /// much of the figure is timers rather than requests. The broker, the simulator and this process
 /// run outside valgrind, so only the worker is counted.
-public enum InstructionsBenchmark {
+enum InstructionsBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Requests in the measured batch.
-        public var requests = 500
+        var requests = 500
         /// Requests per burst (each burst is awaited before the next, so no deadline passes under valgrind).
-        public var burst = 50
+        var burst = 50
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Seconds of the idle window measured after the batch.
-        public var idleSeconds = 5
+        var idleSeconds = 5
         /// `callgrind` (counts) or `dhat` (allocation sites over the whole run, written at exit to `dhat.out`).
-        public var tool = "callgrind"
+        var tool = "callgrind"
         /// The curve of the requests' reply keys (P-256 by default; X25519 to measure that option).
-        public var replyCurve: JWKCurve = .p256
+        var replyCurve: JWKCurve = .p256
         /// Where callgrind writes its files (kept after the run for `callgrind_annotate`).
-        public var directory = NSTemporaryDirectory() + "provisioner-callgrind-\(getpid())"
+        var directory = NSTemporaryDirectory() + "provisioner-callgrind-\(getpid())"
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// What one callgrind dump says.
@@ -39,7 +40,7 @@ public enum InstructionsBenchmark {
     }
 
     /// Runs the scenario; `progress` gets a line per step.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         try FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
         let dhat = options.tool == "dhat"
         let wrapper = dhat ? ["valgrind", "--tool=dhat", "--dhat-out-file=" + options.directory + "/dhat.out"]

@@ -3,25 +3,25 @@ import Foundation
 
 /// `bench soak`: a moderate rate for a long time (default 10 minutes); the worker's resident
 /// memory at the start (after a minute) and at the end must be flat within 10%.
-public enum SoakBenchmark {
+enum SoakBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Requests per second.
-        public var rate = 300
+        var rate = 300
         /// Seconds of load.
-        public var seconds = 600
+        var seconds = 600
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Horizon of the duplicate filter and the nonce guard, seconds.
-        public var horizonSeconds = 120
+        var horizonSeconds = 120
         /// RSS is compared from this moment on (nil: once the horizons are full).
-        public var warmupSeconds: Int?
+        var warmupSeconds: Int?
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// Runs the scenario in 30-second phases (requests are prepared between phases).
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let rig = try BenchRig(partitions: options.partitions,
                                profile: PipelineBench.profile(latency: #"{"distribution": "uniform", "min_ms": 20, "max_ms": 80}"#),
                                groupID: "bench-soak") { document in

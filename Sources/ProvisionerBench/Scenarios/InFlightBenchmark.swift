@@ -4,23 +4,23 @@ import Synchronization
 
 /// `bench inflight`: a slow issuer (1 s) at 2,000 requests/s holds ~2,000 calls in flight in one
 /// worker: sustained rate, peak RSS and thread count of the worker process.
-public enum InFlightBenchmark {
+enum InFlightBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Requests per second.
-        public var rate = 2_000
+        var rate = 2_000
         /// Seconds of load.
-        public var seconds = 20
+        var seconds = 20
         /// Simulator latency, ms.
-        public var issuerMs = 1_000
+        var issuerMs = 1_000
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// Runs the scenario.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let rig = try BenchRig(partitions: options.partitions,
                                profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#),
                                groupID: "bench-inflight") { PipelineBench.tune(&$0, maxInFlight: 4_096, maxPending: 16_384) }

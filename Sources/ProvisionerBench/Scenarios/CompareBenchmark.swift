@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Harness
 import Kafka
 import Observability
 
@@ -12,27 +13,27 @@ import Observability
 /// then `rate` per second for `seconds`. Per side: requests answered per second (from the first
 /// send to the last final result read back) and CPU µs per answered request (the process's
 /// utime + stime from `/proc/PID/stat`).
-public enum CompareBenchmark {
+enum CompareBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// The peer worker's executable.
-        public var peer = ""
+        var peer = ""
         /// Paired runs.
-        public var runs = 3
+        var runs = 3
         /// Requests sent at once at the start of each load.
-        public var burst = 6_000
+        var burst = 6_000
         /// Requests per second after the burst.
-        public var rate = 1_000
+        var rate = 1_000
         /// Seconds at `rate`.
-        public var seconds = 10
+        var seconds = 10
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// Calls in flight: the worker's `max_in_flight` and the peer's `-inflight`.
-        public var inFlight = 512
+        var inFlight = 512
         /// The curve of the requests' reply keys (P-256 by default).
-        public var replyCurve: JWKCurve = .p256
+        var replyCurve: JWKCurve = .p256
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// One side's figures in one run.
@@ -47,7 +48,7 @@ public enum CompareBenchmark {
     }
 
     /// Runs the scenario; `progress` gets a line per step.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         guard FileManager.default.isExecutableFile(atPath: options.peer) else {
             throw BenchmarkError("--peer \(options.peer) is not an executable file; build the peer first (its README says how)")
         }

@@ -7,7 +7,7 @@ final class PipedChildProcess {
     private let input = Pipe()
     private var buffered: [UInt8] = []
 
-    /// Starts `provisioner <arguments>`; standard error is shared with this process.
+    /// Starts `provisioner-bench <arguments>`; standard error is shared with this process.
     init(arguments: [String]) throws(BenchmarkError) {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         process.executableURL = URL(fileURLWithPath: executable)

@@ -1,12 +1,14 @@
 import Contract
 import Foundation
+import Harness
 import HTTP
 import Observability
 import Pipeline
 
 /// The benchmark's processes: `provisioner broker`, `provisioner simulator` and workers, each its
 /// own child, so the worker's CPU, memory and threads are measured alone. The bench process
-/// itself only produces requests and reads results.
+/// itself only produces requests and reads results. `provisioner` is the binary built next to
+/// `provisioner-bench` (`swift build --product provisioner`).
 final class BenchStack: @unchecked Sendable {
     let broker: ChildProcess
     let simulator: ChildProcess
@@ -23,7 +25,7 @@ final class BenchStack: @unchecked Sendable {
     /// Starts the broker (one mock broker, `partitions` per topic) and the simulator with `profile`.
     /// `extraTopics`: more topics to create (name → partitions), such as a reply topic.
     init(partitions: Int, profile: JSONValue, extraTopics: [String: Int] = [:]) throws {
-        executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        executable = try Self.provisionerExecutable()
         directory = NSTemporaryDirectory() + "provisioner-bench-\(getpid())-\(Int.random(in: 0..<1_000_000))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.partitions = partitions
@@ -124,6 +126,18 @@ final class BenchStack: @unchecked Sendable {
         _ = Self.waitForExit(broker, timeoutMs: 10_000)
         http.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The `provisioner` executable in this executable's directory; throws, saying how to build
+    /// it, when it is missing.
+    static func provisionerExecutable() throws(BenchmarkError) -> String {
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path = ((own as NSString).deletingLastPathComponent as NSString).appendingPathComponent("provisioner")
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw BenchmarkError("\(path) is not an executable file: the benchmarks start the provisioner built next to "
+                                 + "provisioner-bench (swift build --product provisioner, with the same -c)")
+        }
+        return path
     }
 
     static func waitForLine(_ child: ChildProcess, prefix: String, stream: ChildProcess.Stream, timeoutMs: Int64) throws -> String {

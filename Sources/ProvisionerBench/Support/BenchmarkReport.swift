@@ -1,20 +1,20 @@
 import Observability
 
 /// The outcome of one benchmark scenario: an aligned table for people and a JSON object for tools.
-public struct BenchmarkReport: Sendable {
+struct BenchmarkReport: Sendable {
     /// One line naming the scenario and its setup.
-    public var title: String
+    var title: String
     /// Column headings.
-    public var columns: [String]
+    var columns: [String]
     /// Table cells, one array per row, as many cells as `columns`.
-    public var rows: [[String]]
+    var rows: [[String]]
     /// Lines printed under the table: environment, caveats, what went wrong.
-    public var notes: [String]
+    var notes: [String]
     /// The same figures as one JSON object (already encoded).
-    public var json: String
+    var json: String
 
     /// Creates a report.
-    public init(title: String, columns: [String], rows: [[String]], notes: [String], json: String) {
+    init(title: String, columns: [String], rows: [[String]], notes: [String], json: String) {
         self.title = title
         self.columns = columns
         self.rows = rows
@@ -23,7 +23,7 @@ public struct BenchmarkReport: Sendable {
     }
 
     /// The title, the table with every column padded to its widest cell, and the notes.
-    public func renderTable() -> String {
+    func renderTable() -> String {
         // Text left-aligned in the first two columns, figures right-aligned.
         let table = TextTable(headers: columns, rows: rows, rightAligned: Set(2..<max(2, columns.count)))
         var lines = [title, "", table.rendered]

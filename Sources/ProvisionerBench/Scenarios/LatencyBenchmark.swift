@@ -4,25 +4,25 @@ import Foundation
 /// `bench latency`: a fixed rate against a simulator answering in a fixed time; end-to-end
 /// latency (request produced → result consumed) and the pipeline's own overhead (that minus the
 /// issuer's time) at p50/p95/p99/p99.9.
-public enum LatencyBenchmark {
+enum LatencyBenchmark {
     /// Options.
-    public struct Options: Sendable {
+    struct Options: Sendable {
         /// Requests per second.
-        public var rate = 1_000
+        var rate = 1_000
         /// Seconds of load.
-        public var seconds = 20
+        var seconds = 20
         /// Simulator latency, ms.
-        public var issuerMs = 50
+        var issuerMs = 50
         /// Partitions per topic.
-        public var partitions = 6
+        var partitions = 6
         /// How long the mock broker may hold a fetch (the worker's and the result reader's), ms.
-        public var fetchWaitMs = 2
+        var fetchWaitMs = 2
         /// Creates the defaults.
-        public init() {}
+        init() {}
     }
 
     /// Runs the scenario.
-    public static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
+    static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
         let rig = try BenchRig(partitions: options.partitions,
                                profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#),
                                groupID: "bench-latency", resultFetchWaitMs: options.fetchWaitMs) {
