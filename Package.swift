@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "Harness", dependencies: ["CPosix", "Pipeline", "Simulator", "Kafka", "Contract", "Observability", "Recovery"], swiftSettings: strict),
         // The deterministic simulation of the worker's real core: seeded schedules of several workers
         // over a simulated cluster, issuer and clock (`provisioner simulate`, SimulationTests).
-        .target(name: "CoreSimulation", dependencies: ["Pipeline", "Kafka", "Contract", "HTTP", "Observability", "Recovery", "Simulator"],
+        .target(name: "CoreSimulation", dependencies: ["Pipeline", "Kafka", "Contract", "HTTP", "Observability", "Recovery", "Issuers", "Simulator"],
                 swiftSettings: strict),
         // The operator console: a web page over Kafka (own consumer, no group) and the workers' /metrics.
         .target(name: "Console", dependencies: ["COpenSSL", "Contract", "Kafka", "HTTP", "Observability", "Recovery", "Pipeline"],

@@ -3,10 +3,11 @@ import HTTP
 import Simulator
 
 /// The simulated issuers, as HTTP (`HTTPExchanging`) under the real `IssuerClient` and adapters:
-/// Imprint (with its wallet-token state query) at `http://imprint.sim` and DCS (no state query)
-/// at `http://dcs.sim`, for Google Wallet. Stateful like the real ones: a provisioning applies a
-/// wallet token; a second provisioning of the same card and device answers "already provisioned",
-/// and a second use of a handshake is refused. Each card behaves as the workload chose: answers
+/// Imprint (Apple Pay and Google Wallet, with its wallet-token state query) at `http://imprint.sim`,
+/// DCS (Google Wallet, no state query) at `http://dcs.sim` and Gnosis Pay (Apple Pay, no state
+/// query) at `http://gnosis.sim`. Stateful like the real ones: a provisioning applies a wallet
+/// token; a second provisioning of the same card in the same wallet on the same device answers
+/// "already provisioned", and a second use of a handshake is refused. Each card behaves as the workload chose: answers
 /// at once or slowly (longer than a revoke drain), applies and loses the answer (504 or no answer
 /// at all), loses the answer without applying, or refuses (inactive card).
 ///
@@ -20,8 +21,10 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         case ok, slow, appliedThen504, appliedThenSilent, unappliedThen504, inactive, appliedLate
     }
 
-    /// One wallet token: the card's device, when it was made, and the handshake that made it.
+    /// One wallet token: its wallet, the device (`ReconcileQuery.deviceRef`'s form: hex SHA-256 of
+    /// the Apple leaf or the Google device id), when it was made, and the handshake that made it.
     struct Token {
+        var wallet: Wallet
         var device: String
         var createdAtMs: Int64
         var handshake: String
@@ -36,6 +39,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     var behaviours: [String: Behaviour] = [:]
     /// Calls the issuer applied after the client's timeout.
     private(set) var appliedLate = 0
+    /// Calls applied, per issuer and wallet (`imprint/apple_pay`...).
+    private(set) var applied: [String: Int] = [:]
 
     init(world: SimWorld) {
         self.world = world
@@ -45,27 +50,47 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         let startedMs = world.nowMs
         let path = request.url.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2).map(String.init)
         let body = (try? JSONParser().parse(request.body)) ?? .null
-        if request.url.hasPrefix("http://imprint.sim"), path.count == 5, path[3] == "provision" {
-            provision(card: path[2], device: body["device_id"]?.stringValue ?? "", handshake: Self.handshake(body["wallet_id"], body["device_id"], body["server_session_id"]),
-                      dcs: false, timeoutMs: request.timeoutMs, startedMs: startedMs, completion: completion)
+        func call(_ card: String, _ wallet: Wallet, _ issuer: Dialect) {
+            let handshake: String, device: String
+            switch wallet {
+            case .applePay:
+                handshake = HandshakeReference.apple(nonce: body["nonce"]?.stringValue ?? "?")
+                let leaf = body["certificates"]?.arrayValue?.first?.stringValue.flatMap(Crypto.base64Decode) ?? []
+                device = Crypto.hex(Crypto.sha256(leaf))
+            case .googleWallet, .googlePay:
+                let dcs = issuer == .dcs
+                let deviceID = body[dcs ? "deviceId" : "device_id"]
+                handshake = Self.handshake(body[dcs ? "clientCustomerId" : "wallet_id"], deviceID, dcs ? nil : body["server_session_id"])
+                device = Crypto.hex(Crypto.sha256(utf8: deviceID?.stringValue ?? "?"))
+            }
+            provision(card: card, wallet: wallet, device: device, handshake: handshake, dialect: issuer, timeoutMs: request.timeoutMs,
+                      startedMs: startedMs, completion: completion)
+        }
+        if request.url.hasPrefix("http://imprint.sim"), path.count == 5, path[3] == "provision", let wallet = Wallet(rawValue: path[4]) {
+            call(path[2], wallet, .imprint)
         } else if request.url.hasPrefix("http://imprint.sim"), path.count == 4, path[3] == "wallet_tokens" {
             let card = path[2]
             world.after(world.int(5...150), nil, "issuer state query") { [self] in
                 guard world.chance(0.95) else { return respond(503, ["error": .object(["code": .string("unavailable")])], startedMs, completion) }
                 let list: [JSONValue] = (tokens[card] ?? []).map { token in
-                    .object(["wallet": .string("google_wallet"), "device_ref": .string(Crypto.hex(Crypto.sha256(utf8: token.device))),
+                    .object(["wallet": .string(token.wallet.rawValue), "device_ref": .string(token.device),
                              "created_at": .string(RFC3339.format(milliseconds: token.createdAtMs)), "status": .string("active"),
                              "handshake_ref": .string(token.handshake)])
                 }
                 respond(200, ["data": .array(list)], startedMs, completion)
             }
         } else if request.url.hasPrefix("http://dcs.sim"), path.last == "google-bind-wallet" {
-            provision(card: body["cardId"]?.stringValue ?? "", device: body["deviceId"]?.stringValue ?? "",
-                      handshake: Self.handshake(body["clientCustomerId"], body["deviceId"], nil), dcs: true, timeoutMs: request.timeoutMs,
-                      startedMs: startedMs, completion: completion)
+            call(body["cardId"]?.stringValue ?? "", .googleWallet, .dcs)
+        } else if request.url.hasPrefix("http://gnosis.sim"), path.count == 6, path[4] == "apple-pay", path[5] == "provision" {
+            call(path[3], .applePay, .gnosis)
         } else {
             respond(404, ["error": .object(["code": .string("not_found")])], startedMs, completion)
         }
+    }
+
+    /// Whose wire format an answer takes.
+    enum Dialect {
+        case imprint, dcs, gnosis
     }
 
     private static func handshake(_ wallet: JSONValue?, _ device: JSONValue?, _ session: JSONValue?) -> String {
@@ -75,15 +100,15 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
 
     /// What the issuer did with `handshake` of a request for `card` on `device`: the facts its
     /// finals are judged by.
-    func facts(handshake: String, card: String, device: String) -> FinalTruth.Facts {
-        let held = tokens[card]?.filter { $0.device == device } ?? []
+    func facts(handshake: String, card: String, wallet: Wallet, device: String) -> FinalTruth.Facts {
+        let held = tokens[card]?.filter { $0.wallet == wallet && $0.device == device } ?? []
         return FinalTruth.Facts(calls: calls[handshake] ?? 0, applied: held.contains { $0.handshake == handshake },
                                 cardInWalletSinceMs: held.map(\.createdAtMs).min())
     }
 
     /// A provisioning call: applied (or not) when the issuer processes it, answered when its
     /// behaviour says, or timed out by the client's budget.
-    private func provision(card: String, device: String, handshake: String, dcs: Bool, timeoutMs: Int, startedMs: Int64,
+    private func provision(card: String, wallet: Wallet, device: String, handshake: String, dialect: Dialect, timeoutMs: Int, startedMs: Int64,
                            completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
         calls[handshake, default: 0] += 1
         let behaviour = behaviours[card] ?? .ok
@@ -99,7 +124,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         // The issuer processes the request whatever happens to its answer.
         var answer: (status: Int, body: [String: JSONValue])?
         world.at(processedMs, nil, "issuer processes a call") { [self] in
-            answer = apply(card: card, device: device, handshake: handshake, firstUse: firstUse, behaviour: behaviour, dcs: dcs)
+            answer = apply(card: card, wallet: wallet, device: device, handshake: handshake, firstUse: firstUse, behaviour: behaviour,
+                           dialect: dialect)
         }
         let timeoutAt = startedMs + Int64(max(1, timeoutMs))
         if latency >= Int64(timeoutMs) || behaviour == .appliedLate {
@@ -121,21 +147,40 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     }
 
     /// What the issuer does with a call when it processes it: its HTTP answer.
-    private func apply(card: String, device: String, handshake: String, firstUse: Bool, behaviour: Behaviour,
-                       dcs: Bool) -> (Int, [String: JSONValue]) {
+    private func apply(card: String, wallet: Wallet, device: String, handshake: String, firstUse: Bool, behaviour: Behaviour,
+                       dialect: Dialect) -> (Int, [String: JSONValue]) {
         func error(_ status: Int, _ code: String) -> (Int, [String: JSONValue]) {
-            dcs ? (200, ["code": .string(code), "message": .string("simulated")]) : (status, ["error": .object(["code": .string(code), "message": .string("simulated")])])
+            switch dialect {
+            case .imprint: (status, ["error": .object(["code": .string(code), "message": .string("simulated")])])
+            case .dcs: (200, ["code": .string(code), "message": .string("simulated")])
+            case .gnosis: (status, ["code": .string(code), "message": .string("simulated")])
+            }
         }
-        if behaviour == .inactive { return error(422, dcs ? "CARD_STATUS_INVALID" : "payment_method_not_active") }
-        if tokens[card]?.contains(where: { $0.device == device }) == true { return error(409, dcs ? "WALLET_ALREADY_BOUND" : "already_provisioned") }
-        if !firstUse { return error(400, dcs ? "NONCE_USED" : "invalid_request") }
+        let codes: (inactive: String, already: String, used: String) = switch dialect {
+        case .imprint: ("payment_method_not_active", "already_provisioned", "invalid_request")
+        case .dcs: ("CARD_STATUS_INVALID", "WALLET_ALREADY_BOUND", "NONCE_USED")
+        case .gnosis: ("card_not_active", "already_provisioned", "invalid_request")
+        }
+        if behaviour == .inactive { return error(422, codes.inactive) }
+        if tokens[card]?.contains(where: { $0.wallet == wallet && $0.device == device }) == true { return error(409, codes.already) }
+        if !firstUse { return error(400, codes.used) }
         if behaviour == .unappliedThen504 { return (504, [:]) }
-        tokens[card, default: []].append(Token(device: device, createdAtMs: world.nowMs, handshake: handshake))
+        tokens[card, default: []].append(Token(wallet: wallet, device: device, createdAtMs: world.nowMs, handshake: handshake))
         if behaviour == .appliedLate { appliedLate += 1 }
-        world.note("issuer applied \(handshake.prefix(12)) for card \(card)")
-        let payload: JSONValue = .object(["opaque_payment_card": .string("opc-\(card)")])
-        return dcs ? (200, ["code": .string("SYS_SUCCESS"), "data": .object(["opaquePaymentCard": .string("opc-\(card)")])])
-            : (200, ["wallet": .string("google_wallet"), "provisioning_payload": payload])
+        applied["\(dialect)/\(wallet.rawValue)", default: 0] += 1
+        world.note("issuer applied \(handshake.prefix(12)) for card \(card) (\(wallet.rawValue))")
+        let apple: [String: JSONValue] = ["activation_data": .string(Crypto.base64Encode(Array("act-\(card)".utf8))),
+                                          "encrypted_pass_data": .string(Crypto.base64Encode(Array("pass-\(card)".utf8))),
+                                          "ephemeral_public_key": .string(Crypto.base64Encode(Array("epk-\(card)".utf8)))]
+        switch dialect {
+        case .dcs:
+            return (200, ["code": .string("SYS_SUCCESS"), "data": .object(["opaquePaymentCard": .string("opc-\(card)")])])
+        case .gnosis:
+            return (200, apple)
+        case .imprint:
+            let payload: JSONValue = wallet == .applePay ? .object(apple) : .object(["opaque_payment_card": .string("opc-\(card)")])
+            return (200, ["wallet": .string(wallet.rawValue), "provisioning_payload": payload])
+        }
     }
 
     private func respond(_ status: Int, _ body: [String: JSONValue], _ startedMs: Int64,

@@ -1,13 +1,14 @@
 import Contract
 import Foundation
+import Issuers
 import Kafka
 import Pipeline
 import Recovery
 import Simulator
 
 /// One seeded schedule: three or four real workers (`SimNode`) in one consumer group over a
-/// `SimCluster`, the `SimIssuer`, a workload of single-use Google Wallet handshakes on recurring
-/// cards (some sent twice), and faults drawn from the seed: cooperative or eager rebalances,
+/// `SimCluster`, the `SimIssuer`, a workload of single-use Apple Pay and Google Wallet handshakes
+/// on recurring cards of three issuers (some requests sent twice), and faults drawn from the seed: cooperative or eager rebalances,
 /// workers joining and leaving, kill -9 (restarted later, as an orchestrator would), members the
 /// coordinator evicts while they go on working (zombies), produce errors that may or may not have
 /// written, slow acknowledgements, markers partitions that cannot be read, issuer calls longer
@@ -59,13 +60,19 @@ final class SimulationRun: @unchecked Sendable {
         var rename = false
         /// How many times an operator replays every dead letter written so far (`dlq replay`).
         var replays = 0
+        /// The share of Imprint requests that are Apple Pay (Gnosis Pay's always are; DCS's never).
+        var appleShare = 0.0
+        /// Whether Imprint's backend signs its requests (Gnosis Pay's always does; DCS's never).
+        var imprintSigned = false
+        /// How many signed requests someone copies byte for byte to another partition.
+        var copies = 0
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) apple=\(appleShare) imprint_signed=\(imprintSigned) copies=\(copies)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -94,6 +101,9 @@ final class SimulationRun: @unchecked Sendable {
             firstOffset = world.pick([0, 0, 1_000])
             rename = world.chance(0.2)
             replays = world.pick([0, 1, 2])
+            appleShare = world.pick([0.2, 0.4, 0.7])
+            imprintSigned = world.chance(0.5)
+            copies = world.pick([0, 0, 1, 3])
             self.mutations = mutations
         }
     }
@@ -114,12 +124,16 @@ final class SimulationRun: @unchecked Sendable {
     /// Faults the schedule carried out, by name (`SimulationCoverage`).
     private var carriedOut: [String: Int] = [:]
     private var sent: [Sent] = []
+    /// The signed request messages produced (what a hostile copy copies).
+    private var signedSent: [KafkaOutgoingMessage] = []
 
     /// A request the workload produced, and what its finals are judged by.
     struct Sent {
         var requestID: String
         var program: String
         var card: String
+        var wallet: Wallet
+        /// `ReconcileQuery.deviceRef`'s form.
         var device: String
         var handshake: String
         var producedAtMs: Int64
@@ -149,7 +163,7 @@ final class SimulationRun: @unchecked Sendable {
         let behaviours = SimIssuer.Behaviour.allCases
         var cards: [(program: String, id: String)] = []
         for index in 0..<settings.cards {
-            let program = world.chance(0.7) ? "sim-imprint" : "sim-dcs"
+            let program = world.pick(["sim-imprint", "sim-imprint", "sim-dcs", "sim-gnosis"])
             let card = "c\(index)"
             cards.append((program, card))
             // Most cards answer at once; the rest slowly, lose answers, or refuse.
@@ -158,19 +172,25 @@ final class SimulationRun: @unchecked Sendable {
         for _ in 0..<settings.workers { startWorker() }
         for index in 0..<settings.requests {
             let card = world.pick(cards)
-            let device = "d\(world.int(0...2))-\(card.id)"
+            let apple = card.program == "sim-gnosis" || (card.program == "sim-imprint" && world.chance(settings.appleShare))
+            // A phone holds cards of several programs; a Google device here holds one card's.
+            let device = apple ? "a\(world.int(0...2))" : "d\(world.int(0...2))-\(card.id)"
             let at = world.int(1_000...Self.sendWindowMs)
             let resend = world.chance(settings.resendRate) ? world.int(0...15_000) : nil
             world.after(at, nil, "request produced") { [self] in
-                let request = request(id: "r\(index)", program: card.program, card: card.id, device: device, wallet: "w\(index)")
-                sent.append(Sent(requestID: request.requestID, program: card.program, card: card.id, device: device,
-                                 handshake: HandshakeReference.google(walletID: "w\(index)", deviceID: device, serverSessionID: nil),
+                let made = request(id: "r\(index)", program: card.program, card: card.id, device: device, apple: apple, wallet: "w\(index)")
+                guard let made else { return cluster.violation("request r\(index): no Apple device could be made") }
+                let request = made.request
+                sent.append(Sent(requestID: request.requestID, program: card.program, card: card.id, wallet: request.wallet,
+                                 device: ReconcileQuery.deviceRef(for: request) ?? "?", handshake: HandshakeReference.of(request) ?? "?",
                                  producedAtMs: world.nowMs, deadlineMs: world.nowMs + Self.windowMs))
-                let partition = cluster.partition(for: request.message)
-                let offset = cluster.append(request.message, partition: partition)
-                world.note("request \(request.requestID) (\(card.program), card \(card.id): \(issuer.behaviours[card.id].map { "\($0)" } ?? "ok")) at \(partition)@\(offset)")
+                let partition = cluster.partition(for: made.message)
+                let message = signed(made.message, program: card.program, partition: partition)
+                if message.headers.contains(where: { $0.key == RequestSignature.header }) { signedSent.append(message) }
+                let offset = cluster.append(message, partition: partition)
+                world.note("request \(request.requestID) (\(card.program) \(request.wallet.rawValue), card \(card.id): \(issuer.behaviours[card.id].map { "\($0)" } ?? "ok")) at \(partition)@\(offset)")
                 if let resend { world.after(resend, nil, "request produced again") { [self] in
-                    let offset = cluster.append(request.message, partition: partition)
+                    let offset = cluster.append(message, partition: partition)
                     world.note("request \(request.requestID) again at \(partition)@\(offset)")
                 } }
             }
@@ -271,6 +291,15 @@ final class SimulationRun: @unchecked Sendable {
         }
         // Some replays come while the original's copies are still in flight, some after.
         for _ in 0..<settings.replays { world.after(world.int(15_000...70_000), nil, "operator replays dead letters") { [self] in replayDeadLetters() } }
+        schedule(settings.copies, "fault: a signed request copied to another partition") { [self] in
+            guard settings.partitions > 1, !signedSent.isEmpty else { return }
+            var copy = world.pick(signedSent)
+            let original = copy.partition ?? 0
+            copy.partition = (original + Int32(world.int(1...Int64(settings.partitions - 1)))) % settings.partitions
+            let offset = cluster.append(copy, partition: copy.partition ?? 0)
+            carriedOut["copy", default: 0] += 1
+            world.note("a signed request of partition \(original) copied to \(copy.partition ?? 0)@\(offset)")
+        }
         schedule(settings.outages, "fault: produce outage") { [self] in
             let topic = world.pick([Self.topics.results, Self.topics.markers])
             cluster.produceOutageUntilMs[topic] = world.nowMs + world.int(2_000...15_000)
@@ -311,19 +340,53 @@ final class SimulationRun: @unchecked Sendable {
 
     // MARK: - Workload
 
-    /// A Google Wallet provisioning request (a fresh handshake: wallet id `wallet`), keyed by card.
-    private func request(id: String, program: String, card: String, device: String, wallet: String)
-        -> (requestID: String, message: KafkaOutgoingMessage) {
-        let value: JSONValue = .object([
+    /// A provisioning request with a fresh handshake, keyed by card: Apple Pay from the simulated
+    /// phone `device` (a nonce drawn from the schedule), or Google Wallet with wallet id `wallet`.
+    /// Nil when the phone's certificates could not be made.
+    private func request(id: String, program: String, card: String, device: String, apple: Bool, wallet: String)
+        -> (request: ProvisioningRequest, message: KafkaOutgoingMessage)? {
+        var value: [String: JSONValue] = [
             "version": .integer(1), "request_id": .string(id), "program": .string(program), "kind": .string("provision"),
-            "wallet": .string("google_wallet"),
             "card": .object(["id": .string(card), "last4": .string("4242"), "user_id": .string("u-\(card)")]),
-            "google": .object(["wallet_id": .string(wallet), "device_id": .string(device), "google_opc_requested": .bool(false)]),
             "started_at": .string(RFC3339.format(milliseconds: world.nowMs)),
-        ])
-        return (id, KafkaOutgoingMessage(topic: Self.topics.requests, key: Array(card.utf8), value: JSONWriter.encode(value),
-                                         timestampMs: world.nowMs))
+        ]
+        if apple {
+            guard let phone = Self.phones[device] else { return nil }
+            let nonce = (0..<16).map { _ in UInt8(world.int(0...255)) }
+            let signature = (0..<70).map { _ in UInt8(world.int(0...255)) }
+            value["wallet"] = .string("apple_pay")
+            value["apple"] = .object(["certificates": .array(phone.map { .string($0) }), "nonce": .string(Crypto.base64Encode(nonce)),
+                                      "nonce_signature": .string(Crypto.base64Encode(signature)), "device_type": .string("iphone"),
+                                      "app_version": .string("5.2.0")])
+        } else {
+            value["wallet"] = .string("google_wallet")
+            value["google"] = .object(["wallet_id": .string(wallet), "device_id": .string(device), "google_opc_requested": .bool(false)])
+        }
+        let bytes = JSONWriter.encode(.object(value))
+        guard case .decoded(let request) = RequestDecoder.decode(bytes) else { return nil }
+        return (request, KafkaOutgoingMessage(topic: Self.topics.requests, key: Array(card.utf8), value: bytes, timestampMs: world.nowMs))
     }
+
+    /// `message` signed for `partition` (v3) with its program's key, when the program signs.
+    private func signed(_ message: KafkaOutgoingMessage, program: String, partition: Int32) -> KafkaOutgoingMessage {
+        guard program == "sim-gnosis" || (program == "sim-imprint" && settings.imprintSigned) else { return message }
+        var pinned = message
+        pinned.partition = partition
+        let key = Self.environment[program == "sim-gnosis" ? "SIM_GNOSIS_SIGNING_KEY" : "SIM_IMPRINT_SIGNING_KEY"] ?? ""
+        return RequestSigner(secret: Sensitive(key)).signed(pinned, partitionCount: Int(settings.partitions),
+                                                                                                 nowMs: world.nowMs)
+    }
+
+    /// Three simulated phones' PassKit certificates (leaf, intermediate; base64 DER), made once per
+    /// process: real chains the workers verify. The nonce and its signature are the schedule's.
+    static let phones: [String: [String]] = {
+        var phones: [String: [String]] = [:]
+        for index in 0..<3 {
+            guard let handshake = try? SimulatedDevice(name: "a\(index)").appleHandshake() else { continue }
+            phones["a\(index)"] = handshake.certificates
+        }
+        return phones
+    }()
 
     // MARK: - Checks
 
@@ -340,13 +403,17 @@ final class SimulationRun: @unchecked Sendable {
         }
         var finals: [String: [(result: ProvisioningResult, atMs: Int64, replay: Bool)]] = [:]
         for record in cluster.records(Self.topics.results) {
-            guard let result = try? ProvisioningResult.decode(record.value), result.isFinal else { continue }
+            guard let result = try? ProvisioningResult.decode(record.value) else { continue }
+            if result.code == .unauthenticated { cluster.violation("request \(result.requestID): a message that failed its signature check was answered") }
+            guard result.isFinal else { continue }
             let replay = record.headers.contains { $0.key == DeadLetterHeader.replayOf }
             finals[result.requestID, default: []].append((result, record.timestampMs ?? 0, replay))
         }
         // A dead letter holds the request it gave up on: matched by the request's identity.
+        // A copy refused as unauthentic is dead-lettered too, and answers nothing for the original.
         let deadLettered = Set(cluster.records(Self.topics.deadLetters).compactMap { record -> String? in
-            guard let document = try? JSONParser().parse(record.value), let id = document["request_id"]?.stringValue,
+            guard !record.headers.contains(where: { $0.key == DeadLetterHeader.code && $0.value == Array("unauthenticated".utf8) }),
+                  let document = try? JSONParser().parse(record.value), let id = document["request_id"]?.stringValue,
                   let program = document["program"]?.stringValue else { return nil }
             return "\(program)/\(id)"
         })
@@ -360,7 +427,7 @@ final class SimulationRun: @unchecked Sendable {
                 }
                 continue
             }
-            let facts = issuer.facts(handshake: request.handshake, card: request.card, device: request.device)
+            let facts = issuer.facts(handshake: request.handshake, card: request.card, wallet: request.wallet, device: request.device)
             if let untrue = FinalTruth.contradiction(first.result, facts: facts, producedAtMs: request.producedAtMs) {
                 cluster.violation("request \(requestID): \(Self.describe(first.result)) is untrue: \(untrue)")
             }
@@ -394,6 +461,7 @@ final class SimulationRun: @unchecked Sendable {
         for node in nodes { series.merge(SimulationCoverage.series(of: node.metrics), uniquingKeysWith: +) }
         var schedule = carriedOut
         schedule["applied-late"] = issuer.appliedLate
+        for (path, count) in issuer.applied { schedule["applied/\(path)"] = count }
         schedule["recovered"] = cluster.records(Self.topics.markers).filter { record in
             CallMarker.decode(record.value).map { $0.state == .completed && $0.outcome == .recovered } ?? false
         }.count
@@ -413,14 +481,16 @@ final class SimulationRun: @unchecked Sendable {
 
     /// The workers' secrets (environment).
     static let environment = ["PROVISIONER_AUDIT_KEY": "sim-audit-key-0123456789abcdef0123456789abcdef",
-                              "SIM_IMPRINT_KEY": "imprint-key", "SIM_DCS_KEY": "dcs-key", "SIM_DCS_SECRET": "dcs-secret-0123456789",
+                              "SIM_IMPRINT_KEY": "imprint-key", "SIM_DCS_KEY": "dcs-key", "SIM_GNOSIS_KEY": "gnosis-key",
+                              "SIM_IMPRINT_SIGNING_KEY": "sim-imprint-signing-0123456789abcdef0123456789abcdef",
+                              "SIM_GNOSIS_SIGNING_KEY": "sim-gnosis-signing-0123456789abcdef0123456789abcdef", "SIM_DCS_SECRET": "dcs-secret-0123456789",
                               "SIM_REPLAY_KEY": replaySecret]
     private static let replaySecret = "sim-replay-key-0123456789abcdef0123456789abcdef"
     /// The operator's replay keys: the workers' one replay key (`dlq.replay_signing_secret_env`).
     static let replayKeys = ReplayKeyring(keys: [ReplayKeyring.Key(id: nil, secret: Sensitive(replaySecret))])
 
-    /// A worker's configuration: two programs (Imprint with a state query, DCS without), no
-    /// payload encryption (the simulation checks decisions, not JWE), a 20 s Google window, short
+    /// A worker's configuration: three programs (Imprint with a state query, DCS and Gnosis Pay
+    /// without), no payload encryption (the simulation checks decisions, not JWE), 20 s windows, short
     /// reconciliation tiers, and the seed's drain.
     static func configuration(workerID: String, group: String, settings: Settings) -> WorkerConfiguration {
         var configuration = WorkerConfiguration(workerID: workerID)
@@ -440,7 +510,11 @@ final class SimulationRun: @unchecked Sendable {
         var dcs = ProgramConfiguration(name: "sim-dcs", issuer: .dcs, baseURL: "http://dcs.sim", apiKey: .environment("SIM_DCS_KEY"))
         dcs.apiSecret = .environment("SIM_DCS_SECRET")
         dcs.timeoutMs = 10_000
-        configuration.programs = ["sim-imprint": imprint, "sim-dcs": dcs]
+        var gnosis = ProgramConfiguration(name: "sim-gnosis", issuer: .gnosis, baseURL: "http://gnosis.sim", apiKey: .environment("SIM_GNOSIS_KEY"))
+        gnosis.timeoutMs = 10_000
+        gnosis.requestSigningSecret = .environment("SIM_GNOSIS_SIGNING_KEY")
+        if settings.imprintSigned { imprint.requestSigningSecret = .environment("SIM_IMPRINT_SIGNING_KEY") }
+        configuration.programs = ["sim-imprint": imprint, "sim-dcs": dcs, "sim-gnosis": gnosis]
         return configuration
     }
 }
