@@ -39,6 +39,8 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "workload: Apple Pay applied by Imprint", series: ["schedule:applied/imprint/apple_pay"]),
         Path(name: "workload: Apple Pay applied by Gnosis Pay", series: ["schedule:applied/gnosis/apple_pay"]),
         Path(name: "workload: a signed request's copy on another partition refused", series: ["provisioner_unauthenticated_total"]),
+        Path(name: "workload: a final on a reply route", series: ["schedule:routed"]),
+        Path(name: "workload: a reply route to a missing topic refused", series: ["schedule:route_refused"]),
         Path(name: "schedule: kill -9", series: ["schedule:kill"]),
         Path(name: "schedule: member evicted while it works (zombie)", series: ["schedule:eviction"]),
         Path(name: "schedule: issuer applies after the client's timeout", series: ["schedule:applied-late"]),

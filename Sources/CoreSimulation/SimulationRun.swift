@@ -22,6 +22,9 @@ final class SimulationRun: @unchecked Sendable {
     /// Virtual time starts here (2027-01-15): timestamps read like real ones.
     static let epochMs: Int64 = 1_800_000_000_000
     static let topics = TopicNames()
+    /// The backends' reply topic (two partitions), and a name under the allowed prefix that the
+    /// cluster does not have.
+    static let replyTopic = "sim.replies", missingReplyTopic = "sim.reply.gone"
     /// How long after its deadline a request's final may come (reconciliation tiers and hand-overs).
     static let reconcileAllowanceMs: Int64 = 45_000
     /// When the last request is sent, and when the run ends.
@@ -66,13 +69,15 @@ final class SimulationRun: @unchecked Sendable {
         var imprintSigned = false
         /// How many signed requests someone copies byte for byte to another partition.
         var copies = 0
+        /// The share of requests that name a reply route (Spring Kafka's request-reply headers).
+        var replyShare = 0.0
         var mutations = CoreMutations()
 
         var description: String {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) apple=\(appleShare) imprint_signed=\(imprintSigned) copies=\(copies)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) apple=\(appleShare) imprint_signed=\(imprintSigned) copies=\(copies) replies=\(replyShare)"
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -104,6 +109,7 @@ final class SimulationRun: @unchecked Sendable {
             appleShare = world.pick([0.2, 0.4, 0.7])
             imprintSigned = world.chance(0.5)
             copies = world.pick([0, 0, 1, 3])
+            replyShare = world.pick([0, 0.3, 0.7])
             self.mutations = mutations
         }
     }
@@ -135,6 +141,8 @@ final class SimulationRun: @unchecked Sendable {
         var wallet: Wallet
         /// `ReconcileQuery.deviceRef`'s form.
         var device: String
+        /// The reply route its headers name (nil: the default results topic).
+        var route: ReplyRoute?
         var handshake: String
         var producedAtMs: Int64
         var deadlineMs: Int64
@@ -147,7 +155,7 @@ final class SimulationRun: @unchecked Sendable {
         let topics = Self.topics
         cluster = SimCluster(world: world, partitions: [topics.requests: settings.partitions, topics.markers: settings.partitions,
                                                         topics.results: 1, topics.audit: 1, topics.reconcile: 2, topics.deadLetters: 1,
-                                                        topics.parked: 1],
+                                                        topics.parked: 1, Self.replyTopic: 2],
                              cooperative: settings.cooperative, rebalanceTimeoutMs: settings.rebalanceTimeoutMs,
                              sessionTimeoutMs: settings.sessionTimeoutMs, firstOffset: settings.firstOffset)
         issuer = SimIssuer(world: world)
@@ -177,12 +185,17 @@ final class SimulationRun: @unchecked Sendable {
             let device = apple ? "a\(world.int(0...2))" : "d\(world.int(0...2))-\(card.id)"
             let at = world.int(1_000...Self.sendWindowMs)
             let resend = world.chance(settings.resendRate) ? world.int(0...15_000) : nil
+            let route: ReplyRoute? = if world.chance(settings.replyShare) {
+                ReplyRoute(topic: world.chance(0.1) ? Self.missingReplyTopic : Self.replyTopic, partition: world.chance(0.5) ? Int32(world.int(0...1)) : nil,
+                           correlationID: Array("corr-r\(index)".utf8))
+            } else { nil }
             world.after(at, nil, "request produced") { [self] in
-                let made = request(id: "r\(index)", program: card.program, card: card.id, device: device, apple: apple, wallet: "w\(index)")
+                let made = request(id: "r\(index)", program: card.program, card: card.id, device: device, apple: apple, wallet: "w\(index)",
+                                   route: route)
                 guard let made else { return cluster.violation("request r\(index): no Apple device could be made") }
                 let request = made.request
                 sent.append(Sent(requestID: request.requestID, program: card.program, card: card.id, wallet: request.wallet,
-                                 device: ReconcileQuery.deviceRef(for: request) ?? "?", handshake: HandshakeReference.of(request) ?? "?",
+                                 device: ReconcileQuery.deviceRef(for: request) ?? "?", route: route, handshake: HandshakeReference.of(request) ?? "?",
                                  producedAtMs: world.nowMs, deadlineMs: world.nowMs + Self.windowMs))
                 let partition = cluster.partition(for: made.message)
                 let message = signed(made.message, program: card.program, partition: partition)
@@ -343,7 +356,7 @@ final class SimulationRun: @unchecked Sendable {
     /// A provisioning request with a fresh handshake, keyed by card: Apple Pay from the simulated
     /// phone `device` (a nonce drawn from the schedule), or Google Wallet with wallet id `wallet`.
     /// Nil when the phone's certificates could not be made.
-    private func request(id: String, program: String, card: String, device: String, apple: Bool, wallet: String)
+    private func request(id: String, program: String, card: String, device: String, apple: Bool, wallet: String, route: ReplyRoute?)
         -> (request: ProvisioningRequest, message: KafkaOutgoingMessage)? {
         var value: [String: JSONValue] = [
             "version": .integer(1), "request_id": .string(id), "program": .string(program), "kind": .string("provision"),
@@ -364,7 +377,15 @@ final class SimulationRun: @unchecked Sendable {
         }
         let bytes = JSONWriter.encode(.object(value))
         guard case .decoded(let request) = RequestDecoder.decode(bytes) else { return nil }
-        return (request, KafkaOutgoingMessage(topic: Self.topics.requests, key: Array(card.utf8), value: bytes, timestampMs: world.nowMs))
+        var message = KafkaOutgoingMessage(topic: Self.topics.requests, key: Array(card.utf8), value: bytes, timestampMs: world.nowMs)
+        if let route {
+            message.headers.append(KafkaHeader(key: ReplyRoute.topicHeader, string: route.topic ?? ""))
+            if let partition = route.partition {
+                message.headers.append(KafkaHeader(key: ReplyRoute.partitionHeader, value: withUnsafeBytes(of: partition.bigEndian, Array.init)))
+            }
+            message.headers.append(KafkaHeader(key: ReplyRoute.correlationHeader, value: route.correlationID))
+        }
+        return (request, message)
     }
 
     /// `message` signed for `partition` (v3) with its program's key, when the program signs.
@@ -402,14 +423,19 @@ final class SimulationRun: @unchecked Sendable {
             if count > 1 { cluster.violation("handshake \(handshake) reached the issuer \(count) times") }
         }
         var finals: [String: [(result: ProvisioningResult, atMs: Int64, replay: Bool)]] = [:]
-        for record in cluster.records(Self.topics.results) {
+        let routes = Dictionary(sent.map { ($0.requestID, $0.route) }, uniquingKeysWith: { first, _ in first })
+        for record in cluster.records(Self.topics.results) + cluster.records(Self.replyTopic) {
             guard let result = try? ProvisioningResult.decode(record.value) else { continue }
             if result.code == .unauthenticated { cluster.violation("request \(result.requestID): a message that failed its signature check was answered") }
+            if let misrouted = Self.misrouting(record, result: result, route: routes[result.requestID] ?? nil) {
+                cluster.violation("request \(result.requestID): \(Self.describe(result)) \(misrouted)")
+            }
             guard result.isFinal else { continue }
+            if record.topic == Self.replyTopic { carriedOut["routed", default: 0] += 1 }
+            if (routes[result.requestID] ?? nil)?.topic == Self.missingReplyTopic { carriedOut["route_refused", default: 0] += 1 }
             let replay = record.headers.contains { $0.key == DeadLetterHeader.replayOf }
             finals[result.requestID, default: []].append((result, record.timestampMs ?? 0, replay))
         }
-        // A dead letter holds the request it gave up on: matched by the request's identity.
         // A copy refused as unauthentic is dead-lettered too, and answers nothing for the original.
         let deadLettered = Set(cluster.records(Self.topics.deadLetters).compactMap { record -> String? in
             guard !record.headers.contains(where: { $0.key == DeadLetterHeader.code && $0.value == Array("unauthenticated".utf8) }),
@@ -468,6 +494,24 @@ final class SimulationRun: @unchecked Sendable {
         return SimulationCoverage(series: series, schedule: schedule)
     }
 
+    /// Why `record`, a result for a request whose headers named `route`, is not where the contract
+    /// puts it: on the route's topic and partition with its correlation id echoed; a route to a
+    /// topic the cluster lacks is refused, and that rejection goes to the default results topic.
+    static func misrouting(_ record: KafkaMessage, result: ProvisioningResult, route: ReplyRoute?) -> String? {
+        let correlation = record.headers.last { $0.key == ReplyRoute.correlationHeader }?.value
+        guard let route, route.topic != missingReplyTopic else {
+            if record.topic != topics.results { return "went to \(record.topic), not the default results topic" }
+            if route != nil, result.status != .rejected || result.code != .invalidRequest {
+                return "answered a reply route to a missing topic, which must be rejected invalid_request"
+            }
+            return nil
+        }
+        if record.topic != route.topic { return "went to \(record.topic), not the request's reply topic" }
+        if let partition = route.partition, record.partition != partition { return "went to partition \(record.partition), not the one asked for" }
+        if correlation != route.correlationID { return "does not echo the request's correlation id" }
+        return nil
+    }
+
     /// Two finals agree when status, code, next action and whether a payload came agree.
     static func sameAnswer(_ a: ProvisioningResult, _ b: ProvisioningResult) -> Bool {
         a.status == b.status && a.code == b.code && a.nextAction == b.nextAction && (a.payload == nil) == (b.payload == nil)
@@ -515,6 +559,7 @@ final class SimulationRun: @unchecked Sendable {
         gnosis.requestSigningSecret = .environment("SIM_GNOSIS_SIGNING_KEY")
         if settings.imprintSigned { imprint.requestSigningSecret = .environment("SIM_IMPRINT_SIGNING_KEY") }
         configuration.programs = ["sim-imprint": imprint, "sim-dcs": dcs, "sim-gnosis": gnosis]
+        configuration.replyTopics = [replyTopic, "sim.reply.*"]
         return configuration
     }
 }
