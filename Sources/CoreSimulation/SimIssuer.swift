@@ -12,8 +12,9 @@ import Simulator
 /// at all), loses the answer without applying, or refuses (inactive card).
 ///
 /// Every call is counted per handshake (`HandshakeReference`): the promise "a handshake reaches the
-/// issuer at most once". Which handshake made which token is kept too: the truth each final is
-/// judged by (`FinalTruth`).
+/// issuer at most once"; and per request, by the trace id of the call's `traceparent` (a child of
+/// the request's own): "a request reaches the issuer at most once, and its call carries its trace".
+/// Which handshake made which token is kept too: the truth each final is judged by (`FinalTruth`).
 final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     /// How a card behaves.
     enum Behaviour: CaseIterable {
@@ -33,6 +34,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     let world: SimWorld
     /// Calls per handshake reference.
     private(set) var calls: [String: Int] = [:]
+    /// Calls per trace id ("-" for a call without a well-formed `traceparent`).
+    private(set) var callsPerTrace: [String: Int] = [:]
     /// Wallet tokens per card.
     private(set) var tokens: [String: [Token]] = [:]
     /// Each card's behaviour (ok when not listed).
@@ -51,6 +54,7 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         let path = request.url.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2).map(String.init)
         let body = (try? JSONParser().parse(request.body)) ?? .null
         func call(_ card: String, _ wallet: Wallet, _ issuer: Dialect) {
+            callsPerTrace[Self.traceID(request), default: 0] += 1
             let handshake: String, device: String
             switch wallet {
             case .applePay:
@@ -91,6 +95,14 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     /// Whose wire format an answer takes.
     enum Dialect {
         case imprint, dcs, gnosis
+    }
+
+    /// The trace id of `request`'s `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), or "-".
+    static func traceID(_ request: HTTPClientRequest) -> String {
+        guard let header = request.headers.last(where: { $0.name.lowercased() == "traceparent" })?.value else { return "-" }
+        let parts = header.split(separator: "-")
+        guard parts.count == 4, parts[1].count == 32 else { return "-" }
+        return String(parts[1])
     }
 
     private static func handshake(_ wallet: JSONValue?, _ device: JSONValue?, _ session: JSONValue?) -> String {

@@ -378,6 +378,7 @@ final class SimulationRun: @unchecked Sendable {
         let bytes = JSONWriter.encode(.object(value))
         guard case .decoded(let request) = RequestDecoder.decode(bytes) else { return nil }
         var message = KafkaOutgoingMessage(topic: Self.topics.requests, key: Array(card.utf8), value: bytes, timestampMs: world.nowMs)
+        message.headers.append(KafkaHeader(key: "traceparent", string: "00-\(Self.traceID(id))-\(Self.traceID(id).prefix(16))-01"))
         if let route {
             message.headers.append(KafkaHeader(key: ReplyRoute.topicHeader, string: route.topic ?? ""))
             if let partition = route.partition {
@@ -396,6 +397,11 @@ final class SimulationRun: @unchecked Sendable {
         let key = Self.environment[program == "sim-gnosis" ? "SIM_GNOSIS_SIGNING_KEY" : "SIM_IMPRINT_SIGNING_KEY"] ?? ""
         return RequestSigner(secret: Sensitive(key)).signed(pinned, partitionCount: Int(settings.partitions),
                                                                                                  nowMs: world.nowMs)
+    }
+
+    /// The trace id of request `id`'s `traceparent`, as its backend would have started it.
+    static func traceID(_ id: String) -> String {
+        String(Crypto.hex(Crypto.sha256(utf8: "trace \(id)")).prefix(32))
     }
 
     /// Three simulated phones' PassKit certificates (leaf, intermediate; base64 DER), made once per
@@ -421,6 +427,14 @@ final class SimulationRun: @unchecked Sendable {
         for (handshake, count) in issuer.calls.sorted(by: { $0.key < $1.key }) {
             calls += count
             if count > 1 { cluster.violation("handshake \(handshake) reached the issuer \(count) times") }
+        }
+        let requestOfTrace = Dictionary(sent.map { (Self.traceID($0.requestID), $0.requestID) }, uniquingKeysWith: { first, _ in first })
+        for (trace, count) in issuer.callsPerTrace.sorted(by: { $0.key < $1.key }) {
+            guard let requestID = requestOfTrace[trace] else {
+                cluster.violation("\(count) issuer calls carried no trace of a request sent (trace \(trace))")
+                continue
+            }
+            if count > 1 { cluster.violation("request \(requestID) reached the issuer \(count) times") }
         }
         var finals: [String: [(result: ProvisioningResult, atMs: Int64, replay: Bool)]] = [:]
         let routes = Dictionary(sent.map { ($0.requestID, $0.route) }, uniquingKeysWith: { first, _ in first })
