@@ -29,6 +29,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         var device: String
         var createdAtMs: Int64
         var handshake: String
+        /// The trace id of the call that made it.
+        var trace: String
     }
 
     let world: SimWorld
@@ -67,8 +69,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
                 handshake = Self.handshake(body[dcs ? "clientCustomerId" : "wallet_id"], deviceID, dcs ? nil : body["server_session_id"])
                 device = Crypto.hex(Crypto.sha256(utf8: deviceID?.stringValue ?? "?"))
             }
-            provision(card: card, wallet: wallet, device: device, handshake: handshake, dialect: issuer, timeoutMs: request.timeoutMs,
-                      startedMs: startedMs, completion: completion)
+            provision(card: card, wallet: wallet, device: device, handshake: handshake, trace: Self.traceID(request), dialect: issuer,
+                      timeoutMs: request.timeoutMs, startedMs: startedMs, completion: completion)
         }
         if request.url.hasPrefix("http://imprint.sim"), path.count == 5, path[3] == "provision", let wallet = Wallet(rawValue: path[4]) {
             call(path[2], wallet, .imprint)
@@ -110,17 +112,21 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
                                   serverSessionID: session?.stringValue)
     }
 
-    /// What the issuer did with `handshake` of a request for `card` on `device`: the facts its
-    /// finals are judged by.
-    func facts(handshake: String, card: String, wallet: Wallet, device: String) -> FinalTruth.Facts {
+    /// What the issuer did with the request whose handshake is `handshake` and whose trace is
+    /// `trace`, for `card` in `wallet` on `device`: the facts its finals are judged by. A Legacy
+    /// Google Pay handshake recurs across requests, so its calls and token are the trace's.
+    func facts(handshake: String, trace: String, card: String, wallet: Wallet, device: String) -> FinalTruth.Facts {
         let held = tokens[card]?.filter { $0.wallet == wallet && $0.device == device } ?? []
-        return FinalTruth.Facts(calls: calls[handshake] ?? 0, applied: held.contains { $0.handshake == handshake },
+        let legacy = wallet == .googlePay
+        return FinalTruth.Facts(calls: legacy ? callsPerTrace[trace] ?? 0 : calls[handshake] ?? 0,
+                                applied: held.contains { legacy ? $0.trace == trace : $0.handshake == handshake },
                                 cardInWalletSinceMs: held.map(\.createdAtMs).min())
     }
 
     /// A provisioning call: applied (or not) when the issuer processes it, answered when its
     /// behaviour says, or timed out by the client's budget.
-    private func provision(card: String, wallet: Wallet, device: String, handshake: String, dialect: Dialect, timeoutMs: Int, startedMs: Int64,
+    private func provision(card: String, wallet: Wallet, device: String, handshake: String, trace: String, dialect: Dialect, timeoutMs: Int,
+                           startedMs: Int64,
                            completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
         calls[handshake, default: 0] += 1
         let behaviour = behaviours[card] ?? .ok
@@ -136,8 +142,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         // The issuer processes the request whatever happens to its answer.
         var answer: (status: Int, body: [String: JSONValue])?
         world.at(processedMs, nil, "issuer processes a call") { [self] in
-            answer = apply(card: card, wallet: wallet, device: device, handshake: handshake, firstUse: firstUse, behaviour: behaviour,
-                           dialect: dialect)
+            answer = apply(card: card, wallet: wallet, device: device, handshake: handshake, trace: trace, firstUse: firstUse,
+                           behaviour: behaviour, dialect: dialect)
         }
         let timeoutAt = startedMs + Int64(max(1, timeoutMs))
         if latency >= Int64(timeoutMs) || behaviour == .appliedLate {
@@ -159,7 +165,7 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     }
 
     /// What the issuer does with a call when it processes it: its HTTP answer.
-    private func apply(card: String, wallet: Wallet, device: String, handshake: String, firstUse: Bool, behaviour: Behaviour,
+    private func apply(card: String, wallet: Wallet, device: String, handshake: String, trace: String, firstUse: Bool, behaviour: Behaviour,
                        dialect: Dialect) -> (Int, [String: JSONValue]) {
         func error(_ status: Int, _ code: String) -> (Int, [String: JSONValue]) {
             switch dialect {
@@ -175,9 +181,10 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         }
         if behaviour == .inactive { return error(422, codes.inactive) }
         if tokens[card]?.contains(where: { $0.wallet == wallet && $0.device == device }) == true { return error(409, codes.already) }
-        if !firstUse { return error(400, codes.used) }
+        // Legacy Google Pay's wallet and device ids are stable: a retry re-sends them.
+        if !firstUse && wallet != .googlePay { return error(400, codes.used) }
         if behaviour == .unappliedThen504 { return (504, [:]) }
-        tokens[card, default: []].append(Token(wallet: wallet, device: device, createdAtMs: world.nowMs, handshake: handshake))
+        tokens[card, default: []].append(Token(wallet: wallet, device: device, createdAtMs: world.nowMs, handshake: handshake, trace: trace))
         if behaviour == .appliedLate { appliedLate += 1 }
         applied["\(dialect)/\(wallet.rawValue)", default: 0] += 1
         world.note("issuer applied \(handshake.prefix(12)) for card \(card) (\(wallet.rawValue))")
@@ -190,7 +197,11 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         case .gnosis:
             return (200, apple)
         case .imprint:
-            let payload: JSONValue = wallet == .applePay ? .object(apple) : .object(["opaque_payment_card": .string("opc-\(card)")])
+            let payload: JSONValue = switch wallet {
+            case .applePay: .object(apple)
+            case .googleWallet: .object(["opaque_payment_card": .string("opc-\(card)")])
+            case .googlePay: .object(["opaque_payment_card": .string("opc-\(card)"), "network": .string("VISA")])
+            }
             return (200, ["wallet": .string(wallet.rawValue), "provisioning_payload": payload])
         }
     }

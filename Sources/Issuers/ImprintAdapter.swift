@@ -95,8 +95,9 @@ public struct ImprintAdapter: IssuerAdapter {
                                  timeoutMs: 0)
     }
 
-    /// Applied iff a token for the query's wallet (and device, when known) created at or after
-    /// `windowStart − 5 s` exists; 404 `payment_method_not_found` means nothing was applied.
+    /// Applied iff a token for the query's wallet (and device, when known) made by this call's
+    /// handshake (else created at or after `windowStart − 5 s`) exists; for Legacy Google Pay such a
+    /// token is `notAttributable`; 404 `payment_method_not_found` means nothing was applied.
     public func reconcileAnswer(for response: HTTPClientResponse, to query: ReconcileQuery) -> ReconcileAnswer {
         let body = IssuerWire.json(response.body)
         guard IssuerWire.isSuccess(response.status) else {
@@ -109,10 +110,12 @@ public struct ImprintAdapter: IssuerAdapter {
             return .unknown(reason: "the Imprint wallet token answer lacks the data array")
         }
         // Only this wallet on this device counts. A token whose `handshake_ref` is this call's was
-        // made by it (for Legacy Google Pay, whose reference recurs, only one made since the
-        // window's start); any other token there means the card was already in that wallet, so the
-        // call was, or would have been, answered `already_provisioned`. Without `handshake_ref`,
-        // the token's time alone tells: from the window's start (less the skew allowance) on, ours.
+        // made by it; any other token there means the card was already in that wallet, so the call
+        // was, or would have been, answered `already_provisioned`. Legacy Google Pay's reference
+        // recurs (the app's next attempt re-sends the same ids): a token with it made since the
+        // window's start (less the skew allowance) may be this call's or a concurrent attempt's,
+        // which no state tells apart. Without `handshake_ref`, the token's time alone tells: from
+        // the window's start (less the skew allowance) on, ours.
         let earliest = query.windowStartMs - Self.reconcileSkewMs
         var earlier: String?
         for token in tokens {
@@ -127,6 +130,7 @@ public struct ImprintAdapter: IssuerAdapter {
             let made: Bool
             if let ours = query.handshakeRef, let theirs = token["handshake_ref"]?.stringValue {
                 made = theirs.lowercased() == ours && created >= earliest
+                if made && query.wallet == .googlePay { return .notAttributable(detail: detail + ", by this call or another attempt with the same ids") }
             } else {
                 made = created >= earliest
             }

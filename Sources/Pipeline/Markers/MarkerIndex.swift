@@ -56,6 +56,17 @@ final class MarkerIndex: Sendable {
         }
     }
 
+    /// This process's `started` marker for `key` in `partition` was fenced out (a newer owner's
+    /// fence came first): no call followed, and every reader ignores that marker. Forgotten, so a
+    /// later copy of the request here tries to call (and is fenced out in turn) instead of
+    /// reconciling a call that was never made: such a reconciliation, not fenced itself, would
+    /// decide a final beside the new owner's.
+    func fencedOut(_ key: CallMarker.Key, in partition: TopicPartition) {
+        entries.withLock { entries in
+            if entries[partition]?.found.states[key] == .started { entries[partition]?.found.states[key] = nil }
+        }
+    }
+
     /// This owner wrote `key`'s decision (`encoded`) in `partition` and could not publish it (the
     /// request was dead-lettered): catch-up read the partition before it, so without this an
     /// operator's replay of that dead letter in the same assignment would not find the decision and

@@ -59,6 +59,13 @@ extension ReconcileRunner {
         case .notApplied:
             context.metrics.countReconcile("not_applied")
             publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
+        case .notAttributable where context.mutations.recurringHandshakeAsOurs:
+            context.metrics.countReconcile("applied")
+            publishFinal(held, outcome: OutcomeTable.reconciledApplied())
+        case .notAttributable:
+            // The card is in the wallet, by this call or another attempt's: nothing more can be learned.
+            context.metrics.countReconcile("not_attributable")
+            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
         case .noStateAPI:
             if previousOwnerMayAnswer, job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts) {
                 retryLater(held, reason: "waiting for the previous owner's answer")

@@ -86,7 +86,7 @@ struct WorkerMetrics: Sendable {
 
     /// Reconciliation outcomes: the only values of the `outcome` label (the words ReconcileRunner
     /// passes to `countReconcile`; any other word is counted as `unknown`).
-    static let reconcileOutcomes = ["applied", "already_present", "not_applied", "not_applied_yet", "no_state_api", "payment", "previous_owner_answered", "previous_owner_decided",
+    static let reconcileOutcomes = ["applied", "already_present", "not_applied", "not_applied_yet", "no_state_api", "not_attributable", "payment", "previous_owner_answered", "previous_owner_decided",
                                     unknownLabel]
 
     /// Creates every series of the labelled counters whose labels are known now, at 0: results by
