@@ -36,16 +36,17 @@ public enum SimulationBatch {
 
     /// Runs `seeds` (with `mutation` put back, if any); `tracing` keeps each run's event trace;
     /// `stopAtFirstFailure` ends the batch once a seed failed (the seeds after it on other lanes
-    /// may still finish).
+    /// may still finish); `commitTimeoutRate` is the share of synchronous commits left unanswered
+    /// within their bound (`SimulationRun.Settings.commitTimeoutRate`; 0: the seeds' own schedules).
     public static func run(_ seeds: [UInt64], mutation: SimulationMutation? = nil, tracing: Bool = false,
-                           stopAtFirstFailure: Bool = false, lanes: Int = 2) -> Summary {
+                           stopAtFirstFailure: Bool = false, lanes: Int = 2, commitTimeoutRate: Double = 0) -> Summary {
         let lanes = max(1, min(lanes, seeds.count))
         let parts = (0..<lanes).map { _ in Lane() }
         let mutations = mutation?.coreMutations ?? CoreMutations()
         DispatchQueue.concurrentPerform(iterations: lanes) { lane in
             for (index, seed) in seeds.enumerated() where index % lanes == lane {
                 if stopAtFirstFailure && parts.contains(where: \.hasFailed) { break }
-                parts[lane].add(SimulationRun(seed: seed, mutations: mutations, tracing: tracing).run())
+                parts[lane].add(SimulationRun(seed: seed, mutations: mutations, tracing: tracing, commitTimeoutRate: commitTimeoutRate).run())
             }
         }
         var total = Summary()

@@ -48,6 +48,12 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "dead-lettered after a call", series: [#"provisioner_dead_letters_total{code="publish_failed"}"#]),
     ]
 
+    /// Paths counted, not required of every batch: they run only in a batch that asks for their
+    /// fault (`SimulationBatch.run`'s `commitTimeoutRate`).
+    public static let optional: [Path] = [
+        Path(name: "synchronous commit given up unanswered", series: ["provisioner_commit_timeouts_total"]),
+    ]
+
     /// Count per path name.
     public private(set) var counts: [String: Int] = [:]
 
@@ -57,7 +63,7 @@ public struct SimulationCoverage: Sendable, Equatable {
     /// The paths of one run: `series` the summed workers' series (`name{labels}` → value),
     /// `schedule` what the schedule itself did.
     init(series: [String: Double], schedule: [String: Int]) {
-        for path in Self.required {
+        for path in Self.required + Self.optional {
             counts[path.name] = path.series.reduce(0) { sum, name in
                 sum + (name.hasPrefix("schedule:") ? schedule[String(name.dropFirst(9)), default: 0] : Self.total(name, in: series))
             }

@@ -48,6 +48,11 @@ final class SimulationRun: @unchecked Sendable {
         /// The share of seeks that fail: half refused at once, half accepted and never carried out
         /// (librdkafka's asynchronous seek reports nothing).
         var seekFaultRate = 0.0
+        /// The share of synchronous commits (on a revoke, at a stop) whose answer does not come
+        /// within their bound, half of them stored by the coordinator all the same. Not drawn from
+        /// the seed: 0 unless a run asks for it (`SimulationBatch.run`), so the seeds' schedules
+        /// stay as they were.
+        var commitTimeoutRate = 0.0
         /// Each worker's clock is off the world's by up to this much, either way (drawn per process).
         var skewMs: Int64 = 0
         /// The workers' `max_pending`: small enough in some seeds that backpressure pauses every partition.
@@ -66,6 +71,7 @@ final class SimulationRun: @unchecked Sendable {
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
                 + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays)"
+                + (commitTimeoutRate > 0 ? " commit_timeouts=\(commitTimeoutRate)" : "")
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -126,9 +132,11 @@ final class SimulationRun: @unchecked Sendable {
         var deadlineMs: Int64
     }
 
-    init(seed: UInt64, mutations: CoreMutations, tracing: Bool) {
+    init(seed: UInt64, mutations: CoreMutations, tracing: Bool, commitTimeoutRate: Double = 0) {
         self.seed = seed
-        settings = Settings(seed: seed, mutations: mutations)
+        var settings = Settings(seed: seed, mutations: mutations)
+        settings.commitTimeoutRate = commitTimeoutRate
+        self.settings = settings
         world = SimWorld(seed: seed, startMs: Self.epochMs, tracing: tracing)
         let topics = Self.topics
         cluster = SimCluster(world: world, partitions: [topics.requests: settings.partitions, topics.markers: settings.partitions,

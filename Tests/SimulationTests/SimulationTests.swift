@@ -30,6 +30,23 @@ struct SimulationTests {
         #expect(summary.requests > 0 && summary.calls > 0 && summary.finals > 0, "the schedules exercised nothing")
     }
 
+    @Test("schedules whose synchronous commits (revoke, stop) a third of the time get no answer within their bound keep the promises")
+    func unansweredCommits() async {
+        let environment = ProcessInfo.processInfo.environment
+        let first = environment["SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 1
+        let count = max(1, (environment["SIMULATION_SEEDS"].flatMap(UInt64.init) ?? 200) / 2)
+        let summary = await DedicatedThread.run(name: "simulation") {
+            SimulationBatch.run(Array(first..<(first + count)), commitTimeoutRate: 0.33)
+        }
+        let givenUp = summary.coverage.counts["synchronous commit given up unanswered", default: 0]
+        print("simulation with unanswered commits: \(summary.schedules) schedules, \(summary.failed.count) failed, \(givenUp) commits given up")
+        for report in summary.failed.prefix(3) {
+            Issue.record("seed \(report.seed) broke a promise with unanswered commits\nsettings: \(report.settings)\n\(report.violations.prefix(10).joined(separator: "\n"))")
+        }
+        #expect(summary.failed.count == 0, "failing seeds: \(summary.failed.prefix(20).map(\.seed))")
+        #expect(givenUp > 0, "no synchronous commit went unanswered")
+    }
+
     /// The mutations caught within 2,000 schedules; the rest (larger budgets) run in the release
     /// build's self-test (`scripts/simulate`, the `simulation` phase).
     @Test("the simulation finds each fix put back within 2,000 schedules",
