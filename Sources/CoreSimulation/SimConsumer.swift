@@ -7,7 +7,9 @@ import Pipeline
 /// assigned partitions are returned from their fetch position; now and then a partition paused
 /// still returns a record or two that were fetched before the pause (what the catch-up gate is
 /// for), never after a seek (librdkafka drops records fetched before a seek).
-/// A commit is accepted or refused by the coordinator a few milliseconds after it is sent.
+/// A commit is accepted or refused by the coordinator a few milliseconds after it is sent; a
+/// synchronous one may get no answer within its bound (`commitTimeoutRate`, drawn per seed), the
+/// coordinator having stored it or not.
 /// A seek may fail (`seekFaultRate`): refused with an error, or accepted and never carried out,
 /// as librdkafka's asynchronous seek (`timeout_ms` 0) reports nothing when it fails later.
 final class SimConsumer: GroupConsumer, @unchecked Sendable {
@@ -24,6 +26,7 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
     let committedHandler: @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void
     let groupID: String
     let seekFaultRate: Double
+    let commitTimeoutRate: Double
     private var topic = ""
     private var group: SimGroup?
     private(set) var member: String?
@@ -45,9 +48,11 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
     private(set) var groupGeneration: Int32?
 
     init(cluster: SimCluster, process: SimProcess, executor: SimExecutor, groupID: String, seekFaultRate: Double = 0,
-         relay: RebalanceRelay, committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) {
+         commitTimeoutRate: Double = 0, relay: RebalanceRelay,
+         committed: @escaping @Sendable (Result<[TopicPartitionOffset], KafkaError>) -> Void) {
         self.cluster = cluster
         self.seekFaultRate = seekFaultRate
+        self.commitTimeoutRate = commitTimeoutRate
         self.process = process
         self.executor = executor
         self.groupID = groupID
@@ -192,13 +197,21 @@ final class SimConsumer: GroupConsumer, @unchecked Sendable {
         return true
     }
 
-    func commit(_ offsets: [TopicPartitionOffset], synchronously: Bool) throws(KafkaError) {
+    func commit(_ offsets: [TopicPartitionOffset], timeoutMs: Int32) throws(KafkaError) {
         guard !offsets.isEmpty else { return }
-        if synchronously {
-            guard world.chance(0.97) else { throw KafkaError(code: .requestTimedOut, message: "commit timed out (simulated)") }
-            guard store(offsets) else { throw KafkaError(code: .illegalGeneration, message: "commit refused: not a member holding the partition") }
-            return
+        // No draw unless a run asks for commit timeouts: the schedules of the seeds stay as they were.
+        if commitTimeoutRate > 0, world.chance(commitTimeoutRate) {
+            // The answer did not come within the bound; the coordinator got the commit or not (one
+            // that got there was stored before any later commit of this member, as on one connection).
+            if world.chance(0.5) { _ = store(offsets) }
+            throw KafkaError(code: .timedOut, message: "the coordinator did not answer a commit within \(timeoutMs) ms (simulated)")
         }
+        guard world.chance(0.97) else { throw KafkaError(code: .requestTimedOut, message: "commit timed out (simulated)") }
+        guard store(offsets) else { throw KafkaError(code: .illegalGeneration, message: "commit refused: not a member holding the partition") }
+    }
+
+    func commitAsynchronously(_ offsets: [TopicPartitionOffset]) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
         world.after(world.int(2...40), process, "commit answered") { [self] in
             let accepted = world.chance(0.97) && store(offsets)
             commitResults.append(accepted ? .success(offsets)

@@ -35,6 +35,7 @@ final class SimNode: @unchecked Sendable {
             makeGroupConsumer: { [unowned self] properties, _, relay, committed, _ in
                 let consumer = SimConsumer(cluster: cluster, process: process, executor: executor,
                                            groupID: properties["group.id"] ?? group, seekFaultRate: settings.seekFaultRate,
+                                           commitTimeoutRate: settings.commitTimeoutRate,
                                            relay: relay, committed: committed)
                 consumers.append(consumer)
                 return consumer

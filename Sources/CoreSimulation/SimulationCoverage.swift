@@ -54,6 +54,7 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "schedule: logs that start past offset 0 (retention deleted their beginning)", series: ["schedule:retention"]),
         Path(name: "schedule: consumer group renamed (every worker stops, new ones start in another group)", series: ["schedule:rename"]),
         Path(name: "schedule: an operator replays a dead letter", series: ["schedule:replay"]),
+        Path(name: "synchronous commit given up unanswered", series: ["provisioner_commit_timeouts_total"]),
         Path(name: "dead-lettered after a call", series: [#"provisioner_dead_letters_total{code="publish_failed"}"#]),
     ]
 

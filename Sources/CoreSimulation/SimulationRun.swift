@@ -52,6 +52,9 @@ final class SimulationRun: @unchecked Sendable {
         /// The share of seeks that fail: half refused at once, half accepted and never carried out
         /// (librdkafka's asynchronous seek reports nothing).
         var seekFaultRate = 0.0
+        /// The share of synchronous commits (on a revoke, at a stop) whose answer does not come
+        /// within their bound, half of them stored by the coordinator all the same.
+        var commitTimeoutRate = 0.0
         /// Each worker's clock is off the world's by up to this much, either way (drawn per process).
         var skewMs: Int64 = 0
         /// The workers' `max_pending`: small enough in some seeds that backpressure pauses every partition.
@@ -79,7 +82,9 @@ final class SimulationRun: @unchecked Sendable {
             "workers=\(workers) partitions=\(partitions) requests=\(requests) cards=\(cards) \(cooperative ? "cooperative" : "eager") "
                 + "drain=\(drainMs) rebalance_timeout=\(rebalanceTimeoutMs) session_timeout=\(sessionTimeoutMs) produce_faults=\(produceFaultRate) resend=\(resendRate) "
                 + "kills=\(kills) losses=\(losses) joins=\(joins) leaves=\(leaves) hiccups=\(hiccups) unreadable=\(unreadable) outages=\(outages) "
-                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) apple=\(appleShare) legacy=\(legacyShare) imprint_signed=\(imprintSigned) copies=\(copies) replies=\(replyShare)"
+                + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) "
+                + "apple=\(appleShare) legacy=\(legacyShare) imprint_signed=\(imprintSigned) copies=\(copies) replies=\(replyShare)"
+                + (commitTimeoutRate > 0 ? " commit_timeouts=\(commitTimeoutRate)" : "")
         }
 
         /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -113,6 +118,7 @@ final class SimulationRun: @unchecked Sendable {
             copies = world.pick([0, 0, 1, 3])
             replyShare = world.pick([0, 0.3, 0.7])
             legacyShare = world.pick([0, 0.2, 0.5])
+            commitTimeoutRate = world.pick([0, 0, 0.1, 0.33])
             self.mutations = mutations
         }
     }

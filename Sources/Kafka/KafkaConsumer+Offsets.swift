@@ -3,7 +3,9 @@ import CRdKafka
 extension KafkaConsumer {
     /// Commits `offsets` (each the next offset to read, with optional metadata) for the group.
     ///
-    /// Synchronously: waits for the coordinator and throws its error. Asynchronously: returns at once;
+    /// Synchronously: waits for the coordinator, without a bound (a coordinator that stops
+    /// answering blocks the caller until librdkafka gives up), and throws its error; a poll thread
+    /// uses `commit(_:timeoutMs:)` instead. Asynchronously: returns at once;
     /// the outcome goes to the `commitHandler` given at init (if any), inside a later `poll`.
     /// A commit for partitions this member no longer owns fails with an error whose
     /// `meansPartitionNotOwned` is true (`.illegalGeneration`, `.unknownMemberID`,
@@ -26,6 +28,57 @@ extension KafkaConsumer {
                 throw Self.ownershipAware(.fromLibrary(error, context: "committing \(offsets) failed"))
             }
         }
+    }
+
+    /// Commits `offsets` for the group and waits at most `timeoutMs` for the coordinator's answer,
+    /// throwing its error (or a partition's), as `commit(_:synchronously: true)` but bounded.
+    ///
+    /// Without an answer in time it throws `.timedOut`: nothing is known to be committed, and the
+    /// commit may still land later (librdkafka keeps the request). The answer goes to a queue of
+    /// this call's own (`rd_kafka_commit_queue`), never to the consumer queue or the commit handler.
+    public func commit(_ offsets: [TopicPartitionOffset], timeoutMs: Int32) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        try call { () throws(KafkaError) in
+            let list = TopicPartitionList.make(offsets)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            guard let queue = rd_kafka_queue_new(handle) else {
+                throw KafkaError(code: .fail, message: "committing \(offsets.count) offsets failed: librdkafka could not make a queue for the answer")
+            }
+            // Destroying the queue before the answer came is safe: the request holds a reference of
+            // its own on it, and an answer that arrives after finds it disabled and is dropped.
+            defer { rd_kafka_queue_destroy(queue) }
+            let error = rd_kafka_commit_queue(handle, list, queue, nil, nil)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw Self.ownershipAware(.fromLibrary(error, context: "committing \(offsets) failed"))
+            }
+            let deadline = ContinuousClock.now.advanced(by: .milliseconds(max(0, timeoutMs)))
+            while true {
+                let left = ContinuousClock.now.duration(to: deadline).components
+                let leftMs = Int32(clamping: max(0, left.seconds * 1_000 + left.attoseconds / 1_000_000_000_000_000))
+                guard let event = rd_kafka_queue_poll(queue, leftMs) else {
+                    guard ContinuousClock.now < deadline else { throw Self.commitTimedOut(offsets, timeoutMs: timeoutMs) }
+                    continue
+                }
+                defer { rd_kafka_event_destroy(event) }
+                guard rd_kafka_event_type(event) == RD_KAFKA_EVENT_OFFSET_COMMIT else { continue }
+                let error = rd_kafka_event_error(event)
+                guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                    throw Self.ownershipAware(.fromLibrary(error, context: "committing \(offsets) failed"))
+                }
+                if let failure = TopicPartitionList.firstError(rd_kafka_event_topic_partition_list(event), operation: "committing the offset of") {
+                    throw Self.ownershipAware(failure)
+                }
+                return
+            }
+        }
+    }
+
+    private static func commitTimedOut(_ offsets: [TopicPartitionOffset], timeoutMs: Int32) -> KafkaError {
+        let partitions = offsets.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ", ")
+        return KafkaError(code: .timedOut,
+                          message: "the group coordinator did not answer a commit of \(partitions) within \(timeoutMs) ms: nothing is known to be committed "
+                              + "(the commit may still land); the partitions' next owner redoes what is uncommitted. Check that the brokers are reachable",
+                          isRetriable: true)
     }
 
     /// Stores offsets for the auto-committer (only with `enable.auto.commit=true` and

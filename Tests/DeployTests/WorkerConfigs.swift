@@ -68,7 +68,8 @@ enum WorkerConfigs {
         port(WorkerConfiguration(workerID: "defaults").httpListen) ?? -1
     }
 
-    /// Milliseconds `Worker.waitUntilStopped` may spend after the drain: producer flush (10 s) plus
-    /// producer close (5 s), as written in Sources/Pipeline/Runtime/Worker.swift.
-    static let stopAfterDrainMs: Int64 = 15_000
+    /// Milliseconds `Worker.waitUntilStopped` may spend after the drain: the commits
+    /// (`WorkerConfiguration.forcedCommitTimeoutMs`), producer flush (10 s) plus producer close
+    /// (5 s), as written in Sources/Pipeline/Runtime/Worker.swift.
+    static let stopAfterDrainMs: Int64 = WorkerConfiguration(workerID: "defaults").forcedCommitTimeoutMs + 15_000
 }

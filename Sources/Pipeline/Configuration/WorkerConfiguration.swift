@@ -81,6 +81,11 @@ public struct WorkerConfiguration: Sendable {
     public var duplicateIndexMaxBytes = 256 << 20
     /// Bound on draining in-flight work at shutdown.
     public var shutdownDrainMs: Int64 = 20_000
+    /// How long a synchronous offset commit (on a revoke, at a stop) waits for the group
+    /// coordinator before it is given up (not a configuration key). A stop's commits together get
+    /// at most this much past the drain bound: a stop commits and leaves within
+    /// `shutdownDrainMs + forcedCommitTimeoutMs`.
+    public var forcedCommitTimeoutMs: Int64 = 5_000
     /// How long the worker keeps running, readiness failed, after a consumer error that retrying
     /// does not heal was reported, before it stops to exit non-zero (not a configuration key).
     public var consumerFailureExitMs: Int64 = 30_000

@@ -60,14 +60,16 @@ final class ConsumerLoop: Sendable {
     }
 
     /// A loop over a consumer `runtime` makes from `properties` (the role's settings applied
-    /// already), committing from `ledger` at most every `commitIntervalMs`; the consumer's
-    /// statistics reports go to `statistics`.
+    /// already), committing from `ledger` at most every `commitIntervalMs`, a forced (synchronous)
+    /// commit waiting at most `forcedCommitTimeoutMs` (`commitTimeouts` counts those that got no
+    /// answer in time); the consumer's statistics reports go to `statistics`.
     init(runtime: WorkerRuntime, properties: [String: String], recordLimits: KafkaRecordLimits? = nil, ledger: OffsetLedger,
-         commitIntervalMs: Int64, logger: Logger, statistics: KafkaStatistics.Handler?) throws(KafkaError) {
+         commitIntervalMs: Int64, forcedCommitTimeoutMs: Int64, commitTimeouts: Counter, logger: Logger,
+         statistics: KafkaStatistics.Handler?) throws(KafkaError) {
         self.ledger = ledger
         self.logger = logger
         executor = runtime.executor
-        let commits = CommitRoutine(intervalMs: commitIntervalMs)
+        let commits = CommitRoutine(intervalMs: commitIntervalMs, forcedTimeoutMs: forcedCommitTimeoutMs) { commitTimeouts.increment() }
         self.commits = commits
         consumer = try runtime.makeGroupConsumer(properties, recordLimits, relay, { outcome in
             commits.answered()
@@ -91,7 +93,8 @@ final class ConsumerLoop: Sendable {
         handle.withLock { $0 = started }
     }
 
-    /// Asks the loop to stop, its drain bounded by `drainMs` from `nowMs` (the first request counts).
+    /// Asks the loop to stop, its drain bounded by `drainMs` from `nowMs` (the first request counts);
+    /// the forced commits after it wait no longer than the commit bound past the drain's end.
     func requestStop(drainMs: Int64, nowMs: Int64) {
         phase.withLock { phase in
             guard phase == .running else { return }
@@ -103,6 +106,13 @@ final class ConsumerLoop: Sendable {
 
     /// Whether a stop was requested.
     var isStopping: Bool { phase.withLock { $0 != .running } }
+
+    /// The end of the stop's drain, nil while running: the stop's forced commits wait at most
+    /// what is left of the commit bound past it (`CommitRoutine.forcedBound`).
+    private var stopDeadlineMs: Int64? {
+        guard case .stopping(let deadlineMs) = phase.withLock({ $0 }) else { return nil }
+        return deadlineMs
+    }
 
     /// This poll turn's decision, from the phase, `nowMs` and the work `outstanding` (unsettled;
     /// counted only while stopping, so a running loop's turn costs one lock).
@@ -120,40 +130,36 @@ final class ConsumerLoop: Sendable {
     /// committed. Outside a revoke callback the ledger holds exactly the assigned partitions (a
     /// revoke releases them before it returns), so every partition it holds is committed.
     func commitIfDue(force: Bool, nowMs: Int64) {
-        commits.run(force: force, nowMs: nowMs, consumer: consumer, logger: logger,
+        commits.run(force: force, nowMs: nowMs, stopDeadlineMs: stopDeadlineMs, consumer: consumer, logger: logger,
                     candidates: { ledger.commitCandidates() }, record: { ledger.committed($0) })
     }
 
-    /// Commits `partitions` synchronously now (a revoke, after its drain); false when the commit
-    /// failed (the next owner redoes what is uncommitted).
+    /// Commits `partitions` synchronously now (a revoke, after its drain), waiting for the
+    /// coordinator within the forced commit's bound; false when the commit failed or timed out
+    /// (the next owner redoes what is uncommitted).
     @discardableResult
-    func commitNow(_ partitions: [TopicPartition]) -> Bool {
+    func commitNow(_ partitions: [TopicPartition], nowMs: Int64) -> Bool {
         let candidates = ledger.commitCandidates(partitions)
         guard !candidates.isEmpty else { return true }
-        do {
-            try consumer.commit(candidates, synchronously: true)
-            ledger.committed(candidates)
-            return true
-        } catch {
-            logger.warning("commit on revoke failed; the next owner will redo what is uncommitted",
-                           [("error", .string(error.description))])
-            return false
-        }
+        guard commits.commitForced(candidates, nowMs: nowMs, stopDeadlineMs: stopDeadlineMs, consumer: consumer, logger: logger,
+                                   failure: "commit on revoke failed; the next owner will redo what is uncommitted") else { return false }
+        ledger.committed(candidates)
+        return true
     }
 
     /// Ends a deferred revoke: commits `partitions` synchronously, lets the owner `release` them,
     /// then gives them up (the consumer's unassign call: the group's rebalance goes on). False
     /// when the commit failed (the next owner redoes what is uncommitted).
     @discardableResult
-    func finishRevoke(_ partitions: [TopicPartition], release: ([TopicPartition]) -> Void) -> Bool {
-        let committed = commitNow(partitions)
+    func finishRevoke(_ partitions: [TopicPartition], nowMs: Int64, release: ([TopicPartition]) -> Void) -> Bool {
+        let committed = commitNow(partitions, nowMs: nowMs)
         release(partitions)
         consumer.completeRevoke()
         return committed
     }
 
-    /// The end of the poll thread's body: a last synchronous commit, the consumer closed (leaving
-    /// the group), the owner's handlers detached.
+    /// The end of the poll thread's body: a last synchronous commit (within what is left of the
+    /// stop's commit bound), the consumer closed (leaving the group), the owner's handlers detached.
     func finish(nowMs: Int64) {
         commitIfDue(force: true, nowMs: nowMs)
         closing.withLock { $0 = true }

@@ -17,8 +17,12 @@ package protocol GroupConsumer: AnyObject, Sendable {
     /// Gives `partition` up and takes it again at `offset` in this member only, replacing its
     /// fetcher (`KafkaConsumer.refetch`); false when the rebalance protocol does not allow it.
     func refetch(_ partition: TopicPartition, from offset: Int64) throws(KafkaError) -> Bool
-    /// Commits `offsets` (with their metadata); an asynchronous one reports to the commit handler.
-    func commit(_ offsets: [TopicPartitionOffset], synchronously: Bool) throws(KafkaError)
+    /// Sends a commit of `offsets` (with their metadata) and returns at once: the coordinator's
+    /// answer reaches the commit handler inside a later `poll`.
+    func commitAsynchronously(_ offsets: [TopicPartitionOffset]) throws(KafkaError)
+    /// Commits `offsets` (with their metadata) and waits at most `timeoutMs` for the coordinator's
+    /// answer: `.timedOut` without one in time (the commit may still land later).
+    func commit(_ offsets: [TopicPartitionOffset], timeoutMs: Int32) throws(KafkaError)
     /// The group's committed offsets (and metadata) of `partitions`.
     func committed(_ partitions: [TopicPartition], timeoutMs: Int32) throws(KafkaError) -> [TopicPartitionOffset]
     /// `partition`'s low and high watermarks.
@@ -34,4 +38,9 @@ package protocol GroupConsumer: AnyObject, Sendable {
     func close()
 }
 
-extension KafkaConsumer: GroupConsumer {}
+extension KafkaConsumer: GroupConsumer {
+    /// `commit(_:synchronously: false)`.
+    package func commitAsynchronously(_ offsets: [TopicPartitionOffset]) throws(KafkaError) {
+        try commit(offsets, synchronously: false)
+    }
+}

@@ -55,7 +55,7 @@ extension ReconcileRunner {
             all ? state.drain.takeAll() : state.drain.due(nowMs: now) { ledger.unsettledCount($0) }
         }
         guard let due, !due.isEmpty else { return }
-        loop.finishRevoke(due) { ledger.release($0) }
+        loop.finishRevoke(due, nowMs: context.clock()) { ledger.release($0) }
         context.logger.info("reconciliation partitions given up", [("partitions", .string(Self.names(due)))])
     }
 

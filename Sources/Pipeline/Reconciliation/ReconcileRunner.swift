@@ -96,7 +96,8 @@ final class ReconcileRunner: Sendable {
         let properties = KafkaConsumerRole.committingMember(groupID: context.configuration.groupID + ".reconcile", assignmentStrategy: KafkaRuntime.defaultAssignor)
             .applied(to: context.configuration.consumerProperties)
         loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), ledger: OffsetLedger(),
-                                commitIntervalMs: 200, logger: context.logger.child("reconcile"),
+                                commitIntervalMs: 200, forcedCommitTimeoutMs: context.configuration.forcedCommitTimeoutMs,
+                                commitTimeouts: context.metrics.commitTimeouts, logger: context.logger.child("reconcile"),
                                 statistics: context.metrics.kafkaStatistics.handler(for: .reconcile, topic: context.configuration.topics.reconcile))
         timer = context.executor.timer(label: "provisioner.reconcile-timer")
         // Weak: the loop (and its relay) must not keep its owner alive.

@@ -158,7 +158,7 @@ extension RequestConsumer {
         }
         guard let due, !due.isEmpty else { return }
         let remaining = ledger.unsettledCount(due)
-        loop.finishRevoke(due) { release($0) }
+        loop.finishRevoke(due, nowMs: context.clock()) { release($0) }
         context.logger.info("partitions revoked", [("partitions", .string(Self.names(due))), ("unfinished", .integer(Int64(remaining)))])
     }
 

@@ -61,7 +61,8 @@ final class RequestConsumer: Sendable {
                                        maxHeaderCount: bounds.maxHeaderCount, maxHeaderBytes: bounds.maxHeaderBytes,
                                        digest: { Crypto.sha256(raw: $0) })
         loop = try ConsumerLoop(runtime: runtime, properties: KafkaStatisticsMetrics.withInterval(properties), recordLimits: limits,
-                                ledger: context.ledger, commitIntervalMs: 100, logger: context.logger,
+                                ledger: context.ledger, commitIntervalMs: 100, forcedCommitTimeoutMs: context.configuration.forcedCommitTimeoutMs,
+                                commitTimeouts: context.metrics.commitTimeouts, logger: context.logger,
                                 statistics: context.metrics.kafkaStatistics.handler(for: .requests, topic: context.configuration.topics.requests))
         let reader = try runtime.makeMarkerReader(base, context.configuration.topics.markers, "marker-reader", [:])
         catchUp = MarkerCatchUp(reader: reader, queue: context.executor.serialQueue(label: "provisioner.marker-catch-up", onPool: false),

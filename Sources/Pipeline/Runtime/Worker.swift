@@ -151,6 +151,7 @@ public final class Worker: Sendable {
 
     /// The consumer loops in start order, each with the drain bound it gets when stopping:
     /// reconciliation first (a request's lost answer may schedule a job at once), then requests.
+    /// A stopping loop's commits wait at most `forcedCommitTimeoutMs` past its drain bound.
     private var services: [(service: any WorkerService, drainMs: Int64)] {
         [(reconciler, min(configuration.shutdownDrainMs, 5_000)), (requests, configuration.shutdownDrainMs)]
     }

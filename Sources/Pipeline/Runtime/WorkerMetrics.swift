@@ -31,6 +31,8 @@ struct WorkerMetrics: Sendable {
     let publishRetries: Counter
     let auditFailures: Counter
     let fetchStalls: Counter
+    /// Forced (synchronous) commits, on a revoke or at a stop, the group coordinator did not answer within their bound.
+    let commitTimeouts: Counter
     /// Records refused by the partition lifecycle's gate (received before their assignment's catch-up finished).
     let recordsBeforeCatchUp: Counter
     /// Rewinds repeated because a record past the offset rewound to arrived first (both loops).
@@ -66,6 +68,8 @@ struct WorkerMetrics: Sendable {
         auditFailures = registry.counter("provisioner_audit_publish_failures_total", help: "Audit events dropped after every retry failed.")
         fetchStalls = registry.counter("provisioner_fetch_stalls_total",
                                        help: "Requests partitions found not delivering records although owned, unpaused and with records waiting, then restarted (resume and seek).")
+        commitTimeouts = registry.counter("provisioner_commit_timeouts_total",
+                                          help: "Synchronous offset commits (on a revoke or at a stop) the group coordinator did not answer within their bound; what they carried is redelivered to the partition's next owner.")
         recordsBeforeCatchUp = registry.counter("provisioner_records_before_catch_up_total",
                                                 help: "Request records received before their partition's marker catch-up finished: not handled, the partition rewound to them.")
         rewindsRepeated = registry.counter("provisioner_rewinds_repeated_total",
