@@ -24,8 +24,6 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case fencesAcrossGroups = "fences-across-groups"
     /// A Legacy Google Pay token of the request's recurring reference read as this call's.
     case recurringHandshakeAsOurs = "recurring-handshake-as-ours"
-    /// A zombie's fenced-out `started` marker kept as a started call: a later copy reconciles it.
-    case fencedOutStartKept = "fenced-out-start-kept"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
@@ -55,7 +53,6 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .unconfirmedAsCall: "an expiry for want of a fencing read decided as a caller's (a zombie's expiry beats the new owner's call)"
         case .rewindUnchecked: "a rewind trusted once asked for (a failed seek skips the records refused before it)"
         case .fencesAcrossGroups: "another group's fences of higher generations make a renamed group's assignments stale"
-        case .fencedOutStartKept: "a zombie's fenced-out started marker kept: a later copy of the request reconciles a call never made, beside the new owner's answer"
         case .recurringHandshakeAsOurs: "a Legacy Google Pay token of the request's recurring handshake read as this call's (another attempt's token answered provisioned)"
         }
     }
@@ -73,7 +70,6 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .rewindUnchecked: mutations.rewindUnchecked = true
         case .fencesAcrossGroups: mutations.fencesAcrossGroups = true
         case .recurringHandshakeAsOurs: mutations.recurringHandshakeAsOurs = true
-        case .fencedOutStartKept: mutations.fencedOutStartKept = true
         }
         return mutations
     }

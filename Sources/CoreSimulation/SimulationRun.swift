@@ -7,17 +7,22 @@ import Recovery
 import Simulator
 
 /// One seeded schedule: three or four real workers (`SimNode`) in one consumer group over a
-/// `SimCluster`, the `SimIssuer`, a workload of single-use Apple Pay and Google Wallet handshakes
-/// on recurring cards of three issuers (some requests sent twice), and faults drawn from the seed: cooperative or eager rebalances,
-/// workers joining and leaving, kill -9 (restarted later, as an orchestrator would), members the
-/// coordinator evicts while they go on working (zombies), produce errors that may or may not have
-/// written, slow acknowledgements, markers partitions that cannot be read, issuer calls longer
-/// than the revoke drain, answers lost after the issuer applied the call, seeks that fail (refused,
-/// or accepted and never carried out), a clock per worker off by up to a second. Then the promises are
-/// checked (`Report.violations`): a handshake reaches the issuer at most once; every request gets a
+/// `SimCluster`, the `SimIssuer`, and a workload on recurring cards of three issuers: single-use
+/// Apple Pay (Imprint, Gnosis Pay) and Google Wallet (Imprint, DCS) handshakes, Legacy Google Pay
+/// (Imprint; its ids recur across attempts), signed and unsigned programs, reply routes, some
+/// requests sent twice and some signed ones copied to another partition. Faults are drawn from the
+/// seed: cooperative or eager rebalances, workers joining and leaving, kill -9 (restarted later, as
+/// an orchestrator would), members the coordinator evicts while they go on working (zombies),
+/// produce errors that may or may not have written, slow or missing commit answers, markers
+/// partitions that cannot be read, issuer calls longer than the revoke drain, answers lost after
+/// the issuer applied the call, seeks that fail (refused, or accepted and never carried out), a
+/// clock per worker off by up to a second. Then the promises are checked (`Report.violations`): a
+/// handshake (and a request, by its trace) reaches the issuer at most once; every request gets a
 /// final result (or a dead letter) by its deadline plus the reconciliation tiers; no request gets
-/// two different finals; a group's committed offset never moves backwards; no record reaches
-/// intake before its assignment's marker catch-up finished.
+/// two different finals; every first final is true to the issuer (`FinalTruth`); every result is
+/// on the request's reply route; a message that failed its signature check is never answered; a
+/// group's committed offset never moves backwards; no record reaches intake before its
+/// assignment's marker catch-up finished.
 final class SimulationRun: @unchecked Sendable {
     /// Virtual time starts here (2027-01-15): timestamps read like real ones.
     static let epochMs: Int64 = 1_800_000_000_000

@@ -20,14 +20,17 @@ enum SimulateCommand: Command {
         single-threaded and seeded, over a simulated Kafka cluster (cooperative or eager groups,
         commits, produce acknowledgements), a stateful issuer and a virtual clock, with faults drawn
         from the seed (kill -9, members evicted while they work on, joins, graceful leaves, produce
-        errors that may or may not have written, slow acknowledgements, unreadable markers
-        partitions, issuer calls longer than the revoke drain, seeks that fail, clocks off by up to
-        a second). After each schedule it checks: a handshake reached the issuer at most once;
-        every request got a final result (or a dead letter) by its deadline plus the
-        reconciliation tiers; no request got two different finals; every first final is true to
-        what the simulated issuer did with the handshake; no group's committed offset moved
-        backwards; no record reached intake before its assignment's marker catch-up. Exit 0 when
-        every schedule kept them.
+        errors that may or may not have written, slow or missing acknowledgements, unreadable
+        markers partitions, issuer calls longer than the revoke drain, seeks that fail, clocks off
+        by up to a second, signed requests copied to another partition). The workload: Apple Pay
+        on Imprint and Gnosis Pay, Google Wallet on Imprint and DCS, Legacy Google Pay on Imprint,
+        signed and unsigned programs, reply routes. After each schedule it checks: a handshake,
+        and a request, reached the issuer at most once; every request got a final result (or a
+        dead letter) by its deadline plus the reconciliation tiers; no request got two different
+        finals; every first final is true to what the simulated issuer did; every result went to
+        the request's reply route; no message that failed its signature check was answered; no
+        group's committed offset moved backwards; no record reached intake before its
+        assignment's marker catch-up. Exit 0 when every schedule kept them.
 
           --seeds N        schedules to run (default 10000), from --first-seed (default 1)
           --lanes L        threads (default 2; each schedule is single-threaded)

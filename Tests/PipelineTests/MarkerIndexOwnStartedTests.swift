@@ -31,6 +31,27 @@ struct MarkerIndexOwnStartedTests {
                 "another program's request with the same id is untouched")
     }
 
+    @Test("an own started marker a newer owner's fence preceded is forgotten: a later copy tries to call, it does not reconcile")
+    func fencedOutStartIsForgotten() {
+        let index = installed()
+        index.started(key, in: partition)
+        index.fencedOut(key, in: partition)
+        #expect(index.state(of: key, in: partition) == nil, "a fenced-out started marker made no call: nothing to reconcile")
+        #expect(index.state(RequestIdentity(program: "p", requestID: "r"), replayOf: nil, in: partition) == nil)
+    }
+
+    @Test("a completed state is not forgotten when a later start is fenced out")
+    func fencedOutKeepsCompleted() {
+        let index = MarkerIndex()
+        index.expect(partition, generation: 1)
+        var found = InheritedMarkers()
+        found.add(CallMarker(RequestIdentity(program: "p", requestID: "r"), state: .completed, requestOffset: 0, atMs: 1, worker: "w",
+                             outcome: .answered), at: 0)
+        #expect(index.install(partition, generation: 1, found: found, readFrom: 0))
+        index.fencedOut(key, in: partition)
+        #expect(index.state(of: key, in: partition) == .completed)
+    }
+
     @Test("a completed state read by catch-up stays completed")
     func completedStays() {
         let index = MarkerIndex()

@@ -109,9 +109,6 @@ package struct CoreMutations: Sendable, Equatable {
     /// A Legacy Google Pay token with the request's recurring handshake reference, made since its
     /// window's start, read as this call's (`provisioned`) although another attempt may have made it.
     package var recurringHandshakeAsOurs = false
-    /// A `started` marker of this process that a newer owner's fence preceded stays known as a
-    /// started call: a later copy of the request here reconciles a call never made.
-    package var fencedOutStartKept = false
 
     /// None: production.
     package init() {}
