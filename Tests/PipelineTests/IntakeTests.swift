@@ -517,6 +517,12 @@ extension IntakeTests {
             Issue.record("the replay of a decided request did not publish the decision: \(replay(decidedUnpublished, offset: 15))"); return
         }
         #expect(result.status == .provisioned)
+        // An original the markers read here say nothing of (decided before this assignment's
+        // catch-up position): the retained markers are read before anything is called.
+        let unseen = try request()
+        guard case .lookUpOriginal(_, "unknown", nil) = replay(unseen, offset: 16) else {
+            Issue.record("the replay of a request unknown to this owner's markers was admitted unread: \(replay(unseen, offset: 16))"); return
+        }
         #expect(prepared.value == 1, "only the replay of the request with no final built a call")
     }
 }

@@ -133,7 +133,7 @@ struct Intake: Sendable {
         if duplicate == .awaitingOlderAttempt { return .awaitOlderAttempt }
         let marker = markerIndex.state(identity, replayOf: origin.replayOf, in: origin.partition)
         let window = configuration.deadlines.window(for: request, recordTimestampMs: origin.timestampMs, receivedAtMs: origin.receivedAtMs)
-        var job = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint,
+        let job = ProvisioningJob(origin: origin, value: value, request: request, program: program, endpoint: endpoint,
                                   window: window, cardRef: subject.cardRef, deviceRef: subject.deviceRef)
         // A `completed` marker means an earlier attempt finished — answered, or dead-lettered. An
         // operator's replay (`x-replay-of`) of a dead letter has markers of its own (keyed by the
@@ -163,14 +163,26 @@ struct Intake: Sendable {
                let decided = try? ProvisioningResult.decode(encoded) {
                 return .republish(job, result: decided, encoded: encoded)
             }
-            if horizon.contains(identity, in: origin.partition, nowMs: nowMs)
-                || markerIndex.state(identity, replayOf: nil, in: origin.partition) == .started {
-                return .lookUpOriginal(job)
+            // The markers this owner read say nothing of the original when its catch-up started
+            // after it (a later assignment): its decision may lie before, so they are read too.
+            let original = markerIndex.state(identity, replayOf: nil, in: origin.partition)
+            if horizon.contains(identity, in: origin.partition, nowMs: nowMs) || original != .completed {
+                return .lookUpOriginal(job, replayBy: replayBy, ownMarker: marker)
             }
         }
         if duplicate != .fresh || marker == .completed || answeredBefore {
             return .duplicate(job, inFlight: duplicate == .inFlight, claimed: duplicate == .fresh)
         }
+        return proceed(job, ownMarker: marker, replayBy: replayBy, nowMs: nowMs)
+    }
+
+    /// The rest of a claimed, fresh request's admission: a recovery when its own `started` marker
+    /// (`ownMarker`) is there, else validated, its call prepared and its deadline judged. Also
+    /// where an operator's replay goes once the retained markers showed its original had no final
+    /// and no call started (`RequestFlow.lookUpOriginal`).
+    func proceed(_ job: ProvisioningJob, ownMarker marker: CallMarker.State?, replayBy: String?, nowMs: Int64) -> IntakeDecision {
+        var job = job
+        let request = job.request, program = job.program, window = job.window
         if marker == .started {
             job.recoveredFromMarker = true
             return .admitted(job, replayBy: replayBy, next: .recover)
@@ -181,7 +193,7 @@ struct Intake: Sendable {
         // Built now, so a request that cannot become a call (a payment link to another host, a
         // wallet the issuer does not take) is rejected before any marker or audit says a call started.
         do {
-            job.call = try prepare(request, endpoint)
+            job.call = try prepare(request, job.endpoint)
         } catch {
             return .admitted(job, replayBy: replayBy, next: .answer(OutcomeTable.rejection(code: error.code, message: error.message), .rejected))
         }

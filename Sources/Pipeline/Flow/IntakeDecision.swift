@@ -26,11 +26,12 @@ enum IntakeDecision: Sendable {
     /// `FinalDecider`) and may have died before publishing it: published again exactly as decided.
     /// Claimed. `result` is `encoded` read back.
     case republish(ProvisioningJob, result: ProvisioningResult, encoded: [UInt8])
-    /// An operator's replay of a request that was answered (in the duplicate horizon) or has a
-    /// call started, its decision not among the markers catch-up read: the retained markers are
-    /// read for the original's first decision, published now as decided when it never was, else
-    /// the replay is a duplicate. Never a call. Claimed.
-    case lookUpOriginal(ProvisioningJob)
+    /// An operator's replay of a request that was answered (in the duplicate horizon), has a call
+    /// started, or of which the markers catch-up read say nothing: the retained markers are read
+    /// for the original's first decision, published now as decided when it never was; an original
+    /// with a final or a call started makes the replay a duplicate; one with neither is admitted
+    /// (`Intake.proceed`, with the replay's own marker state `ownMarker`). Claimed.
+    case lookUpOriginal(ProvisioningJob, replayBy: String?, ownMarker: CallMarker.State?)
     /// Claimed and made a job (its `received` event is due): what happens next.
     case admitted(ProvisioningJob, replayBy: String?, next: Admitted)
 

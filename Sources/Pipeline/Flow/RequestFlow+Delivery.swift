@@ -182,10 +182,12 @@ extension RequestFlow {
         let oversize = code == DeadLetterCode(.oversize) ? origin.oversize(value: value, bounds: bounds) : nil
         let body = DeadLetterBuilder.body(key: origin.key, value: value, summary: summary, oversize: oversize, bounds: bounds,
                                           limits: context.requestLimits, nowMs: now)
-        // The reply headers stay with the dead letter: `dlq replay` sends them again, so the
-        // replay's answer goes where the original's would have.
+        // The reply headers stay with the dead letter as the message carried them: `dlq replay`
+        // sends them again, so the replay is routed, or refused, as the original was (an early
+        // rejection's own answer went to the default topic, its route refused).
+        let replyHeaders = origin.headers.filter { ReplyRoute.headerNames.contains($0.key) }
         let letter = deadLetters.letter(
-            key: body.key, value: body.value, headers: origin.propagatedHeaders + ReplyRouting.headers(origin.reply) + body.headers,
+            key: body.key, value: body.value, headers: origin.propagatedHeaders + replyHeaders + body.headers,
             source: .init(partition: origin.partition, offset: origin.offset, timestampMs: origin.timestampMs),
             code: code, reason: reason, attempts: 1, firstFailedAtMs: origin.receivedAtMs, nowMs: now, replayOf: origin.replayOf,
             replay: verdict, parkedReason: "a replay that failed again: parked so it cannot loop; inspect it before sending a new request")

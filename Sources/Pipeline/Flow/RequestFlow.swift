@@ -153,7 +153,7 @@ final class RequestFlow: Sendable {
     /// `lookUpOriginal`): the markers say whether that answer is a decision never published
     /// (published now, as decided) or not (the replay is a duplicate). Markers that cannot be read
     /// also make it a duplicate: a replay never becomes a second call, and the operator may replay again.
-    private func lookUpOriginal(_ job: ProvisioningJob, value: [UInt8], origin: RecordOrigin) {
+    private func lookUpOriginal(_ job: ProvisioningJob, replayBy: String?, ownMarker: CallMarker.State?, value: [UInt8], origin: RecordOrigin) {
         let reader: MarkerCatchUp
         do {
             reader = try context.decider.markerReader()
@@ -173,6 +173,11 @@ final class RequestFlow: Sendable {
                 if let found, let decision = found.decision, !found.decisionPublished,
                    let decided = try? ProvisioningResult.decode(decision.result) {
                     return carryOut(.republish(job, result: decided, encoded: decision.result), value: value, origin: origin)
+                }
+                // No final and no call started for the original (it ended in a dead letter before
+                // either): the replay runs like the request itself.
+                if let found, found.decision == nil, found.completion != .answered, !found.started {
+                    return carryOut(intake.proceed(job, ownMarker: ownMarker, replayBy: replayBy, nowMs: context.clock()), value: value, origin: origin)
                 }
                 carryOut(.duplicate(job, inFlight: false, claimed: true), value: value, origin: origin)
             }
@@ -237,8 +242,8 @@ final class RequestFlow: Sendable {
         case .republish(let job, let decided, let encoded):
             logger(for: origin).notice("redelivered request already decided by a previous attempt: its decided result is published again")
             publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true, startedMarker: true)
-        case .lookUpOriginal(let job):
-            lookUpOriginal(job, value: value, origin: origin)
+        case .lookUpOriginal(let job, let replayBy, let ownMarker):
+            lookUpOriginal(job, replayBy: replayBy, ownMarker: ownMarker, value: value, origin: origin)
         case .admitted(let job, let replayBy, let next):
             context.audit.publish([context.audit.event(.received, job: job, operator: replayBy)], traceparent: origin.traceparent)
             switch next {

@@ -218,11 +218,14 @@ final class MarkerCatchUp: Sendable {
         var decision: Decision?
         /// Whether a plain `completed` marker follows that decision: it was published.
         var decisionPublished = false
+        /// Whether a `started` marker speaks for the key (a call may have been made).
+        var started = false
 
         /// Takes in one marker read at `offset` (in offset order): only `completed` markers that
         /// speak for `key` count (`CallMarker.Key.speaks(for:)`), a new owner's `recovered` is not a
         /// previous owner's answer, and a fenced-out writer's decision without a call counts for nothing.
         mutating func add(_ marker: CallMarker, at offset: Int64, key: CallMarker.Key) {
+            if marker.state == .started, marker.key.speaks(for: key) { started = true }
             guard marker.key.speaks(for: key), marker.state == .completed, marker.outcome != .recovered else { return }
             if InheritedMarkers.countsOnlyIfNotFencedOut(marker), InheritedMarkers.isFencedOut(marker, at: offset, fences: fences) { return }
             completion = marker.outcome == .deadLettered ? .deadLettered : .answered

@@ -113,10 +113,4 @@ struct ReplyRouting: Sendable {
         }
         return messages
     }
-
-    /// The route as headers for records that carry the request on (dead letters), so a replay
-    /// keeps it.
-    static func headers(_ route: ReplyRoute?) -> [KafkaHeader] {
-        route?.requestHeaders.map { KafkaHeader(key: $0.name, value: $0.value) } ?? []
-    }
 }
