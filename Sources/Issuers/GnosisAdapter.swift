@@ -34,14 +34,7 @@ public struct GnosisAdapter: IssuerAdapter {
         }
         var writer = JSONWriter(capacity: 4096)
         writer.beginObject()
-        writer.key("certificates")
-        writer.beginArray()
-        for certificate in apple.certificates { writer.string(certificate.revealed) }
-        writer.endArray()
-        writer.key("nonce")
-        writer.string(apple.nonce.revealed)
-        writer.key("nonce_signature")
-        writer.string(apple.nonceSignature.revealed)
+        IssuerWire.writeApple(apple, to: &writer)
         writer.key("device_type")
         writer.string(deviceType)
         writer.key("app_version")

@@ -31,14 +31,7 @@ public struct ImprintAdapter: IssuerAdapter {
             guard let apple = request.apple else {
                 throw IssuerRequestError(code: .invalidRequest, message: "apple is required for apple_pay")
             }
-            writer.key("certificates")
-            writer.beginArray()
-            for certificate in apple.certificates { writer.string(certificate.revealed) }
-            writer.endArray()
-            writer.key("nonce")
-            writer.string(apple.nonce.revealed)
-            writer.key("nonce_signature")
-            writer.string(apple.nonceSignature.revealed)
+            IssuerWire.writeApple(apple, to: &writer)
         case .googleWallet, .googlePay:
             guard let google = request.google else {
                 throw IssuerRequestError(code: .invalidRequest, message: "google is required for \(request.wallet.rawValue)")

@@ -52,4 +52,18 @@ enum IssuerWire {
     static func string(_ value: JSONValue?, _ key: String) -> String? {
         value?[key]?.stringValue
     }
+
+    /// Writes the PassKit handshake's certificates, nonce and nonce signature under the issuer's
+    /// names for them (Imprint and Gnosis Pay: `certificates`, `nonce`, `nonce_signature`).
+    static func writeApple(_ apple: ApplePassKitHandshake, to writer: inout JSONWriter,
+                           names: (certificates: String, nonce: String, signature: String) = ("certificates", "nonce", "nonce_signature")) {
+        writer.key(names.certificates)
+        writer.beginArray()
+        for certificate in apple.certificates { writer.string(certificate.revealed) }
+        writer.endArray()
+        writer.key(names.nonce)
+        writer.string(apple.nonce.revealed)
+        writer.key(names.signature)
+        writer.string(apple.nonceSignature.revealed)
+    }
 }
