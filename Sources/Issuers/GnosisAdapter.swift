@@ -45,9 +45,7 @@ public struct GnosisAdapter: IssuerAdapter {
         }
         writer.endObject()
         let path = endpoint.gnosisProvisionPath.replacing("{id}", with: IssuerWire.percentEncode(request.card.id.revealed))
-        return HTTPClientRequest(method: "POST", url: endpoint.url(path),
-                                 headers: IssuerWire.jsonHeaders + [endpoint.credentials.bearerHeader],
-                                 body: writer.bytes, timeoutMs: 0)
+        return IssuerWire.bearerPost(path, body: writer.bytes, to: endpoint)
     }
 
     /// 2xx: the three Apple values at the top level, checked; otherwise the error's `code`.

@@ -51,9 +51,7 @@ public struct ImprintAdapter: IssuerAdapter {
         }
         writer.endObject()
         let path = "/v2/payment_methods/\(IssuerWire.percentEncode(request.card.id.revealed))/provision/\(request.wallet.rawValue)"
-        return HTTPClientRequest(method: "POST", url: endpoint.url(path),
-                                 headers: IssuerWire.jsonHeaders + [endpoint.credentials.bearerHeader],
-                                 body: writer.bytes, timeoutMs: 0)
+        return IssuerWire.bearerPost(path, body: writer.bytes, to: endpoint)
     }
 
     /// 2xx: `provisioning_payload` read per wallet and checked; otherwise the error envelope's code.

@@ -66,4 +66,11 @@ enum IssuerWire {
         writer.key(names.signature)
         writer.string(apple.nonceSignature.revealed)
     }
+
+    /// A JSON `POST` of `body` to `path` under `endpoint`, with its bearer credentials (Imprint,
+    /// Gnosis Pay, Worldpay); each attempt sets its own timeout.
+    static func bearerPost(_ path: String, body: [UInt8], to endpoint: IssuerEndpoint) -> HTTPClientRequest {
+        HTTPClientRequest(method: "POST", url: endpoint.url(path), headers: jsonHeaders + [endpoint.credentials.bearerHeader],
+                          body: body, timeoutMs: 0)
+    }
 }
