@@ -48,14 +48,7 @@ public struct DCSAdapter: IssuerAdapter {
                 writer.key("cardMantissa")
                 writer.string(last4.digits)
             }
-            writer.key("applePublicCertificates")
-            writer.beginArray()
-            for certificate in apple.certificates { writer.string(certificate.revealed) }
-            writer.endArray()
-            writer.key("appleNonce")
-            writer.string(apple.nonce.revealed)
-            writer.key("appleNonceSignature")
-            writer.string(apple.nonceSignature.revealed)
+            IssuerWire.writeApple(apple, to: &writer, names: ("applePublicCertificates", "appleNonce", "appleNonceSignature"))
         case .googleWallet, .googlePay:
             guard let google = request.google else {
                 throw IssuerRequestError(code: .invalidRequest, message: "google is required for \(request.wallet.rawValue)")

@@ -34,14 +34,7 @@ public struct GnosisAdapter: IssuerAdapter {
         }
         var writer = JSONWriter(capacity: 4096)
         writer.beginObject()
-        writer.key("certificates")
-        writer.beginArray()
-        for certificate in apple.certificates { writer.string(certificate.revealed) }
-        writer.endArray()
-        writer.key("nonce")
-        writer.string(apple.nonce.revealed)
-        writer.key("nonce_signature")
-        writer.string(apple.nonceSignature.revealed)
+        IssuerWire.writeApple(apple, to: &writer)
         writer.key("device_type")
         writer.string(deviceType)
         writer.key("app_version")
@@ -52,9 +45,7 @@ public struct GnosisAdapter: IssuerAdapter {
         }
         writer.endObject()
         let path = endpoint.gnosisProvisionPath.replacing("{id}", with: IssuerWire.percentEncode(request.card.id.revealed))
-        return HTTPClientRequest(method: "POST", url: endpoint.url(path),
-                                 headers: IssuerWire.jsonHeaders + [endpoint.credentials.bearerHeader],
-                                 body: writer.bytes, timeoutMs: 0)
+        return IssuerWire.bearerPost(path, body: writer.bytes, to: endpoint)
     }
 
     /// 2xx: the three Apple values at the top level, checked; otherwise the error's `code`.

@@ -31,14 +31,7 @@ public struct ImprintAdapter: IssuerAdapter {
             guard let apple = request.apple else {
                 throw IssuerRequestError(code: .invalidRequest, message: "apple is required for apple_pay")
             }
-            writer.key("certificates")
-            writer.beginArray()
-            for certificate in apple.certificates { writer.string(certificate.revealed) }
-            writer.endArray()
-            writer.key("nonce")
-            writer.string(apple.nonce.revealed)
-            writer.key("nonce_signature")
-            writer.string(apple.nonceSignature.revealed)
+            IssuerWire.writeApple(apple, to: &writer)
         case .googleWallet, .googlePay:
             guard let google = request.google else {
                 throw IssuerRequestError(code: .invalidRequest, message: "google is required for \(request.wallet.rawValue)")
@@ -58,9 +51,7 @@ public struct ImprintAdapter: IssuerAdapter {
         }
         writer.endObject()
         let path = "/v2/payment_methods/\(IssuerWire.percentEncode(request.card.id.revealed))/provision/\(request.wallet.rawValue)"
-        return HTTPClientRequest(method: "POST", url: endpoint.url(path),
-                                 headers: IssuerWire.jsonHeaders + [endpoint.credentials.bearerHeader],
-                                 body: writer.bytes, timeoutMs: 0)
+        return IssuerWire.bearerPost(path, body: writer.bytes, to: endpoint)
     }
 
     /// 2xx: `provisioning_payload` read per wallet and checked; otherwise the error envelope's code.

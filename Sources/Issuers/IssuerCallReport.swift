@@ -35,4 +35,11 @@ public struct IssuerCallReport: Sendable {
         self.httpStatus = httpStatus
         self.requestMayHaveBeenSent = requestMayHaveBeenSent
     }
+
+    /// The report of a request that could not be turned into a call: nothing sent, a rejection.
+    init(rejected error: IssuerRequestError) {
+        self.init(answer: .transportFailure(.abandonedBeforeSend),
+                  outcome: OutcomeTable.rejection(code: error.code, message: error.message),
+                  payload: nil, payment: nil, issuerMs: 0, attempts: 0, httpStatus: nil, requestMayHaveBeenSent: false)
+    }
 }

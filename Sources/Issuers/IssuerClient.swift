@@ -10,13 +10,12 @@ import Observability
 /// Every method returns at once; `completion` runs exactly once, on the HTTP client's event thread
 /// or a timer thread: keep it short and never block in it.
 public final class IssuerClient: Sendable {
-    private let http: any HTTPExchanging
+    /// Every call, retry and state query goes out through it.
+    private let http: TracedHTTP
     private let clock: @Sendable () -> Int64
     private let logger: Logger?
     /// Runs work after a delay in milliseconds (the one retry's `Retry-After` wait).
     private let after: @Sendable (Int64, @escaping @Sendable () -> Void) -> Void
-    /// Records a span per issuer HTTP send of a sampled trace (nil: no spans).
-    private let tracer: Tracer?
 
     /// How long before `publishBy` an attempt's timeout ends, so that the completion (libcurl's
     /// timer resolution, the hop to the completion) lands by `publishBy`, not just after it.
@@ -25,15 +24,14 @@ public final class IssuerClient: Sendable {
     /// Creates a client over `http`; `clock` reads wall time in epoch milliseconds (deadlines,
     /// DCS timestamps, `Retry-After` dates). `logger` receives retry decisions (never a secret).
     /// `after` runs a retry after its wait (a Dispatch timer unless a simulation supplies its own).
-    /// `tracer` records a span for each send of a sampled trace (`send`).
+    /// `tracer` records a span for each send of a sampled trace (`TracedHTTP`).
     public init(http: any HTTPExchanging, clock: @escaping @Sendable () -> Int64, logger: Logger? = nil, tracer: Tracer? = nil,
                 after: @escaping @Sendable (Int64, @escaping @Sendable () -> Void) -> Void = { delayMs, work in
                     DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs)), execute: work)
                 }) {
-        self.http = http
+        self.http = TracedHTTP(http: http, tracer: tracer, clock: clock)
         self.clock = clock
         self.logger = logger
-        self.tracer = tracer
         self.after = after
     }
 
@@ -95,11 +93,11 @@ public final class IssuerClient: Sendable {
         let nowMs = clock()
         let remaining = publishByMs - nowMs
         guard remaining >= endpoint.minimumBudgetMs else {
-            return completion(report(exchange, answer: .transportFailure(.abandonedBeforeSend), progress: ExchangeProgress()))
+            return completion(exchange.report(.transportFailure(.abandonedBeforeSend), progress: ExchangeProgress()))
         }
         var query = endpoint.adapter.prepareForSending(binding.query, nowMs: nowMs)
         query.timeoutMs = Int(max(1, min(endpoint.timeoutMs, remaining - Self.completionMarginMs)))
-        send(query, trace: trace, span: "payment link check", endpoint: endpoint) { [self] result in
+        http.send(query, trace: trace, span: "payment link check", endpoint: endpoint) { [self] result in
             let verdict: PaymentLinkBinding.Verdict = switch result {
             case .success(let response): binding.verdict(for: response)
             case .failure: .unknown
@@ -108,9 +106,9 @@ public final class IssuerClient: Sendable {
             case .bound:
                 attempt(exchange, progress: ExchangeProgress(), completion: completion)
             case .refused(let message):
-                completion(Self.rejectionReport(IssuerRequestError(code: .invalidRequest, message: message)))
+                completion(IssuerCallReport(rejected: IssuerRequestError(code: .invalidRequest, message: message)))
             case .unknown:
-                completion(report(exchange, answer: .transportFailure(.notSent), progress: ExchangeProgress()))
+                completion(exchange.report(.transportFailure(.notSent), progress: ExchangeProgress()))
             }
         }
     }
@@ -122,7 +120,7 @@ public final class IssuerClient: Sendable {
         do {
             call(try Self.prepare(request, endpoint: endpoint), publishByMs: publishByMs, trace: trace, completion: completion)
         } catch {
-            completion(Self.rejectionReport(error))
+            completion(IssuerCallReport(rejected: error))
         }
     }
 
@@ -132,7 +130,7 @@ public final class IssuerClient: Sendable {
         do {
             call(try Self.prepare(action, endpoint: endpoint), publishByMs: publishByMs, completion: completion)
         } catch {
-            completion(Self.rejectionReport(error))
+            completion(IssuerCallReport(rejected: error))
         }
     }
 
@@ -156,7 +154,7 @@ public final class IssuerClient: Sendable {
         }
         var request = adapter.prepareForSending(base, nowMs: nowMs)
         request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, remaining - Self.completionMarginMs)))
-        send(request, trace: trace, span: "issuer state query", endpoint: endpoint) { result in
+        http.send(request, trace: trace, span: "issuer state query", endpoint: endpoint) { result in
             switch result {
             case .success(let response):
                 completion(adapter.reconcileAnswer(for: response, to: query))
@@ -177,9 +175,9 @@ public final class IssuerClient: Sendable {
         guard remaining >= endpoint.minimumBudgetMs else {
             if progress.attempts > 0, let answer = progress.lastAnswer {
                 // A retry whose wait overran the budget: the first answer stands.
-                completion(report(exchange, answer: answer, progress: progress))
+                completion(exchange.report(answer, progress: progress))
             } else {
-                completion(report(exchange, answer: .transportFailure(.abandonedBeforeSend), progress: progress))
+                completion(exchange.report(.transportFailure(.abandonedBeforeSend), progress: progress))
             }
             return
         }
@@ -187,7 +185,7 @@ public final class IssuerClient: Sendable {
         let deadlineBound = budgetMs <= endpoint.timeoutMs
         var request = exchange.makeSend(nowMs)
         request.timeoutMs = Int(max(1, min(endpoint.timeoutMs, budgetMs)))
-        send(request, trace: exchange.trace, span: "issuer call", endpoint: endpoint) { [self] result in
+        http.send(request, trace: exchange.trace, span: "issuer call", endpoint: endpoint) { [self] result in
             var progress = progress
             progress.attempts += 1
             let answer: IssuerAnswer
@@ -210,7 +208,7 @@ public final class IssuerClient: Sendable {
             guard progress.attempts == 1,
                   let delayMs = retryDelay(exchange, answer: answer, transportError: transportError, retryAfter: retryAfter)
             else {
-                completion(report(exchange, answer: answer, progress: progress))
+                completion(exchange.report(answer, progress: progress))
                 return
             }
             logger?.info("issuer call retried", [("program", .string(endpoint.program)), ("issuer", .string(endpoint.kind.rawValue)),
@@ -223,35 +221,6 @@ public final class IssuerClient: Sendable {
                     attempt(exchange, progress: settled, completion: completion)
                 }
             }
-        }
-    }
-
-    /// Every call, retry and state query goes out here. With a trace context the request carries
-    /// `traceparent` naming a fresh child span of it (same trace and flags, a new span id per send);
-    /// for a sampled trace that span is recorded when the answer is in: program, issuer, method and
-    /// HTTP status, never the URL (it can name the card) or anything of the body.
-    private func send(_ request: HTTPClientRequest, trace: TraceContext?, span name: String, endpoint: IssuerEndpoint,
-                      completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
-        guard let trace else { return http.execute(request, completion: completion) }
-        let span = trace.child()
-        var request = request
-        request.headers.append(HTTPHeader(name: "traceparent", value: span.header))
-        guard let tracer, tracer.samples(span) else { return http.execute(request, completion: completion) }
-        let startMs = clock()
-        let method = request.method
-        http.execute(request) { [clock] result in
-            var attributes = [("program", endpoint.program), ("issuer", endpoint.kind.rawValue), ("http.request.method", method)]
-            var error: String?
-            switch result {
-            case .success(let response):
-                attributes.append(("http.response.status_code", String(response.status)))
-                if response.status >= 500 { error = "HTTP \(response.status)" }
-            case .failure(let failure):
-                attributes.append(("error.type", "\(failure.kind)"))
-                error = "\(failure.kind)"
-            }
-            tracer.record(Span(context: span, name: name, kind: .client, startMs: startMs, endMs: clock(), attributes: attributes, error: error))
-            completion(result)
         }
     }
 
@@ -278,34 +247,6 @@ public final class IssuerClient: Sendable {
         }
         guard exchange.publishByMs - (nowMs + delayMs) >= exchange.endpoint.minimumBudgetMs else { return nil }
         return delayMs
-    }
-
-    // MARK: Reports
-
-    private func report(_ exchange: IssuerExchange, answer: IssuerAnswer, progress: ExchangeProgress) -> IssuerCallReport {
-        var payload: ProvisioningPayload?
-        var payment: PaymentResult?
-        switch answer {
-        case .success(let value): payload = value
-        case .payment(let result): payment = result
-        default: break
-        }
-        var outcome = exchange.outcome(for: answer)
-        // The result names the HTTP status of the issuer answer it rests on: an error's own, and a
-        // success's (or an unusable success's) as received; none for a call that got no answer.
-        switch answer {
-        case .success, .payment, .invalidSuccessResponse: outcome.httpStatus = outcome.httpStatus ?? progress.lastStatus
-        case .issuerError, .transportFailure: break
-        }
-        return IssuerCallReport(answer: answer, outcome: outcome, payload: payload, payment: payment,
-                                issuerMs: Int64(progress.issuerMs.rounded()), attempts: progress.attempts,
-                                httpStatus: progress.lastStatus, requestMayHaveBeenSent: progress.mayHaveBeenSent)
-    }
-
-    private static func rejectionReport(_ error: IssuerRequestError) -> IssuerCallReport {
-        IssuerCallReport(answer: .transportFailure(.abandonedBeforeSend),
-                         outcome: OutcomeTable.rejection(code: error.code, message: error.message),
-                         payload: nil, payment: nil, issuerMs: 0, attempts: 0, httpStatus: nil, requestMayHaveBeenSent: false)
     }
 
     /// How a transport error reads for the outcome table: `notSent` only when the request provably

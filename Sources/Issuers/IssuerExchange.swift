@@ -36,4 +36,26 @@ struct IssuerExchange: Sendable {
 
     /// Worldpay outcomes the table lacks, and the row they share a meaning with.
     static let settlementAliases = ["sentForPartialSettlement": "sentForSettlement", "partiallySettled": "settled"]
+
+    /// The report of this call once `answer` is its last word: the outcome the table gives it
+    /// (with the HTTP status it rests on), the payload or payment, and how the attempts went.
+    func report(_ answer: IssuerAnswer, progress: ExchangeProgress) -> IssuerCallReport {
+        var payload: ProvisioningPayload?
+        var payment: PaymentResult?
+        switch answer {
+        case .success(let value): payload = value
+        case .payment(let result): payment = result
+        default: break
+        }
+        var outcome = self.outcome(for: answer)
+        // The result names the HTTP status of the issuer answer it rests on: an error's own, and a
+        // success's (or an unusable success's) as received; none for a call that got no answer.
+        switch answer {
+        case .success, .payment, .invalidSuccessResponse: outcome.httpStatus = outcome.httpStatus ?? progress.lastStatus
+        case .issuerError, .transportFailure: break
+        }
+        return IssuerCallReport(answer: answer, outcome: outcome, payload: payload, payment: payment,
+                                issuerMs: Int64(progress.issuerMs.rounded()), attempts: progress.attempts,
+                                httpStatus: progress.lastStatus, requestMayHaveBeenSent: progress.mayHaveBeenSent)
+    }
 }

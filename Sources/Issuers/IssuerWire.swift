@@ -52,4 +52,25 @@ enum IssuerWire {
     static func string(_ value: JSONValue?, _ key: String) -> String? {
         value?[key]?.stringValue
     }
+
+    /// Writes the PassKit handshake's certificates, nonce and nonce signature under the issuer's
+    /// names for them (Imprint and Gnosis Pay: `certificates`, `nonce`, `nonce_signature`).
+    static func writeApple(_ apple: ApplePassKitHandshake, to writer: inout JSONWriter,
+                           names: (certificates: String, nonce: String, signature: String) = ("certificates", "nonce", "nonce_signature")) {
+        writer.key(names.certificates)
+        writer.beginArray()
+        for certificate in apple.certificates { writer.string(certificate.revealed) }
+        writer.endArray()
+        writer.key(names.nonce)
+        writer.string(apple.nonce.revealed)
+        writer.key(names.signature)
+        writer.string(apple.nonceSignature.revealed)
+    }
+
+    /// A JSON `POST` of `body` to `path` under `endpoint`, with its bearer credentials (Imprint,
+    /// Gnosis Pay, Worldpay); each attempt sets its own timeout.
+    static func bearerPost(_ path: String, body: [UInt8], to endpoint: IssuerEndpoint) -> HTTPClientRequest {
+        HTTPClientRequest(method: "POST", url: endpoint.url(path), headers: jsonHeaders + [endpoint.credentials.bearerHeader],
+                          body: body, timeoutMs: 0)
+    }
 }

@@ -1,3 +1,5 @@
+import Contract
+
 /// Reads a `Retry-After` header (RFC 9110 section 10.2.3): delay-seconds or an IMF-fixdate.
 enum RetryAfter {
     /// The wait in milliseconds from `nowMs` (wall clock), or `nil` when the value is neither form.
@@ -25,17 +27,7 @@ enum RetryAfter {
               let second = Int(clock[2]), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
               (1...31).contains(day)
         else { return nil }
-        let days = daysFromCivil(year: year, month: monthIndex + 1, day: day)
+        let days = RFC3339.daysFromCivil(year: year, month: monthIndex + 1, day: day)
         return (Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1000
-    }
-
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

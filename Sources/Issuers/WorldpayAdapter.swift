@@ -85,9 +85,7 @@ public struct WorldpayAdapter: IssuerAdapter {
         writer.key("channel")
         writer.string("ecom")
         writer.endObject()
-        return HTTPClientRequest(method: "POST", url: endpoint.url("/cardPayments/customerInitiatedTransactions"),
-                                 headers: IssuerWire.jsonHeaders + [endpoint.credentials.bearerHeader],
-                                 body: writer.bytes, timeoutMs: 0)
+        return IssuerWire.bearerPost("/cardPayments/customerInitiatedTransactions", body: writer.bytes, to: endpoint)
     }
 
     /// `POST` to the action's link: no body for settle and cancel, `{value{amount, currency},

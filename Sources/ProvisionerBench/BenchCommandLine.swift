@@ -1,10 +1,6 @@
 import Contract
 import ProvisionerCLI
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The `provisioner-bench` entry point: `provisioner-bench <scenario> [--json] [scenario options]`
 /// runs one benchmark scenario from `scenarios` and prints its figures. The scenarios start the
 /// `provisioner` built next to this executable (broker, simulator, worker) as child processes.
@@ -26,36 +22,36 @@ public enum BenchCommandLine {
         Scenario(
             name: "throughput", summary: "zero-latency simulator, rising open-loop rates until the worker saturates; bare HTTP loop for the ratio",
             options: "[--rates 500,1000,2000,...] [--seconds 5] [--partitions 6] [--max-in-flight 1024] [--linger-ms 2]",
-            run: runThroughput),
+            run: measured(ThroughputBenchmark.run)),
         Scenario(
             name: "latency", summary: "fixed rate against a fixed-latency simulator: end-to-end and overhead percentiles",
-            options: "[--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6] [--fetch-wait-ms 2]", run: runLatency),
+            options: "[--rate 1000] [--seconds 20] [--issuer-ms 50] [--partitions 6] [--fetch-wait-ms 2]", run: measured(LatencyBenchmark.run)),
         Scenario(
             name: "inflight", summary: "a 1 s issuer at 2,000/s (~2,000 calls in flight): sustained rate, worker RSS and threads",
-            options: "[--rate 2000] [--seconds 20] [--issuer-ms 1000] [--partitions 6]", run: runInFlight),
+            options: "[--rate 2000] [--seconds 20] [--issuer-ms 1000] [--partitions 6]", run: measured(InFlightBenchmark.run)),
         Scenario(
             name: "deadline", summary: "heavy-tailed issuer at ~2x capacity: results after deadline, deadline-aware vs FIFO worker",
-            options: "[--rate 1100] [--seconds 30] [--max-in-flight 256] [--partitions 6]", run: runDeadline),
+            options: "[--rate 1100] [--seconds 30] [--max-in-flight 256] [--partitions 6]", run: measured(DeadlineBenchmark.run)),
         Scenario(
             name: "soak", summary: "a moderate rate for a long time: worker RSS at start and end",
-            options: "[--rate 300] [--seconds 600] [--partitions 6] [--horizon-seconds 120] [--warmup-seconds S]", run: runSoak),
+            options: "[--rate 300] [--seconds 600] [--partitions 6] [--horizon-seconds 120] [--warmup-seconds S]", run: measured(SoakBenchmark.run)),
         Scenario(
             name: "isolation", summary: "healthy program's throughput and p99 with the other issuer healthy, then hanging",
-            options: "[--healthy-rate 400] [--failing-rate 100] [--seconds 15] [--partitions 6]", run: runIsolation),
+            options: "[--healthy-rate 400] [--failing-rate 100] [--seconds 15] [--partitions 6]", run: measured(IsolationBenchmark.run)),
         Scenario(
             name: "instructions", summary: "the worker under valgrind callgrind: instructions and allocations per request (noise-free)",
             options: "[--requests 500] [--burst 50] [--partitions 6] [--idle-seconds 5] [--out DIR] [--tool callgrind|dhat] [--reply-curve p256|x25519]",
-            run: runInstructions),
+            run: measured(InstructionsBenchmark.run)),
         Scenario(
             name: "jwe", summary: "the result JWE per reply-key curve (P-256, X25519), in one process: CPU per seal, on the sealing thread, per decryption",
-            options: "[--seals 5000] [--payload-bytes 3500]", run: runJWE),
+            options: "[--seals 5000] [--payload-bytes 3500]", run: measured(JWEBenchmark.run)),
         Scenario(
             name: "compare", summary: "the same load through provisioner worker and a peer worker (../shared/peers/goworker), paired runs: rates and CPU µs/request",
             options: "--peer PATH [--runs 3] [--burst 6000] [--rate 1000] [--seconds 10] [--partitions 6] [--in-flight 512] [--reply-curve p256|x25519]",
-            run: runCompare),
+            run: measured(CompareBenchmark.run)),
         Scenario(
             name: "horizon", summary: "duplicate horizon: index memory at 24 h of a partition's answers, and marker catch-up time",
-            options: "[--rate 300] [--hours 24] [--markers 500000]", run: runHorizon),
+            options: "[--rate 300] [--hours 24] [--markers 500000]", run: measured(HorizonBenchmark.run)),
         Scenario(
             name: HTTPClientBenchmark.name, summary: HTTPClientBenchmark.summary,
             options: "[--clients curl,urlsession] [--requests 5000] [--in-flight 64] [--sustained-in-flight 2000] "
@@ -90,22 +86,13 @@ public enum BenchCommandLine {
             print(help)
             return words.isEmpty ? 2 : 0
         }
-        do {
+        return exitStatus(of: "provisioner-bench") {
             var arguments = try CommandArguments(words, switchNames: switchNames)
             if arguments.flag("help") {
                 print(help)
                 return 0
             }
             return try run(&arguments)
-        } catch let error as UsageError {
-            printError("provisioner-bench: \(error.message) (see 'provisioner-bench --help')")
-            return 2
-        } catch let failure as CommandFailure {
-            printError("provisioner-bench: \(failure.message)")
-            return failure.exitStatus
-        } catch {
-            printError("provisioner-bench: \(error)")
-            return 1
         }
     }
 
@@ -123,144 +110,21 @@ public enum BenchCommandLine {
         return 0
     }
 
-    /// `throughput`: rising rates until saturation.
-    private static func runThroughput(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = ThroughputBenchmark.Options()
-        if let rates = arguments.option("rates") {
-            options.rates = try rates.split(separator: ",").map { text in
-                guard let rate = Double(text), rate > 0 else { throw UsageError("--rates takes positive numbers separated by commas") }
-                return rate
-            }
+    /// The runner of a scenario whose options are all `BenchOptions` reads: reads them, refuses
+    /// any other option, and runs it.
+    private static func measured<Options: BenchOptions>(
+        _ run: @escaping @Sendable (Options, @escaping (String) -> Void) throws -> BenchmarkReport
+    ) -> @Sendable (inout CommandArguments) throws -> BenchmarkReport? {
+        { arguments in
+            var options = Options()
+            try options.read(&arguments)
+            try arguments.rejectUnknown()
+            return try run(options, progress)
         }
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...600)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
-        options.lingerMs = try arguments.integer("linger-ms", default: options.lingerMs, in: 0...1_000)
-        try arguments.rejectUnknown()
-        return try ThroughputBenchmark.run(options, progress: progress)
     }
 
     /// A progress line on standard error (the report goes to standard output).
     private static func progress(_ line: String) { printError("bench: " + line) }
-
-    /// `horizon`: the duplicate horizon's index memory and marker catch-up.
-    private static func runHorizon(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = HorizonBenchmark.Options()
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.hours = try arguments.integer("hours", default: options.hours, in: 1...168)
-        options.markers = try arguments.integer("markers", default: options.markers, in: 1_000...50_000_000)
-        try arguments.rejectUnknown()
-        return try HorizonBenchmark.run(options, progress: progress)
-    }
-
-    /// `latency`: a fixed rate against a fixed-latency issuer.
-    private static func runLatency(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = LatencyBenchmark.Options()
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
-        options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        options.fetchWaitMs = try arguments.integer("fetch-wait-ms", default: options.fetchWaitMs, in: 1...500)
-        try arguments.rejectUnknown()
-        return try LatencyBenchmark.run(options, progress: progress)
-    }
-
-    /// `instructions`: the worker under valgrind (callgrind or DHAT).
-    private static func runInstructions(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = InstructionsBenchmark.Options()
-        options.requests = try arguments.integer("requests", default: options.requests, in: 1...100_000)
-        options.burst = try arguments.integer("burst", default: options.burst, in: 1...10_000)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        options.idleSeconds = try arguments.integer("idle-seconds", default: options.idleSeconds, in: 1...600)
-        if let directory = arguments.option("out") { options.directory = directory }
-        if let tool = arguments.option("tool") {
-            guard tool == "callgrind" || tool == "dhat" else { throw UsageError("--tool takes callgrind or dhat") }
-            options.tool = tool
-        }
-        options.replyCurve = try replyCurve(&arguments)
-        try arguments.rejectUnknown()
-        return try InstructionsBenchmark.run(options, progress: progress)
-    }
-
-    /// `--reply-curve p256|x25519` (default p256): the curve of the load's reply keys.
-    private static func replyCurve(_ arguments: inout CommandArguments) throws -> JWKCurve {
-        switch arguments.option("reply-curve") {
-        case nil, "p256"?: return .p256
-        case "x25519"?: return .x25519
-        default: throw UsageError("--reply-curve takes p256 or x25519")
-        }
-    }
-
-    /// `jwe`: seals and decryptions per curve.
-    private static func runJWE(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = JWEBenchmark.Options()
-        options.seals = try arguments.integer("seals", default: options.seals, in: 10...1_000_000)
-        options.payloadBytes = try arguments.integer("payload-bytes", default: options.payloadBytes, in: 1...1_000_000)
-        try arguments.rejectUnknown()
-        return try JWEBenchmark.run(options, progress: progress)
-    }
-
-    /// `compare`: the worker and a peer worker under the same load, paired runs.
-    private static func runCompare(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = CompareBenchmark.Options()
-        options.peer = try arguments.requiredOption("peer")
-        options.runs = try arguments.integer("runs", default: options.runs, in: 1...20)
-        options.burst = try arguments.integer("burst", default: options.burst, in: 0...100_000)
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...600)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        options.inFlight = try arguments.integer("in-flight", default: options.inFlight, in: 1...10_000)
-        options.replyCurve = try replyCurve(&arguments)
-        try arguments.rejectUnknown()
-        return try CompareBenchmark.run(options, progress: progress)
-    }
-
-    /// `inflight`: a slow issuer holding thousands of calls in flight.
-    private static func runInFlight(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = InFlightBenchmark.Options()
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
-        options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        try arguments.rejectUnknown()
-        return try InFlightBenchmark.run(options, progress: progress)
-    }
-
-    /// `deadline`: a heavy-tailed issuer at about twice capacity, deadline-aware vs FIFO.
-    private static func runDeadline(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = DeadlineBenchmark.Options()
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
-        options.maxInFlight = try arguments.integer("max-in-flight", default: options.maxInFlight, in: 1...100_000)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        try arguments.rejectUnknown()
-        return try DeadlineBenchmark.run(options, progress: progress)
-    }
-
-    /// `soak`: a moderate rate for a long time.
-    private static func runSoak(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = SoakBenchmark.Options()
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 30...86_400)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        options.horizonSeconds = try arguments.integer("horizon-seconds", default: options.horizonSeconds, in: 30...86_400)
-        if arguments.option("warmup-seconds") != nil {
-            options.warmupSeconds = try arguments.integer("warmup-seconds", default: 300, in: 30...86_400)
-        }
-        try arguments.rejectUnknown()
-        return try SoakBenchmark.run(options, progress: progress)
-    }
-
-    /// `isolation`: one program's figures while the other's issuer hangs.
-    private static func runIsolation(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
-        var options = IsolationBenchmark.Options()
-        options.healthyRate = try arguments.integer("healthy-rate", default: options.healthyRate, in: 1...100_000)
-        options.failingRate = try arguments.integer("failing-rate", default: options.failingRate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        try arguments.rejectUnknown()
-        return try IsolationBenchmark.run(options, progress: progress)
-    }
 
     /// `http-client`: the comparison, or one of its child roles (`--role server|client`, internal).
     private static func runHTTPClient(_ arguments: inout CommandArguments) throws -> BenchmarkReport? {
@@ -315,20 +179,8 @@ public enum BenchCommandLine {
             return nil
         }
         var options = ReplyBenchmark.Options()
-        options.clients = try arguments.integer("clients", default: options.clients, in: 1...64)
-        options.rate = try arguments.integer("rate", default: options.rate, in: 1...100_000)
-        options.seconds = try arguments.integer("seconds", default: options.seconds, in: 1...3_600)
-        options.issuerMs = try arguments.integer("issuer-ms", default: options.issuerMs, in: 0...60_000)
-        options.partitions = try arguments.integer("partitions", default: options.partitions, in: 1...64)
-        options.fetchWaitMs = try arguments.integer("fetch-wait-ms", default: options.fetchWaitMs, in: 0...500)
+        try options.read(&arguments)
         try arguments.rejectUnknown()
         return try ReplyBenchmark.run(options, progress: progress)
     }
-}
-
-/// Writes one line to standard error.
-private func printError(_ line: String) {
-    var text = line
-    text.append("\n")
-    text.withCString { pointer in _ = write(2, pointer, strlen(pointer)) }
 }

@@ -29,7 +29,7 @@ enum ConfigCommand: Command {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CommandFailure("cannot read config file \(path)")
         }
-        let layout = try loadLayout(topicsPath)
+        let layout = try ConfigurationFile.layout(path: topicsPath)
         do {
             let (configuration, issues) = try WorkerConfiguration.load(
                 json: String(decoding: data, as: UTF8.self), environment: ProcessInfo.processInfo.environment,
@@ -46,16 +46,6 @@ enum ConfigCommand: Command {
             for issue in error.issues { printError("\(path): \(issue)") }
             printError("provisioner config: \(path) has \(error.issues.filter { $0.severity == .error }.count) error(s)")
             return 1
-        }
-    }
-
-    private static func loadLayout(_ path: String?) throws -> TopicLayout {
-        guard let path else { return .production }
-        guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("cannot read topic layout \(path)") }
-        do {
-            return try TopicLayout.parse(json: String(decoding: data, as: UTF8.self))
-        } catch {
-            throw CommandFailure("\(path): " + error.issues.filter { $0.severity == .error }.map { "\($0.keyPath): \($0.message)" }.joined(separator: "; "))
         }
     }
 }

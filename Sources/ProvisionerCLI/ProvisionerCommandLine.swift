@@ -31,22 +31,13 @@ public enum ProvisionerCommandLine {
             printError("provisioner: unknown command '\(name)'. Run 'provisioner --help' for the list.")
             return 2
         }
-        do {
+        return exitStatus(of: "provisioner \(name)") {
             var arguments = try CommandArguments(Array(words.dropFirst()), switchNames: command.switchNames.union(["help"]))
             if arguments.flag("help") {
                 print(command.help)
                 return 0
             }
             return try command.run(&arguments)
-        } catch let error as UsageError {
-            printError("provisioner \(name): \(error.message) (see 'provisioner \(name) --help')")
-            return 2
-        } catch let failure as CommandFailure {
-            printError("provisioner \(name): \(failure.message)")
-            return failure.exitStatus
-        } catch {
-            printError("provisioner \(name): \(error)")
-            return 1
         }
     }
 
@@ -66,8 +57,26 @@ public enum ProvisionerCommandLine {
     }
 }
 
+/// Runs the command line `program` (`provisioner config`, `provisioner-bench`) and returns its
+/// exit status: what `body` returns, or for what it throws one line on standard error and 2 (a
+/// usage error, with a pointer to `<program> --help`), the failure's own status, or 1.
+public func exitStatus(of program: String, _ body: () throws -> Int32) -> Int32 {
+    do {
+        return try body()
+    } catch let error as UsageError {
+        printError("\(program): \(error.message) (see '\(program) --help')")
+        return 2
+    } catch let failure as CommandFailure {
+        printError("\(program): \(failure.message)")
+        return failure.exitStatus
+    } catch {
+        printError("\(program): \(error)")
+        return 1
+    }
+}
+
 /// Writes one line to standard error.
-func printError(_ line: String) {
+public func printError(_ line: String) {
     var text = line
     text.append("\n")
     text.withCString { pointer in _ = write(2, pointer, strlen(pointer)) }

@@ -58,7 +58,7 @@ enum TopicsCommand: Command {
 
         let configuration = try ConfigurationFile.load(path: configPath, environment: ProcessInfo.processInfo.environment,
                                                        strict: false, requireSecrets: false)
-        let layout = try loadLayout(specPath)
+        let layout = try ConfigurationFile.layout(path: specPath)
         var properties = configuration.kafka
         properties["client.id"] = properties["client.id"] ?? "provisioner-topics"
         let admin: KafkaAdmin
@@ -131,15 +131,5 @@ enum TopicsCommand: Command {
             the cluster did not answer \(request) within \(timeoutMs) ms (no controller answered); librdkafka's mock \
             cluster (provisioner broker) never answers admin requests, so against it only --dry-run works
             """
-    }
-
-    private static func loadLayout(_ path: String?) throws -> TopicLayout {
-        guard let path else { return .production }
-        guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("cannot read topic layout \(path)") }
-        do {
-            return try TopicLayout.parse(json: String(decoding: data, as: UTF8.self))
-        } catch {
-            throw CommandFailure("\(path): " + error.issues.filter { $0.severity == .error }.map { "\($0.keyPath): \($0.message)" }.joined(separator: "; "))
-        }
     }
 }

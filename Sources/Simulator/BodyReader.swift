@@ -38,57 +38,50 @@ struct BodyReader: Sendable {
 
     subscript(name: String) -> JSONValue? { members[name] }
 
+    /// The value of `name`, or the "is required" problem when it is absent or null.
+    private func present(_ name: String) throws(FieldProblem) -> JSONValue {
+        guard let value = members[name], !value.isNull else { throw problem(name, "is required") }
+        return value
+    }
+
+    /// The problem with `name`: `<field> <what>`.
+    private func problem(_ name: String, _ what: String) -> FieldProblem {
+        FieldProblem(field: field(name), message: "\(field(name)) \(what)")
+    }
+
     /// A string field that must be present and non-blank (unless `allowBlank`).
     func requiredString(_ name: String) throws(FieldProblem) -> String {
-        guard let value = members[name], !value.isNull else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) is required")
-        }
-        guard let text = value.stringValue else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must be a string")
-        }
-        guard !text.allSatisfy(\.isWhitespace) else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must not be blank")
-        }
+        let value = try present(name)
+        guard let text = value.stringValue else { throw problem(name, "must be a string") }
+        guard !text.allSatisfy(\.isWhitespace) else { throw problem(name, "must not be blank") }
         return text
     }
 
     /// A string field that may be absent or null; blank counts as given.
     func optionalString(_ name: String) throws(FieldProblem) -> String? {
         guard let value = members[name], !value.isNull else { return nil }
-        guard let text = value.stringValue else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must be a string")
-        }
+        guard let text = value.stringValue else { throw problem(name, "must be a string") }
         return text
     }
 
     /// A Boolean field that may be absent or null.
     func optionalBool(_ name: String) throws(FieldProblem) -> Bool? {
         guard let value = members[name], !value.isNull else { return nil }
-        guard let flag = value.boolValue else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must be true or false")
-        }
+        guard let flag = value.boolValue else { throw problem(name, "must be true or false") }
         return flag
     }
 
     /// An integer field that must be present.
     func requiredInteger(_ name: String) throws(FieldProblem) -> Int64 {
-        guard let value = members[name], !value.isNull else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) is required")
-        }
-        guard let number = value.int64Value else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must be an integer")
-        }
+        let value = try present(name)
+        guard let number = value.int64Value else { throw problem(name, "must be an integer") }
         return number
     }
 
     /// A nested object that must be present.
     func requiredObject(_ name: String) throws(FieldProblem) -> BodyReader {
-        guard let value = members[name], !value.isNull else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) is required")
-        }
-        guard case .object(let nested) = value else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must be an object")
-        }
+        let value = try present(name)
+        guard case .object(let nested) = value else { throw problem(name, "must be an object") }
         return BodyReader(members: nested, path: field(name) + ".")
     }
 
@@ -100,12 +93,8 @@ struct BodyReader: Sendable {
 
     /// An array of strings that must be present.
     func requiredStringArray(_ name: String) throws(FieldProblem) -> [String] {
-        guard let value = members[name], !value.isNull else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) is required")
-        }
-        guard let elements = value.arrayValue else {
-            throw FieldProblem(field: field(name), message: "\(field(name)) must be an array of strings")
-        }
+        let value = try present(name)
+        guard let elements = value.arrayValue else { throw problem(name, "must be an array of strings") }
         var strings: [String] = []
         for (index, element) in elements.enumerated() {
             guard let text = element.stringValue else {

@@ -102,11 +102,7 @@ struct DCSAPI {
             return engine.send(Self.envelope(200, "PARAM_ERROR", "parameter error", detail: error.message), after: early, responder)
         }
 
-        let nowMs = SimulatorEngine.nowMs()
-        let (outcome, delayMs, reuse) = engine.state.withLock { state in
-            let decision = state.decide(call, nowMs: nowMs)
-            return (decision.0, decision.delayMs, state.profile.appleEphemeralKeyReuse)
-        }
+        let (outcome, delayMs, reuse, nowMs) = engine.decide(call)
         let vCardID = PayloadFactory.vCardID(program: program.name, cardID: call.card.cardID)
         let response: HTTPServerResponse
         switch outcome {

@@ -47,11 +47,7 @@ struct GnosisAPI {
                                     wallet: Wallet.applePay.rawValue, deviceRef: handshake.leaf.deviceRef,
                                     deviceIneligible: handshake.leaf.commonName.hasSuffix("-ineligible"), nonce: handshake.nonceDigest,
                                     handshake: reference)
-        let nowMs = SimulatorEngine.nowMs()
-        let (outcome, delayMs, reuse) = engine.state.withLock { state in
-            let decision = state.decide(call, nowMs: nowMs)
-            return (decision.0, decision.delayMs, state.profile.appleEphemeralKeyReuse)
-        }
+        let (outcome, delayMs, reuse, nowMs) = engine.decide(call)
         let response: HTTPServerResponse
         switch outcome {
         case .success:

@@ -84,11 +84,7 @@ struct ImprintAPI {
         } catch {
             return engine.send(Self.error(400, "invalid_request", error.message), after: engine.delay(for: magic, issuer: .imprint), responder)
         }
-        let nowMs = SimulatorEngine.nowMs()
-        let (outcome, delayMs, reuse) = engine.state.withLock { state in
-            let decision = state.decide(call, nowMs: nowMs)
-            return (decision.0, decision.delayMs, state.profile.appleEphemeralKeyReuse)
-        }
+        let (outcome, delayMs, reuse, nowMs) = engine.decide(call)
         let response: HTTPServerResponse
         switch outcome {
         case .success:

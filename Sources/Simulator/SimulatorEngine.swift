@@ -122,6 +122,17 @@ final class SimulatorEngine: Sendable {
         state.withLock { $0.record(issuer: issuer, cardID: cardID, handshake: key, atMs: atMs) }
     }
 
+    /// Decides the provisioning `call` now, under the state's lock: its outcome, the delay before
+    /// the answer, how many Apple payloads share one ephemeral key (the profile's), and the time
+    /// it was decided at.
+    func decide(_ call: ProvisioningCall) -> (outcome: ProvisioningOutcome, delayMs: Int, reuse: Int, nowMs: Int64) {
+        let nowMs = Self.nowMs()
+        return state.withLock { state in
+            let decision = state.decide(call, nowMs: nowMs)
+            return (decision.0, decision.delayMs, state.profile.appleEphemeralKeyReuse, nowMs)
+        }
+    }
+
     func delay(for magic: MagicBehaviour, issuer: IssuerKind) -> Int {
         state.withLock { $0.delay(for: magic, issuer: issuer) }
     }

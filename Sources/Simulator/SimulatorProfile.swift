@@ -104,7 +104,7 @@ public struct SimulatorProfile: Sendable, Hashable {
             appleEphemeralKeyReuse = Int(try Self.number(value, path: "apple_ephemeral_key_reuse", range: 1...1_000_000))
         }
         if let value = members["all"] {
-            allIssuers = try Self.rule(value, path: "all")
+            allIssuers = try LoadRuleJSON.rule(value, path: "all")
         }
         if let value = members["issuers"] {
             guard case .object(let rules) = value else { throw Self.invalid("issuers must be an object keyed by issuer") }
@@ -112,7 +112,7 @@ public struct SimulatorProfile: Sendable, Hashable {
                 guard let issuer = IssuerKind(rawValue: name) else {
                     throw Self.invalid("issuers.\(name) is not an issuer; use imprint, dcs, gnosis or worldpay")
                 }
-                issuerRules[issuer] = try Self.rule(ruleValue, path: "issuers.\(name)")
+                issuerRules[issuer] = try LoadRuleJSON.rule(ruleValue, path: "issuers.\(name)")
             }
         }
         if let value = members["programs"] {
@@ -136,87 +136,25 @@ public struct SimulatorProfile: Sendable, Hashable {
         }
     }
 
-    private static func invalid(_ message: String) -> SimulatorError {
+    /// An `invalidProfile` error saying `message`.
+    static func invalid(_ message: String) -> SimulatorError {
         SimulatorError(code: .invalidProfile, message: message)
     }
 
-    private static func rejectUnknown(_ members: [String: JSONValue], allowed: Set<String>, path: String) throws(SimulatorError) {
+    /// Throws for the first key of `members` (at `path`) that is not `allowed`.
+    static func rejectUnknown(_ members: [String: JSONValue], allowed: Set<String>, path: String) throws(SimulatorError) {
         if let unknown = members.keys.filter({ !allowed.contains($0) }).sorted().first {
             let location = path.isEmpty ? unknown : "\(path).\(unknown)"
             throw invalid("unknown key \(location); allowed here: \(allowed.sorted().joined(separator: ", "))")
         }
     }
 
-    private static func number(_ value: JSONValue, path: String, range: ClosedRange<Double>) throws(SimulatorError) -> Double {
+    /// `value` (at `path`) as a finite number within `range`, else an error naming the range.
+    static func number(_ value: JSONValue, path: String, range: ClosedRange<Double>) throws(SimulatorError) -> Double {
         guard let number = value.numberValue?.doubleValue, number.isFinite, range.contains(number) else {
             throw invalid("\(path) must be a number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
-    }
-
-    private static func rule(_ value: JSONValue, path: String) throws(SimulatorError) -> LoadRule {
-        guard case .object(let members) = value else { throw invalid("\(path) must be an object (a load rule)") }
-        try rejectUnknown(members, allowed: ["latency", "tail", "error_rates", "retry_after_seconds", "hang_rate"], path: path)
-        var rule = LoadRule()
-        if let latency = members["latency"] {
-            rule.latency = try distribution(latency, path: "\(path).latency")
-        }
-        if let tail = members["tail"] {
-            guard case .object(let tailMembers) = tail else { throw invalid("\(path).tail must be an object") }
-            try rejectUnknown(tailMembers, allowed: ["probability", "latency_ms"], path: "\(path).tail")
-            guard let probability = tailMembers["probability"], let latency = tailMembers["latency_ms"] else {
-                throw invalid("\(path).tail needs probability and latency_ms")
-            }
-            rule.tail = LatencyTail(probability: try number(probability, path: "\(path).tail.probability", range: 0...1),
-                                    milliseconds: try number(latency, path: "\(path).tail.latency_ms", range: 0...86_400_000))
-        }
-        if let rates = members["error_rates"] {
-            guard case .object(let rateMembers) = rates else { throw invalid("\(path).error_rates must be an object") }
-            try rejectUnknown(rateMembers, allowed: ["503", "504", "429"], path: "\(path).error_rates")
-            if let rate = rateMembers["503"] { rule.unavailableRate = try number(rate, path: "\(path).error_rates.503", range: 0...1) }
-            if let rate = rateMembers["504"] { rule.gatewayTimeoutRate = try number(rate, path: "\(path).error_rates.504", range: 0...1) }
-            if let rate = rateMembers["429"] { rule.rateLimitedRate = try number(rate, path: "\(path).error_rates.429", range: 0...1) }
-        }
-        if let retryAfter = members["retry_after_seconds"] {
-            rule.retryAfterSeconds = Int(try number(retryAfter, path: "\(path).retry_after_seconds", range: 0...86_400))
-        }
-        if let hang = members["hang_rate"] {
-            rule.hangRate = try number(hang, path: "\(path).hang_rate", range: 0...1)
-        }
-        let total = rule.unavailableRate + rule.gatewayTimeoutRate + rule.rateLimitedRate + rule.hangRate
-        guard total <= 1 + 1e-9 else {
-            throw invalid("\(path): error rates and hang_rate add up to \(total); keep the sum at most 1")
-        }
-        return rule
-    }
-
-    private static func distribution(_ value: JSONValue, path: String) throws(SimulatorError) -> LatencyDistribution {
-        guard case .object(let members) = value, let kind = members["distribution"]?.stringValue else {
-            throw invalid("\(path) must be an object with distribution fixed, uniform or lognormal")
-        }
-        func field(_ name: String, _ range: ClosedRange<Double>) throws(SimulatorError) -> Double {
-            guard let raw = members[name] else { throw invalid("\(path).\(name) is required for the \(kind) distribution") }
-            return try number(raw, path: "\(path).\(name)", range: range)
-        }
-        switch kind {
-        case "fixed":
-            try rejectUnknown(members, allowed: ["distribution", "ms"], path: path)
-            return .fixed(milliseconds: try field("ms", 0...86_400_000))
-        case "uniform":
-            try rejectUnknown(members, allowed: ["distribution", "min_ms", "max_ms"], path: path)
-            let minimum = try field("min_ms", 0...86_400_000)
-            let maximum = try field("max_ms", 0...86_400_000)
-            guard minimum <= maximum else { throw invalid("\(path).min_ms must not exceed max_ms") }
-            return .uniform(minimumMilliseconds: minimum, maximumMilliseconds: maximum)
-        case "lognormal":
-            try rejectUnknown(members, allowed: ["distribution", "median_ms", "sigma", "max_ms"], path: path)
-            let median = try field("median_ms", 0...86_400_000)
-            let sigma = try field("sigma", 0...10)
-            let maximum: Double? = members["max_ms"] == nil ? nil : try field("max_ms", 0...86_400_000)
-            return .logNormal(medianMilliseconds: median, sigma: sigma, maximumMilliseconds: maximum)
-        default:
-            throw invalid("\(path).distribution must be fixed, uniform or lognormal, not \(kind)")
-        }
     }
 
     private static func program(name: String, _ value: JSONValue) throws(SimulatorError) -> SimulatorProgram {
@@ -279,48 +217,17 @@ public struct SimulatorProfile: Sendable, Hashable {
             "hang_ms": .integer(Int64(hangMilliseconds)),
             "repeat_provisioning": .string(conflictOnRepeatProvisioning ? "conflict" : "allow"),
             "apple_ephemeral_key_reuse": .integer(Int64(appleEphemeralKeyReuse)),
-            "all": Self.ruleJSON(allIssuers),
+            "all": LoadRuleJSON.json(allIssuers),
         ]
         if let seed { members["seed"] = .number(JSONNumber(literal: String(seed)) ?? JSONNumber(0)) }
         var rules: [String: JSONValue] = [:]
-        for (issuer, rule) in issuerRules { rules[issuer.rawValue] = Self.ruleJSON(rule) }
+        for (issuer, rule) in issuerRules { rules[issuer.rawValue] = LoadRuleJSON.json(rule) }
         members["issuers"] = .object(rules)
         var programEntries: [String: JSONValue] = [:]
         for program in effectivePrograms {
             programEntries[program.name] = .string(program.issuer.rawValue)
         }
         members["known_programs"] = .object(programEntries)
-        return .object(members)
-    }
-
-    private static func numberJSON(_ value: Double) -> JSONValue {
-        if value == value.rounded(), abs(value) < 1e15 { return .integer(Int64(value)) }
-        return .number(JSONNumber(literal: String(value)) ?? JSONNumber(0))
-    }
-
-    private static func ruleJSON(_ rule: LoadRule) -> JSONValue {
-        let latency: JSONValue
-        switch rule.latency {
-        case .fixed(let milliseconds):
-            latency = .object(["distribution": .string("fixed"), "ms": numberJSON(milliseconds)])
-        case .uniform(let minimum, let maximum):
-            latency = .object(["distribution": .string("uniform"), "min_ms": numberJSON(minimum), "max_ms": numberJSON(maximum)])
-        case .logNormal(let median, let sigma, let maximum):
-            var members: [String: JSONValue] = ["distribution": .string("lognormal"), "median_ms": numberJSON(median),
-                                                "sigma": numberJSON(sigma)]
-            if let maximum { members["max_ms"] = numberJSON(maximum) }
-            latency = .object(members)
-        }
-        var members: [String: JSONValue] = [
-            "latency": latency,
-            "error_rates": .object(["503": numberJSON(rule.unavailableRate), "504": numberJSON(rule.gatewayTimeoutRate),
-                                    "429": numberJSON(rule.rateLimitedRate)]),
-            "retry_after_seconds": .integer(Int64(rule.retryAfterSeconds)),
-            "hang_rate": numberJSON(rule.hangRate),
-        ]
-        if let tail = rule.tail {
-            members["tail"] = .object(["probability": numberJSON(tail.probability), "latency_ms": numberJSON(tail.milliseconds)])
-        }
         return .object(members)
     }
 }

@@ -6,11 +6,12 @@ import Testing
 @Suite("docs: configuration keys and metric names come from the code", .timeLimit(.minutes(5)))
 struct DocumentationTests {
     /// Key names the loader reads: the quoted first argument of every reader call in
-    /// WorkerConfiguration+Loading.swift and RequestSigningKey.swift (`string("group_id", …)`,
+    /// WorkerConfiguration+Loading.swift, ProgramConfiguration+Loading.swift and
+    /// RequestSigningKey.swift (`string("group_id", …)`,
     /// `object("topics")`, …), the secrets and key lists it reads by name, and the breaker keys it
     /// reads in a loop.
     private static func loaderKeys() throws -> Set<String> {
-        let source = try ["WorkerConfiguration+Loading.swift", "RequestSigningKey.swift"]
+        let source = try ["WorkerConfiguration+Loading.swift", "ProgramConfiguration+Loading.swift", "RequestSigningKey.swift"]
             .map { try Repository.text("Sources/Pipeline/Configuration/" + $0) }.joined(separator: "\n")
         let pattern = try NSRegularExpression(pattern: #"\b(?:string|requiredString|int|integer|double|bool|object|raw)\("([a-z_0-9]+)""#)
         var keys = Set(pattern.matches(in: source, range: NSRange(source.startIndex..., in: source)).compactMap { match in
@@ -71,7 +72,7 @@ struct DocumentationTests {
 
     @Test("every metric Deploy/README.md names is registered by the worker")
     func metricNamesExist() throws {
-        let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/Worker.swift",
+        let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/WorkerGauges.swift",
                               "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift", "Sources/Pipeline/Secrets/SecretResolver.swift",
                               "Sources/Observability/Tracing/SpanExporter.swift"]
             .map(Repository.text).joined()

@@ -47,15 +47,5 @@ final class OpenSSLAlgorithms: @unchecked Sendable {
     }
 
     /// The current OpenSSL error queue as text (cleared), for messages that carry no key material.
-    static func drainErrors() -> String {
-        var parts: [String] = []
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        return parts.isEmpty ? "no OpenSSL detail" : parts.joined(separator: "; ")
-    }
+    static func drainErrors() -> String { OpenSSLErrorQueue.drain() }
 }

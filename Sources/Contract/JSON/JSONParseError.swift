@@ -28,13 +28,6 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     /// What is wrong and what to do; never quotes the input.
     public var message: String
 
-    /// Creates an error.
-    public init(code: Code, offset: Int, message: String) {
-        self.code = code
-        self.offset = offset
-        self.message = message
-    }
-
     /// `code at byte N: message`.
     public var description: String { "\(code) at byte \(offset): \(message)" }
 }

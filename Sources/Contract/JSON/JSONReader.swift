@@ -91,17 +91,7 @@ struct JSONReader {
                 throw JSONParseError(code: .duplicateKey, offset: keyOffset,
                                      message: "an object repeats a key; send each key once")
             }
-            skipWhitespace()
-            guard index < buffer.count else {
-                throw failure("the document ends inside an object; close it with '}'")
-            }
-            let separator = buffer[index]
-            index += 1
-            if separator == UInt8(ascii: "}") { return .object(members) }
-            guard separator == UInt8(ascii: ",") else {
-                throw failure("expected ',' or '}' in an object", at: index - 1)
-            }
-            skipWhitespace()
+            if try closes(UInt8(ascii: "}"), "an object") { return .object(members) }
         }
     }
 
@@ -119,18 +109,25 @@ struct JSONReader {
         }
         while true {
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard index < buffer.count else {
-                throw failure("the document ends inside an array; close it with ']'")
-            }
-            let separator = buffer[index]
-            index += 1
-            if separator == UInt8(ascii: "]") { return .array(elements) }
-            guard separator == UInt8(ascii: ",") else {
-                throw failure("expected ',' or ']' in an array", at: index - 1)
-            }
-            skipWhitespace()
+            if try closes(UInt8(ascii: "]"), "an array") { return .array(elements) }
         }
+    }
+
+    /// After a member or an element of `container`: true at its closing byte `close`, false after
+    /// a `,` (and the whitespace after it); at anything else, or at the end, the problem.
+    private mutating func closes(_ close: UInt8, _ container: String) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard index < buffer.count else {
+            throw failure("the document ends inside \(container); close it with '\(Character(Unicode.Scalar(close)))'")
+        }
+        let separator = buffer[index]
+        index += 1
+        if separator == close { return true }
+        guard separator == UInt8(ascii: ",") else {
+            throw failure("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container)", at: index - 1)
+        }
+        skipWhitespace()
+        return false
     }
 
     private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {

@@ -118,7 +118,7 @@ public enum RFC3339 {
     }
 
     /// Days since 1970-01-01 (proleptic Gregorian), after Howard Hinnant's algorithm.
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    package static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400

@@ -147,13 +147,8 @@ public enum OutcomeTable {
         var kind: RequestKind
         var wallet: Wallet?
         var isPayment: Bool { kind != .provision }
-        /// Next action after a transient failure.
-        var transient: NextAction {
-            switch (kind, wallet) {
-            case (.provision, .applePay?), (.provision, .googleWallet?): .restartWalletFlow
-            default: .retry
-            }
-        }
+        /// Next action after a transient failure (`transientNextAction`; a payment has no wallet).
+        var transient: NextAction { wallet.map { OutcomeTable.transientNextAction(kind: kind, wallet: $0) } ?? .retry }
         /// Retry rule once the issuer may have processed the request.
         var afterSend: RetryRule {
             kind == .provision && wallet == .googlePay ? .sameHandshakeAllowed : .never

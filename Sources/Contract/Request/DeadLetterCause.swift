@@ -23,12 +23,6 @@ public struct DeadLetterCause: Error, Sendable, Hashable, CustomStringConvertibl
     /// Redacted explanation and what to do: never quotes the message.
     public var message: String
 
-    /// Creates a cause.
-    public init(code: Code, message: String) {
-        self.code = code
-        self.message = message
-    }
-
     /// `code: message`.
     public var description: String { "\(code.rawValue): \(message)" }
 }

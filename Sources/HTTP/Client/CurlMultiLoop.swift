@@ -233,27 +233,10 @@ final class CurlMultiLoop: @unchecked Sendable {
             let code = provisioner_curl_msg_result(message)
             _ = curl_multi_remove_handle(multi, easy)
             guard let transfer = transfers.removeValue(forKey: easy) else { continue }
-            let result = outcome(of: transfer, code: code)
+            let result = transfer.result(code)
             recycle(easy)
             complete(transfer.pending, result)
         }
-    }
-
-    private func outcome(of transfer: CurlTransfer, code: CURLcode) -> Result<HTTPClientResponse, HTTPTransportError> {
-        let elapsedMs = MonotonicClock.millisecondsSince(transfer.pending.submittedAt)
-        if code == CURLE_OK {
-            var status = 0
-            _ = provisioner_curl_easy_getinfo_long(transfer.easy, CURLINFO_RESPONSE_CODE, &status)
-            return .success(HTTPClientResponse(status: status, headers: transfer.responseHeaders,
-                                               body: transfer.responseBody, elapsedMs: elapsedMs))
-        }
-        var pretransfer: curl_off_t = 0
-        _ = provisioner_curl_easy_getinfo_off(transfer.easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
-        return .failure(CurlErrorClassifier.error(for: .init(
-            code: code, sendAttempts: transfer.sendAttempts, pretransferMicroseconds: Int64(pretransfer),
-            exceededResponseLimit: transfer.exceededResponseLimit, elapsedMs: elapsedMs,
-            timeoutMs: transfer.pending.request.timeoutMs, maxResponseBytes: transfer.pending.request.maxResponseBytes,
-            detail: transfer.errorDetail(for: code))))
     }
 
     private func complete(_ pending: PendingRequest, _ result: Result<HTTPClientResponse, HTTPTransportError>) {

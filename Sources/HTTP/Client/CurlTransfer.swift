@@ -81,4 +81,23 @@ final class CurlTransfer {
         responseBody.append(contentsOf: bytes)
         return true
     }
+
+    /// What the finished transfer gives its caller, libcurl having ended it with `code`: the
+    /// response, or the transport error the code and what happened before it mean.
+    func result(_ code: CURLcode) -> Result<HTTPClientResponse, HTTPTransportError> {
+        let elapsedMs = MonotonicClock.millisecondsSince(pending.submittedAt)
+        if code == CURLE_OK {
+            var status = 0
+            _ = provisioner_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            return .success(HTTPClientResponse(status: status, headers: responseHeaders,
+                                               body: responseBody, elapsedMs: elapsedMs))
+        }
+        var pretransfer: curl_off_t = 0
+        _ = provisioner_curl_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
+        return .failure(CurlErrorClassifier.error(for: .init(
+            code: code, sendAttempts: sendAttempts, pretransferMicroseconds: Int64(pretransfer),
+            exceededResponseLimit: exceededResponseLimit, elapsedMs: elapsedMs,
+            timeoutMs: pending.request.timeoutMs, maxResponseBytes: pending.request.maxResponseBytes,
+            detail: errorDetail(for: code))))
+    }
 }

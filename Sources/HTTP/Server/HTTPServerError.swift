@@ -13,12 +13,6 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// What happened and what to do.
     public var message: String
 
-    /// Creates a server error.
-    public init(kind: Kind, message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
     /// The message.
     public var description: String { message }
 }

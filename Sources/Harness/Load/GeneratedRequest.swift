@@ -23,18 +23,4 @@ public struct GeneratedRequest: Sendable {
 
     /// Its identity (program, request id): what its answers name.
     public var identity: RequestIdentity { RequestIdentity(program: program, requestID: requestID) }
-
-    /// Creates a generated request.
-    public init(requestID: String, program: String, kind: RequestKind, wallet: Wallet, key: [UInt8]?, value: [UInt8],
-                replyKey: ReplyPrivateKey? = nil, appleLeafKey: ECPrivateKey? = nil, handshake: String? = nil) {
-        self.requestID = requestID
-        self.program = program
-        self.kind = kind
-        self.wallet = wallet
-        self.key = key
-        self.value = value
-        self.replyKey = replyKey
-        self.appleLeafKey = appleLeafKey
-        self.handshake = handshake
-    }
 }

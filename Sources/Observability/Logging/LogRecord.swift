@@ -11,15 +11,6 @@ public struct LogRecord: Sendable {
     /// Structured fields in the order given.
     public var fields: [(String, LogValue)]
 
-    /// Creates a record.
-    public init(atMs: Int64, level: LogLevel, label: String, message: String, fields: [(String, LogValue)]) {
-        self.atMs = atMs
-        self.level = level
-        self.label = label
-        self.message = message
-        self.fields = fields
-    }
-
     /// The value of a field, if present.
     public func field(_ name: String) -> LogValue? {
         fields.first { $0.0 == name }?.1

@@ -25,6 +25,17 @@ struct ReplyRouting: Sendable {
         func contains(_ topic: String) -> Bool {
             names.contains(topic) || prefixes.contains { topic.hasPrefix($0) }
         }
+
+        /// The list of reply topics `topics` is (`results.reply_topics`, `programs.<name>.reply_topics`
+        /// at `keyPath`): topic names, or prefixes ending in `*`; nil, and an issue, when it is not one.
+        static func entries(_ topics: JSONValue, keyPath: String, issues: inout [ConfigurationIssue]) -> [String]? {
+            let entries = topics.arrayValue?.compactMap(\.stringValue) ?? []
+            guard topics.arrayValue != nil, entries.count == topics.arrayValue?.count, entries.allSatisfy(ReplyRouting.isValidEntry) else {
+                issues.append(.init(.error, keyPath, "must be a list of topic names, or prefixes ending in '*' (1-249 of [A-Za-z0-9._-] before it)"))
+                return nil
+            }
+            return entries
+        }
     }
 
     /// The default results topic.

@@ -15,7 +15,7 @@ final class RequestConsumer: Sendable {
     let flow: RequestFlow
     let catchUp: MarkerCatchUp
     let loop: ConsumerLoop
-    let state = Mutex(LoopState())
+    let state = Mutex(RequestLoopState())
     /// Measures lag and samples the fetch watchdog (every 5 s, off the poll thread).
     let lagQueue: any WorkQueue
     /// When the loop started and last measured lag (poll thread).
@@ -23,30 +23,6 @@ final class RequestConsumer: Sendable {
 
     /// The group consumer (the loop's).
     var consumer: any GroupConsumer { loop.consumer }
-
-    struct LoopState {
-        /// Every held partition's phase and the backpressure pause: the one owner of a
-        /// partition's life in this loop (`PartitionLifecycle`).
-        var lifecycle = PartitionLifecycle()
-        var hasJoined = false
-        var lastPollError: String?
-        /// Partitions of the requests topic, as metadata last said (the whole the limits are shared over).
-        var totalPartitions: Int?
-        /// Most requests unsettled at once, read after each poll's records were taken (only they
-        /// raise the count).
-        var unsettledPeak = 0
-        /// Partitions last exported as paused (`provisioner_partition_paused` = 1).
-        var exportedPaused: Set<TopicPartition> = []
-        /// Raised on every pause or resume the watchdog makes (with the lifecycle's, `FetchWatchdog.Sample.flowVersion`).
-        var restarts: UInt64 = 0
-        /// Stuck partitions the watchdog found, for the poll thread to restart.
-        var stalls: [FetchWatchdog.Stall] = []
-
-        /// Partitions paused now (`PartitionLifecycle.paused`).
-        var paused: Set<TopicPartition> { lifecycle.paused }
-        /// Raised on every pause or resume this loop makes (`FetchWatchdog.Sample.flowVersion`).
-        var flowVersion: UInt64 { lifecycle.flowVersion &+ restarts }
-    }
 
     init(context: WorkerContext, flow: RequestFlow, runtime: WorkerRuntime) throws(KafkaError) {
         self.context = context
@@ -72,7 +48,6 @@ final class RequestConsumer: Sendable {
         loop.attach(.init(assigned: { [weak self] in self?.assigned($0) }, revoked: { [weak self] in self?.revoked($0) ?? .now },
                           lost: { [weak self] in self?.lost($0) }))
     }
-
 
     /// Ready once it has been given partitions (or has run for a while in the group with none)
     /// and the last poll saw no broker-wide error.
@@ -112,25 +87,10 @@ final class RequestConsumer: Sendable {
             if let count = try? consumer.partitionCount(topic: context.configuration.topics.requests, timeoutMs: 2_000) {
                 setTotalPartitions(count)
             }
-            var measured: [TopicPartition: Int64] = [:]
-            var samples: [TopicPartition: FetchWatchdog.Sample] = [:]
             let (paused, flowVersion) = state.withLock { ($0.paused, $0.flowVersion) }
-            for (partition, position) in context.ledger.receivedPositions {
-                guard let marks = try? consumer.watermarks(partition, timeoutMs: 2_000) else { continue }
-                var start = position.committed
-                if start == nil {
-                    // Failed (nil): no lag and no watchdog sample this round. The low watermark is
-                    // not a stand-in: a restart sought there would bring the retained log back.
-                    start = (try? consumer.committed([partition], timeoutMs: 2_000))?.first.map { $0.offset >= 0 ? $0.offset : marks.low }
-                }
-                guard let start else { continue }
-                measured[partition] = max(0, marks.high - start)
-                samples[partition] = FetchWatchdog.Sample(generation: position.generation, nextOffset: position.next ?? start,
-                                                          highWatermark: marks.high, paused: paused.contains(partition),
-                                                          flowVersion: flowVersion)
-            }
-            lag.withLock { $0 = measured }
-            let stalls = watchdog.withLock { $0.observe(samples, nowMs: context.clock()) }
+            let round = LagRound(consumer: consumer, positions: context.ledger.receivedPositions, paused: paused, flowVersion: flowVersion)
+            lag.withLock { $0 = round.lag }
+            let stalls = watchdog.withLock { $0.observe(round.samples, nowMs: context.clock()) }
             if !stalls.isEmpty { state.withLock { $0.stalls.append(contentsOf: stalls) } }
         }
     }

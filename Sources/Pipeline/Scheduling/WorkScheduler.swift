@@ -21,9 +21,7 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     }
 
     private var classes: [ClassID: PriorityHeap<SchedulerTicket<Payload>>] = [:]
-    private var keyQueues: [String: FIFOQueue<SchedulerTicket<Payload>>] = [:]
-    private var busyKeys: Set<String> = []
-    private var keyWaitExpiry: PriorityHeap<(at: Int64, id: UInt64, key: String)>
+    private var keys = KeyQueues<Payload>()
     private var running: [UInt64: (ticket: SchedulerTicket<Payload>, isProbe: Bool)] = [:]
     private var runningByProgram: [String: Int] = [:]
     private var runningByEndpoint: [String: Int] = [:]
@@ -40,7 +38,6 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     /// Creates an empty scheduler.
     public init(settings: SchedulerSettings) {
         self.settings = settings
-        self.keyWaitExpiry = PriorityHeap { $0.at < $1.at }
     }
 
     // MARK: - Observation
@@ -94,15 +91,7 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     /// Adds a ticket and returns what to do now.
     public mutating func enqueue(_ ticket: SchedulerTicket<Payload>, nowMs: Int64) -> [SchedulerDecision<Payload>] {
         queued += 1
-        if busyKeys.contains(ticket.key) {
-            keyQueues[ticket.key, default: FIFOQueue()].append(ticket)
-            if settings.ordering == .earliestDeadlineFirst {
-                keyWaitExpiry.insert((ticket.latestStartMs, ticket.id, ticket.key))
-            }
-        } else {
-            busyKeys.insert(ticket.key)
-            pushReady(ticket)
-        }
+        if keys.admit(ticket, tracksExpiry: settings.ordering == .earliestDeadlineFirst) { pushReady(ticket) }
         // After dispatch: a ticket started at once never waited.
         let decisions = dispatch(nowMs: nowMs)
         peaks.queued = max(peaks.queued, queued)
@@ -140,11 +129,7 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     /// Removes waiting tickets matching `predicate` (their partitions were revoked): they are
     /// neither started nor answered. Running tickets are not affected.
     public mutating func removeWaiting(where predicate: (SchedulerTicket<Payload>) -> Bool) -> [SchedulerTicket<Payload>] {
-        var removed: [SchedulerTicket<Payload>] = []
-        for key in Array(keyQueues.keys) {
-            removed += keyQueues[key]!.removeAll(where: predicate)
-            if keyQueues[key]!.isEmpty { keyQueues[key] = nil }
-        }
+        var removed = keys.removeWaiting(where: predicate)
         for id in Array(classes.keys) {
             let gone = classes[id]!.removeAll(where: predicate)
             for ticket in gone {
@@ -197,7 +182,7 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
     public mutating func nextWakeMs(nowMs: Int64) -> Int64? {
         var wake: Int64?
         func consider(_ time: Int64) { wake = min(wake ?? time, time) }
-        if settings.ordering == .earliestDeadlineFirst, let first = keyWaitExpiry.first { consider(first.at + 1) }
+        if settings.ordering == .earliestDeadlineFirst, let at = keys.nextExpiryMs { consider(at + 1) }
         for (id, heap) in classes {
             guard let head = heap.first else { continue }
             if settings.ordering == .earliestDeadlineFirst { consider(head.latestStartMs + 1) }
@@ -221,24 +206,14 @@ public struct WorkScheduler<Payload: Sendable>: Sendable {
 
     /// The key's current ticket is gone: the next one waiting behind it becomes ready.
     private mutating func releaseKey(_ key: String) {
-        if var waiting = keyQueues[key], let next = waiting.popFirst() {
-            keyQueues[key] = waiting.isEmpty ? nil : waiting
-            pushReady(next)
-        } else {
-            busyKeys.remove(key)
-        }
+        if let next = keys.release(key) { pushReady(next) }
     }
 
+    /// Expires the tickets waiting behind their key that can no longer start in time.
     private mutating func expireKeyWaiters(nowMs: Int64, into decisions: inout [SchedulerDecision<Payload>]) {
-        while let first = keyWaitExpiry.first, first.at < nowMs {
-            keyWaitExpiry.popFirst()
-            guard var waiting = keyQueues[first.key] else { continue }
-            let gone = waiting.removeAll { $0.id == first.id }
-            keyQueues[first.key] = waiting.isEmpty ? nil : waiting
-            for ticket in gone {
-                queued -= 1
-                decisions.append(.expire(ticket))
-            }
+        for ticket in keys.expire(nowMs: nowMs) {
+            queued -= 1
+            decisions.append(.expire(ticket))
         }
     }
 

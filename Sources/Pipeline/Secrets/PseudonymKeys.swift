@@ -6,22 +6,8 @@ import Contract
 /// listed before it, while not retired, makes the `…_previous` twin, so events before and after a
 /// rotation join on one of them.
 public struct PseudonymKeys: Sendable {
-    /// One key: its id (nil: unnamed), secret and retirement.
-    public struct Key: Sendable {
-        /// The id pseudonyms carry (`<id>:<hex>`); nil for the unnamed key.
-        public var id: String?
-        /// The secret.
-        public var secret: Sensitive
-        /// When it stops making pseudonyms (epoch ms); nil: never.
-        public var notAfterMs: Int64?
-
-        /// Creates a key.
-        public init(id: String?, secret: Sensitive, notAfterMs: Int64? = nil) {
-            self.id = id
-            self.secret = secret
-            self.notAfterMs = notAfterMs
-        }
-    }
+    /// One key: its id (pseudonyms carry `<id>:<hex>`; nil for the unnamed key), secret and retirement.
+    public typealias Key = RotatingSecret
 
     /// Every key, oldest first.
     public let keys: [Key]
@@ -34,7 +20,7 @@ public struct PseudonymKeys: Sendable {
     /// The pseudonymizer at `nowMs`: the current key, with the key before it (not retired) as its
     /// previous one.
     public func pseudonymizer(nowMs: Int64) -> Pseudonymizer {
-        let live = keys.filter { ($0.notAfterMs ?? .max) > nowMs }
+        let live = keys.filter { !$0.isRetired(nowMs: nowMs) }
         let chosen = live.isEmpty ? Array(keys.suffix(1)) : Array(live.suffix(2))
         guard let current = chosen.last else { return Pseudonymizer(key: Sensitive("")) }
         let previous = chosen.count == 2 ? chosen.first : nil

@@ -43,10 +43,4 @@ public struct SecretReference: Sendable, Hashable {
     public var keyPath: String
     /// Where its bytes come from.
     public var source: SecretSource
-
-    /// Creates a reference.
-    public init(keyPath: String, source: SecretSource) {
-        self.keyPath = keyPath
-        self.source = source
-    }
 }

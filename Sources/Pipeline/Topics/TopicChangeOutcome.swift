@@ -17,10 +17,4 @@ public struct TopicChangeOutcome: Sendable {
     public var change: TopicChange
     /// What happened.
     public var result: Result
-
-    /// Creates an outcome.
-    public init(change: TopicChange, result: Result) {
-        self.change = change
-        self.result = result
-    }
 }

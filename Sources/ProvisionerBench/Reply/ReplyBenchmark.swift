@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Kafka
 import Pipeline
+import ProvisionerCLI
 import ProvisionerClient
 import Synchronization
 
@@ -15,21 +16,22 @@ enum ReplyBenchmark {
     /// The scenario's name.
     static let name = "reply"
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// Client processes.
         var clients = 4
-        /// Total requests per second over all clients.
-        var rate = 1_000
-        /// Seconds of load per phase.
-        var seconds = 20
+        /// The load offered, over all clients (seconds per phase).
+        var load = OpenLoad(rate: 1_000, seconds: 20)
         /// Simulator latency, ms.
         var issuerMs = 50
-        /// Partitions of the pipeline topics.
-        var partitions = 6
         /// How long the mock broker may hold a fetch, ms.
         var fetchWaitMs = 2
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            clients = try arguments.integer("clients", default: clients, in: 1...64)
+            try load.read(&arguments)
+            issuerMs = try arguments.issuerMs(default: issuerMs)
+            fetchWaitMs = try arguments.integer("fetch-wait-ms", default: fetchWaitMs, in: 0...500)
+        }
     }
 
     static let replyTopic = "bench.replies"
@@ -47,7 +49,7 @@ enum ReplyBenchmark {
 
     /// Runs both phases and reports them side by side.
     static func run(_ options: Options, progress: @escaping (String) -> Void) throws -> BenchmarkReport {
-        let stack = try BenchStack(partitions: options.partitions,
+        let stack = try BenchStack(partitions: options.load.partitions,
                                    profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": \#(options.issuerMs)}"#),
                                    extraTopics: [replyTopic: options.clients])
         defer { stack.stop() }
@@ -60,11 +62,11 @@ enum ReplyBenchmark {
         writer.beginObject()
         writer.key("scenario"); writer.string(name)
         writer.key("clients"); writer.integer(Int64(options.clients))
-        writer.key("rate"); writer.integer(Int64(options.rate))
+        writer.key("rate"); writer.integer(Int64(options.load.rate))
         writer.key("issuer_ms"); writer.integer(Int64(options.issuerMs))
         var notes: [String] = []
         for mode in ["routed", "shared"] {
-            progress("\(mode): \(options.clients) client processes, \(options.rate)/s in total for \(options.seconds) s")
+            progress("\(mode): \(options.clients) client processes, \(options.load.rate)/s in total for \(options.load.seconds) s")
             let figures = runPhase(mode: mode, stack: stack, options: options)
             let latencies = figures.flatMap(\.latenciesMs).sorted()
             let answered = figures.reduce(0) { $0 + $1.answered }
@@ -98,7 +100,7 @@ enum ReplyBenchmark {
             PipelineBench.machine,
         ]
         return BenchmarkReport(
-            title: "reply: \(options.clients) client processes, \(options.rate)/s in total, \(options.seconds) s per mode, simulator \(options.issuerMs) ms",
+            title: "reply: \(options.clients) client processes, \(options.load.rate)/s in total, \(options.load.seconds) s per mode, simulator \(options.issuerMs) ms",
             columns: ["MODE", "ANSWERED", "P50 MS", "P99 MS", "P99.9 MS", "READ/ANSWER"], rows: rows, notes: notes, json: writer.text)
     }
 
@@ -117,8 +119,8 @@ enum ReplyBenchmark {
                 do {
                     let child = try PipedChildProcess(arguments: [
                         name, "--role", "client", "--mode", mode, "--bootstrap", stack.bootstrapServers,
-                        "--partition", String(index), "--rate", String(Double(options.rate) / Double(options.clients)),
-                        "--seconds", String(options.seconds), "--fetch-wait-ms", String(options.fetchWaitMs),
+                        "--partition", String(index), "--rate", String(Double(options.load.rate) / Double(options.clients)),
+                        "--seconds", String(options.load.seconds), "--fetch-wait-ms", String(options.fetchWaitMs),
                     ])
                     var last: String?
                     while let line = child.readLine() { last = line }

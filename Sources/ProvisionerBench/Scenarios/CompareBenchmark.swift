@@ -3,6 +3,7 @@ import Foundation
 import Harness
 import Kafka
 import Observability
+import ProvisionerCLI
 
 /// `bench compare --peer PATH`: the same load through `provisioner worker` and another worker
 /// program (the plain Go worker of `../shared/peers/goworker`, whose command line is
@@ -15,25 +16,28 @@ import Observability
 /// utime + stime from `/proc/PID/stat`).
 enum CompareBenchmark {
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// The peer worker's executable.
         var peer = ""
         /// Paired runs.
         var runs = 3
         /// Requests sent at once at the start of each load.
         var burst = 6_000
-        /// Requests per second after the burst.
-        var rate = 1_000
-        /// Seconds at `rate`.
-        var seconds = 10
-        /// Partitions per topic.
-        var partitions = 6
+        /// The load after the burst.
+        var load = OpenLoad(rate: 1_000, seconds: 10)
         /// Calls in flight: the worker's `max_in_flight` and the peer's `-inflight`.
         var inFlight = 512
         /// The curve of the requests' reply keys (P-256 by default).
         var replyCurve: JWKCurve = .p256
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            peer = try arguments.requiredOption("peer")
+            runs = try arguments.integer("runs", default: runs, in: 1...20)
+            burst = try arguments.integer("burst", default: burst, in: 0...100_000)
+            try load.read(&arguments, seconds: 1...600)
+            inFlight = try arguments.integer("in-flight", default: inFlight, in: 1...10_000)
+            replyCurve = try arguments.replyCurve()
+        }
     }
 
     /// One side's figures in one run.
@@ -52,20 +56,20 @@ enum CompareBenchmark {
         guard FileManager.default.isExecutableFile(atPath: options.peer) else {
             throw BenchmarkError("--peer \(options.peer) is not an executable file; build the peer first (its README says how)")
         }
-        let stack = try BenchStack(partitions: options.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#))
+        let stack = try BenchStack(partitions: options.load.partitions, profile: PipelineBench.profile(latency: #"{"distribution": "fixed", "ms": 0}"#))
         defer { stack.stop() }
         let producer = try OpenLoopProducer(bootstrapServers: stack.bootstrapServers, topic: stack.topics.requests)
         defer { producer.close() }
-        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.partitions)
+        let tracker = try ResultTracker(bootstrapServers: stack.bootstrapServers, topic: stack.topics.results, partitions: options.load.partitions)
         defer { tracker.stop() }
         let factory = try RequestFactory(devices: 8, replyKeyPool: 64, rotateChainEvery: 5_000, replyCurve: options.replyCurve)
         var figures: [Figures] = []
         for run in 1...options.runs {
             for side in run % 2 == 1 ? ["worker", "peer"] : ["peer", "worker"] {
-                let load = options.burst + options.rate * options.seconds
+                let load = options.burst + options.load.rate * options.load.seconds
                 progress("run \(run), \(side): preparing \(load) requests")
                 let items = try RequestPool.make(load, mix: .applePay(program: "demo-imprint"), factory: factory, cardPrefix: "\(side)\(run)")
-                let warm = try RequestPool.make(options.partitions * 4, mix: .applePay(program: "demo-imprint"), factory: factory,
+                let warm = try RequestPool.make(options.load.partitions * 4, mix: .applePay(program: "demo-imprint"), factory: factory,
                                                 cardPrefix: "warm-\(side)\(run)")
                 let group = "bench-compare-\(side)-\(run)-\(UUID().uuidString.prefix(8))"
                 try commitEndOffsets(stack: stack, group: group)
@@ -78,10 +82,10 @@ enum CompareBenchmark {
                 guard tracker.waitForFinals(send(warm, producer: producer, tracker: tracker, burst: warm.count, rate: 1), timeoutMs: 60_000) else {
                     throw BenchmarkError("the \(side) answered no warm-up within 60 s: \(process.standardErrorLines.suffix(5).joined(separator: " | "))")
                 }
-                progress("run \(run), \(side): \(options.burst) at once, then \(options.rate)/s for \(options.seconds) s")
+                progress("run \(run), \(side): \(options.burst) at once, then \(options.load.rate)/s for \(options.load.seconds) s")
                 let cpuBefore = ProcessUsage.of(pid: process.pid).totalMicroseconds
                 let firstSentMs = Timestamps.nowMs()
-                let ids = send(items, producer: producer, tracker: tracker, burst: options.burst, rate: Double(options.rate))
+                let ids = send(items, producer: producer, tracker: tracker, burst: options.burst, rate: Double(options.load.rate))
                 _ = tracker.waitForFinals(ids, timeoutMs: 120_000)
                 let cpu = Double(ProcessUsage.of(pid: process.pid).totalMicroseconds - cpuBefore)
                 let records = tracker.records(ids)
@@ -167,7 +171,7 @@ enum CompareBenchmark {
         writer.endObject()
         return BenchmarkReport(
             title: "compare: provisioner worker vs \(options.peer), \(options.burst) Imprint Apple Pay requests at once then "
-                + "\(options.rate)/s for \(options.seconds) s, reply keys \(options.replyCurve.rawValue), \(options.partitions) partitions",
+                + "\(options.load.rate)/s for \(options.load.seconds) s, reply keys \(options.replyCurve.rawValue), \(options.load.partitions) partitions",
             columns: ["RUN", "SIDE", "ANSWERED", "REQ/S", "CPU µs/REQ", "FINAL STATUSES"],
             rows: rows,
             notes: ratios + [

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Pipeline
+import ProvisionerCLI
 import Recovery
 
 /// `bench horizon`: what the durable duplicate horizon costs at 24 h of `--rate` answered requests
@@ -10,15 +11,19 @@ import Recovery
 /// full day is extrapolated from its rate.
 enum HorizonBenchmark {
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// Answered requests per second in one partition.
         var rate = 300
         /// Hours of horizon.
         var hours = 24
         /// Markers written and read back for the catch-up rate.
         var markers = 500_000
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            rate = try arguments.rate(default: rate)
+            hours = try arguments.integer("hours", default: hours, in: 1...168)
+            markers = try arguments.integer("markers", default: markers, in: 1_000...50_000_000)
+        }
     }
 
     /// Produces `message`, waiting while the local queue is full.

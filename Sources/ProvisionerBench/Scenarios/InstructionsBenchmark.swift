@@ -2,6 +2,7 @@ import Contract
 import Foundation
 import Harness
 import Observability
+import ProvisionerCLI
 
 /// `bench instructions`: the noise-free figure. The worker runs under `valgrind --tool=callgrind`
 /// with instrumentation off; after the warm-up it is switched on (`callgrind_control -i on`), a
@@ -13,7 +14,7 @@ import Observability
 /// run outside valgrind, so only the worker is counted.
 enum InstructionsBenchmark {
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// Requests in the measured batch.
         var requests = 500
         /// Requests per burst (each burst is awaited before the next, so no deadline passes under valgrind).
@@ -28,8 +29,19 @@ enum InstructionsBenchmark {
         var replyCurve: JWKCurve = .p256
         /// Where callgrind writes its files (kept after the run for `callgrind_annotate`).
         var directory = NSTemporaryDirectory() + "provisioner-callgrind-\(getpid())"
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            requests = try arguments.integer("requests", default: requests, in: 1...100_000)
+            burst = try arguments.integer("burst", default: burst, in: 1...10_000)
+            partitions = try arguments.partitions(default: partitions)
+            idleSeconds = try arguments.integer("idle-seconds", default: idleSeconds, in: 1...600)
+            if let out = arguments.option("out") { directory = out }
+            if let name = arguments.option("tool") {
+                guard name == "callgrind" || name == "dhat" else { throw UsageError("--tool takes callgrind or dhat") }
+                tool = name
+            }
+            replyCurve = try arguments.replyCurve()
+        }
     }
 
     /// What one callgrind dump says.

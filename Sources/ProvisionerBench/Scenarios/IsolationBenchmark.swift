@@ -1,12 +1,13 @@
 import Contract
 import Foundation
+import ProvisionerCLI
 
 /// `bench isolation`: two programs on two issuers (Imprint healthy, DCS the one that fails).
 /// The healthy program's throughput and p99 with the other issuer healthy, then hanging, side by
 /// side; with the DCS program's answers (breaker refusals, timeouts, expiries).
 enum IsolationBenchmark {
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// Requests per second to the healthy program (Imprint).
         var healthyRate = 400
         /// Requests per second to the failing program (DCS).
@@ -15,8 +16,13 @@ enum IsolationBenchmark {
         var seconds = 15
         /// Partitions per topic.
         var partitions = 6
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            healthyRate = try arguments.rate("healthy-rate", default: healthyRate)
+            failingRate = try arguments.rate("failing-rate", default: failingRate)
+            seconds = try arguments.seconds(default: seconds)
+            partitions = try arguments.partitions(default: partitions)
+        }
     }
 
     static let normal = #"{"distribution": "uniform", "min_ms": 20, "max_ms": 60}"#

@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import ProvisionerCLI
 
 /// `bench jwe`: the result payload's JWE per reply-key curve, in this process (no Kafka, no
 /// worker): CPU per seal for the whole process (the ephemeral key made ahead on the background
@@ -7,13 +8,16 @@ import Foundation
 /// decryption (the backend's side), and the compact form's length, for a payload of Imprint's size.
 enum JWEBenchmark {
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// Seals (and decryptions) per curve.
         var seals = 5_000
         /// Plaintext bytes (an Apple Pay payload is about 3.5 KB).
         var payloadBytes = 3_500
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            seals = try arguments.integer("seals", default: seals, in: 10...1_000_000)
+            payloadBytes = try arguments.integer("payload-bytes", default: payloadBytes, in: 1...1_000_000)
+        }
     }
 
     /// Runs the scenario; `progress` gets a line per step.

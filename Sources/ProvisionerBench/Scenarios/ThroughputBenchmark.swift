@@ -4,6 +4,7 @@ import Harness
 import HTTP
 import Issuers
 import Observability
+import ProvisionerCLI
 import Synchronization
 
 /// `bench throughput`: a zero-latency simulator and open-loop load at rising rates until the
@@ -11,7 +12,7 @@ import Synchronization
 /// no validation) for the ratio.
 enum ThroughputBenchmark {
     /// Options.
-    struct Options: Sendable {
+    struct Options: BenchOptions {
         /// Offered rates, requests per second, in order.
         var rates: [Double] = [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000]
         /// Seconds per rate.
@@ -22,8 +23,19 @@ enum ThroughputBenchmark {
         var maxInFlight = 1_024
         /// The worker producer's `linger.ms` (batching of markers, results and audit events).
         var lingerMs = 2
-        /// Creates the defaults.
-        init() {}
+        /// Reads the options given.
+        mutating func read(_ arguments: inout CommandArguments) throws {
+            if let text = arguments.option("rates") {
+                rates = try text.split(separator: ",").map { word in
+                    guard let rate = Double(word), rate > 0 else { throw UsageError("--rates takes positive numbers separated by commas") }
+                    return rate
+                }
+            }
+            seconds = try arguments.seconds(default: seconds, in: 1...600)
+            partitions = try arguments.partitions(default: partitions)
+            maxInFlight = try arguments.maxInFlight(default: maxInFlight)
+            lingerMs = try arguments.integer("linger-ms", default: lingerMs, in: 0...1_000)
+        }
     }
 
     /// Runs the scenario; `progress` gets a line per step.

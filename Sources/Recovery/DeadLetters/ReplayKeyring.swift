@@ -6,25 +6,9 @@ import Contract
 /// (absent: the unnamed key), so letters sealed before a rotation stay replayable until their key
 /// retires; replays are signed with the current key.
 public struct ReplayKeyring: Sendable {
-    /// One replay key.
-    public struct Key: Sendable {
-        /// Its id (`dlq.mac_key_id`, `x-request-key-id` on replays); nil for the unnamed key.
-        public var id: String?
-        /// The secret.
-        public var secret: Sensitive
-        /// When it retires (epoch ms): from then on nothing is checked or signed with it; nil: never.
-        public var notAfterMs: Int64?
-
-        /// Creates a key.
-        public init(id: String?, secret: Sensitive, notAfterMs: Int64? = nil) {
-            self.id = id
-            self.secret = secret
-            self.notAfterMs = notAfterMs
-        }
-
-        /// Whether it has retired at `nowMs`.
-        public func isRetired(nowMs: Int64) -> Bool { notAfterMs.map { nowMs >= $0 } ?? false }
-    }
+    /// One replay key: its id (`dlq.mac_key_id`, `x-request-key-id` on replays; nil for the unnamed
+    /// key), secret and retirement.
+    public typealias Key = RotatingSecret
 
     /// Every key, oldest first (the unnamed one, then `dlq.replay_keys` in the order listed).
     public let keys: [Key]
