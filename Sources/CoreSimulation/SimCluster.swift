@@ -102,7 +102,7 @@ final class SimCluster: @unchecked Sendable {
         switch record.topic {
         case topics.results:
             guard let result = try? ProvisioningResult.decode(record.value) else { return "undecodable result" }
-            return "result \(result.requestID) \(SimulationRun.describe(result))\(result.isFinal ? "" : " (not final)")"
+            return "result \(result.requestID) \(SimulationPromises.describe(result))\(result.isFinal ? "" : " (not final)")"
         case topics.markers:
             if let marker = CallMarker.decode(record.value, headers: record.headers) {
                 return "marker \(marker.requestID) \(marker.state)\(marker.outcome.map { " \($0)" } ?? "")\(marker.isDecision ? " DECISION" : "") by \(marker.worker) for offset \(marker.requestOffset)"

@@ -16,10 +16,10 @@ final class SimNode: @unchecked Sendable {
     let metrics = MetricsRegistry()
     /// Whether a graceful stop was asked.
     private(set) var isLeaving = false
-    /// How far this process's clock is off the world's (`Settings.skewMs`).
+    /// How far this process's clock is off the world's (`SimulationSettings.skewMs`).
     let clockOffsetMs: Int64
 
-    init(name: String, world: SimWorld, cluster: SimCluster, issuer: SimIssuer, settings: SimulationRun.Settings,
+    init(name: String, world: SimWorld, cluster: SimCluster, issuer: SimIssuer, settings: SimulationSettings,
          group: String, probe: any CoreProbe) throws {
         process = SimProcess(name: name)
         let clockOffsetMs = settings.skewMs > 0 ? world.int(-settings.skewMs...settings.skewMs) : 0
@@ -45,8 +45,8 @@ final class SimNode: @unchecked Sendable {
         runtime.mutations = settings.mutations
         runtime.probe = probe
         let logger = Logger(label: name, minimumLevel: world.isTracing ? .info : .error, handler: SimLogHandler(world: world, name: name))
-        worker = try Worker(configuration: SimulationRun.configuration(workerID: name, group: group, settings: settings),
-                            environment: SimulationRun.environment, logger: logger, metrics: metrics, runtime: runtime)
+        worker = try Worker(configuration: SimWorkload.configuration(workerID: name, group: group, settings: settings),
+                            environment: SimWorkload.environment, logger: logger, metrics: metrics, runtime: runtime)
         try worker?.start()
     }
 

@@ -1,0 +1,131 @@
+import Contract
+import Kafka
+import Pipeline
+import Recovery
+import Simulator
+
+/// What the simulated backends send and how the workers are set up for it: three programs
+/// (Imprint with a state query, DCS and Gnosis Pay without), requests for Apple Pay, Google Wallet
+/// and Legacy Google Pay with fresh handshakes, reply routes and a `traceparent`, signed for the
+/// programs that sign, and the workers' configuration and secrets. The schedule (`SimulationRun`)
+/// decides what is sent when; this is how each record is made.
+enum SimWorkload {
+    /// A request the workload produced, and what its finals are judged by.
+    struct Sent {
+        var requestID: String
+        var program: String
+        var card: String
+        var wallet: Wallet
+        /// `ReconcileQuery.deviceRef`'s form.
+        var device: String
+        /// The reply route its headers name (nil: the default results topic).
+        var route: ReplyRoute?
+        var handshake: String
+        var producedAtMs: Int64
+        var deadlineMs: Int64
+    }
+
+    /// A provisioning request, keyed by card: Apple Pay from the simulated phone `device` (a nonce
+    /// drawn from the schedule), or Google Wallet or Legacy Google Pay with wallet id `walletID`.
+    /// Nil when the phone's certificates could not be made.
+    static func request(id: String, program: String, card: String, device: String, wallet: Wallet, walletID: String, route: ReplyRoute?,
+                        world: SimWorld) -> (request: ProvisioningRequest, message: KafkaOutgoingMessage)? {
+        var value: [String: JSONValue] = [
+            "version": .integer(1), "request_id": .string(id), "program": .string(program), "kind": .string("provision"),
+            "card": .object(["id": .string(card), "last4": .string("4242"), "user_id": .string("u-\(card)")]),
+            "started_at": .string(RFC3339.format(milliseconds: world.nowMs)),
+        ]
+        value["wallet"] = .string(wallet.rawValue)
+        switch wallet {
+        case .applePay:
+            guard let phone = Self.phones[device] else { return nil }
+            let nonce = (0..<16).map { _ in UInt8(world.int(0...255)) }
+            let signature = (0..<70).map { _ in UInt8(world.int(0...255)) }
+            value["apple"] = .object(["certificates": .array(phone.map { .string($0) }), "nonce": .string(Crypto.base64Encode(nonce)),
+                                      "nonce_signature": .string(Crypto.base64Encode(signature)), "device_type": .string("iphone"),
+                                      "app_version": .string("5.2.0")])
+        case .googleWallet:
+            value["google"] = .object(["wallet_id": .string(walletID), "device_id": .string(device), "google_opc_requested": .bool(false)])
+        case .googlePay:
+            value["google"] = .object(["wallet_id": .string(walletID), "device_id": .string(device)])
+        }
+        let bytes = JSONWriter.encode(.object(value))
+        guard case .decoded(let request) = RequestDecoder.decode(bytes) else { return nil }
+        var message = KafkaOutgoingMessage(topic: SimulationRun.topics.requests, key: Array(card.utf8), value: bytes, timestampMs: world.nowMs)
+        message.headers.append(KafkaHeader(key: "traceparent", string: "00-\(Self.traceID(id))-\(Self.traceID(id).prefix(16))-01"))
+        if let route {
+            message.headers.append(KafkaHeader(key: ReplyRoute.topicHeader, string: route.topic ?? ""))
+            if let partition = route.partition {
+                message.headers.append(KafkaHeader(key: ReplyRoute.partitionHeader, value: withUnsafeBytes(of: partition.bigEndian, Array.init)))
+            }
+            message.headers.append(KafkaHeader(key: ReplyRoute.correlationHeader, value: route.correlationID))
+        }
+        return (request, message)
+    }
+
+    /// `message` signed for `partition` (v3) with its program's key, when the program signs.
+    static func signed(_ message: KafkaOutgoingMessage, program: String, partition: Int32, settings: SimulationSettings,
+                       nowMs: Int64) -> KafkaOutgoingMessage {
+        guard program == "sim-gnosis" || (program == "sim-imprint" && settings.imprintSigned) else { return message }
+        var pinned = message
+        pinned.partition = partition
+        let key = Self.environment[program == "sim-gnosis" ? "SIM_GNOSIS_SIGNING_KEY" : "SIM_IMPRINT_SIGNING_KEY"] ?? ""
+        return RequestSigner(secret: Sensitive(key)).signed(pinned, partitionCount: Int(settings.partitions), nowMs: nowMs)
+    }
+
+    /// The trace id of request `id`'s `traceparent`, as its backend would have started it.
+    static func traceID(_ id: String) -> String {
+        String(Crypto.hex(Crypto.sha256(utf8: "trace \(id)")).prefix(32))
+    }
+
+    /// Three simulated phones' PassKit certificates (leaf, intermediate; base64 DER), made once per
+    /// process: real chains the workers verify. The nonce and its signature are the schedule's.
+    static let phones: [String: [String]] = {
+        var phones: [String: [String]] = [:]
+        for index in 0..<3 {
+            guard let handshake = try? SimulatedDevice(name: "a\(index)").appleHandshake() else { continue }
+            phones["a\(index)"] = handshake.certificates
+        }
+        return phones
+    }()
+
+    /// The workers' secrets (environment).
+    static let environment = ["PROVISIONER_AUDIT_KEY": "sim-audit-key-0123456789abcdef0123456789abcdef",
+                              "SIM_IMPRINT_KEY": "imprint-key", "SIM_DCS_KEY": "dcs-key", "SIM_GNOSIS_KEY": "gnosis-key",
+                              "SIM_IMPRINT_SIGNING_KEY": "sim-imprint-signing-0123456789abcdef0123456789abcdef",
+                              "SIM_GNOSIS_SIGNING_KEY": "sim-gnosis-signing-0123456789abcdef0123456789abcdef", "SIM_DCS_SECRET": "dcs-secret-0123456789",
+                              "SIM_REPLAY_KEY": replaySecret]
+    private static let replaySecret = "sim-replay-key-0123456789abcdef0123456789abcdef"
+    /// The operator's replay keys: the workers' one replay key (`dlq.replay_signing_secret_env`).
+    static let replayKeys = ReplayKeyring(keys: [ReplayKeyring.Key(id: nil, secret: Sensitive(replaySecret))])
+
+    /// A worker's configuration: three programs (Imprint with a state query, DCS and Gnosis Pay
+    /// without), no payload encryption (the simulation checks decisions, not JWE), 20 s windows, short
+    /// reconciliation tiers, and the seed's drain.
+    static func configuration(workerID: String, group: String, settings: SimulationSettings) -> WorkerConfiguration {
+        var configuration = WorkerConfiguration(workerID: workerID)
+        configuration.kafka = ["bootstrap.servers": "simulated"]
+        configuration.groupID = group
+        configuration.httpListen = nil
+        configuration.requireEncryption = false
+        configuration.deadlines = DeadlinePolicy(googleWindowMs: SimulationRun.windowMs)
+        configuration.reconcileTiersMs = [1_000, 3_000, 6_000]
+        configuration.revokeDrainMs = settings.drainMs
+        configuration.maxPending = settings.maxPending
+        configuration.replaySigningSecret = .environment("SIM_REPLAY_KEY")
+        configuration.shutdownDrainMs = 5_000
+        configuration.duplicateHorizonMs = 10 * 60 * 1_000
+        var imprint = ProgramConfiguration(name: "sim-imprint", issuer: .imprint, baseURL: "http://imprint.sim", apiKey: .environment("SIM_IMPRINT_KEY"))
+        imprint.timeoutMs = 10_000
+        var dcs = ProgramConfiguration(name: "sim-dcs", issuer: .dcs, baseURL: "http://dcs.sim", apiKey: .environment("SIM_DCS_KEY"))
+        dcs.apiSecret = .environment("SIM_DCS_SECRET")
+        dcs.timeoutMs = 10_000
+        var gnosis = ProgramConfiguration(name: "sim-gnosis", issuer: .gnosis, baseURL: "http://gnosis.sim", apiKey: .environment("SIM_GNOSIS_KEY"))
+        gnosis.timeoutMs = 10_000
+        gnosis.requestSigningSecret = .environment("SIM_GNOSIS_SIGNING_KEY")
+        if settings.imprintSigned { imprint.requestSigningSecret = .environment("SIM_IMPRINT_SIGNING_KEY") }
+        configuration.programs = ["sim-imprint": imprint, "sim-dcs": dcs, "sim-gnosis": gnosis]
+        configuration.replyTopics = [SimulationRun.replyTopic, "sim.reply.*"]
+        return configuration
+    }
+}
