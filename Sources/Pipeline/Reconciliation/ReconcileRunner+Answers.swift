@@ -41,48 +41,18 @@ extension ReconcileRunner {
     func answered(_ held: Held, answer: ReconcileAnswer, previousOwnerMayAnswer: Bool) {
         let job = held.job
         guard !givenUpMeanwhile(held, while: "its query ran") else { return }
-        switch answer {
-        case .applied:
-            context.metrics.countReconcile("applied")
-            publishFinal(held, outcome: OutcomeTable.reconciledApplied())
-        case .alreadyPresent where context.mutations.reconcileByTimeOnly:
-            context.metrics.countReconcile("not_applied")
-            publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
-        case .alreadyPresent:
-            context.metrics.countReconcile("already_present")
-            publishFinal(held, outcome: OutcomeTable.reconciledAlreadyProvisioned())
-        case .notApplied where context.clock() < Self.callGivenUpAtMs(job).clampedAdding(context.configuration.reconcileApplyHorizonMs)
-            && !context.mutations.notAppliedAtOnce:
-            // The issuer may still apply a call it received late: no trace of it proves nothing yet.
-            context.metrics.countReconcile("not_applied_yet")
-            retryLater(held, reason: "the issuer may still apply the call")
-        case .notApplied:
-            context.metrics.countReconcile("not_applied")
-            publishFinal(held, outcome: OutcomeTable.reconciledNotApplied(wallet: job.wallet, kind: job.kind))
-        case .notAttributable where context.mutations.recurringHandshakeAsOurs:
-            context.metrics.countReconcile("applied")
-            publishFinal(held, outcome: OutcomeTable.reconciledApplied())
-        case .notAttributable:
-            // The card is in the wallet, by this call or another attempt's: nothing more can be learned.
-            context.metrics.countReconcile("not_attributable")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
-        case .noStateAPI:
-            if previousOwnerMayAnswer, job.attempt < min(Self.handOverLooks, context.reconcileTiers.maximumAttempts) {
-                retryLater(held, reason: "waiting for the previous owner's answer")
-                return
-            }
-            context.metrics.countReconcile("no_state_api")
-            publishFinal(held, outcome: OutcomeTable.reconcileCheckWallet())
-        case .payment(let payment):
-            context.metrics.countReconcile("payment")
-            guard let status = WorldpayAdapter.status(ofEvent: payment.outcome) else {
-                retryLater(held, reason: "unrecognised payment event")
-                return
-            }
-            publishFinal(held, outcome: OutcomeTable.reconciledPayment(status), payment: payment)
-        case .unknown:
-            context.metrics.countReconcile("unknown")
-            retryLater(held, reason: "the state query gave no usable answer")
+        let situation = ReconcileReading.Situation(
+            kind: job.kind, wallet: job.wallet, attempt: job.attempt,
+            applyHorizonEndsAtMs: Self.callGivenUpAtMs(job).clampedAdding(context.configuration.reconcileApplyHorizonMs),
+            nowMs: context.clock(), previousOwnerMayAnswer: previousOwnerMayAnswer,
+            handOverLooks: min(Self.handOverLooks, context.reconcileTiers.maximumAttempts), mutations: context.mutations)
+        switch ReconcileReading.of(answer, in: situation) {
+        case .publish(let outcome, let payment, let counted):
+            context.metrics.countReconcile(counted)
+            publishFinal(held, outcome: outcome, payment: payment)
+        case .retryLater(let reason, let counted):
+            if let counted { context.metrics.countReconcile(counted) }
+            retryLater(held, reason: reason)
         }
     }
 
