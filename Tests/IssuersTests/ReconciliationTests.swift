@@ -82,7 +82,12 @@ import Testing
         _ = await fixture.provision(request, fixture.endpoint(.imprint))
         let query = ReconcileQuery(request: request, windowStartMs: WallClock.nowMs() - 1_000)
         #expect(query.deviceRef == handshake.deviceRef)
-        #expect(isApplied(await reconcile(query, fixture.endpoint(.imprint))))
+        // Found by the device id's hash; a Legacy reference recurs across attempts, so the token
+        // cannot be told from another attempt's: not attributable (check_wallet), never not applied.
+        guard case .notAttributable = await reconcile(query, fixture.endpoint(.imprint)) else {
+            Issue.record("the Legacy token made since the window's start was not found as this device's, or was attributed")
+            return
+        }
     }
 
     @Test func imprintUnappliedTimeoutAndMissingCardAreNotApplied() async throws {
