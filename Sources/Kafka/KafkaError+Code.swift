@@ -36,6 +36,8 @@ extension KafkaError {
         public static let state = Code(RD_KAFKA_RESP_ERR__STATE)
         /// A local operation timed out.
         public static let timedOut = Code(RD_KAFKA_RESP_ERR__TIMED_OUT)
+        /// The group's coordinator is not known yet (after it went away, until it is found again).
+        public static let waitingForCoordinator = Code(RD_KAFKA_RESP_ERR__WAIT_COORD)
         /// An asynchronous operation was started and has not ended yet (an asynchronous seek's per-partition result).
         public static let inProgress = Code(RD_KAFKA_RESP_ERR__IN_PROGRESS)
         /// No broker of the cluster can be reached.

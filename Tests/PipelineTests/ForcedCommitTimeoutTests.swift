@@ -108,12 +108,23 @@ struct ForcedCommitTimeoutTests {
                 seen.failure = error.description
                 return seen
             }
-            // The answers held up (or the reconnection) may take a few seconds: a generous bound.
-            do {
-                try consumer.commit([TopicPartitionOffset(partition, offset: 9)], timeoutMs: 30_000)
-                seen.recoveredCommitted = true
-            } catch {
-                seen.failure = "the commit after the coordinator came back failed: \(error)"
+            // As the routine does on its next turns: commit again until one lands. A consumer whose
+            // coordinator went down answers at once `_WAIT_COORD` until it has found the coordinator
+            // again; answers held up may take a few seconds. Both within a generous bound.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var lastError: KafkaError?
+            while !seen.recoveredCommitted, ContinuousClock.now < deadline {
+                do throws(KafkaError) {
+                    try consumer.commit([TopicPartitionOffset(partition, offset: 9)], timeoutMs: 5_000)
+                    seen.recoveredCommitted = true
+                } catch {
+                    lastError = error
+                    guard [.waitingForCoordinator, .timedOut, .coordinatorNotAvailable, .notCoordinator, .transport].contains(error.code) else { break }
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+            }
+            if !seen.recoveredCommitted {
+                seen.failure = "no commit landed after the coordinator came back: \(lastError.map { $0.description } ?? "none")"
             }
             seen.afterRecovery = (try? consumer.committed([partition], timeoutMs: 10_000))?.first?.offset
             return seen
