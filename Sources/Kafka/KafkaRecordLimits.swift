@@ -1,8 +1,3 @@
-import CRdKafka
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Bounds a consumer holds every record to before it copies anything of it: key, value, header
 /// count and header bytes (names and values together). A record over any of them is delivered
 /// without its value and headers, and with its key only when that is within its own limit, with
@@ -66,23 +61,5 @@ extension KafkaMessage {
             self.init(keyBytes: key?.count, valueBytes: value.count, headerCount: headers.count,
                       headerBytes: headers.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.count ?? 0) }, valueDigest: valueDigest)
         }
-    }
-}
-
-extension KafkaConsumer {
-    /// The header count and bytes (names and values) of a consumed record, counted without copying any.
-    static func headerSizes(of message: UnsafeMutablePointer<rd_kafka_message_t>) -> (count: Int, bytes: Int) {
-        var list: OpaquePointer?
-        guard rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return (0, 0) }
-        var count = 0
-        var bytes = 0
-        var name: UnsafePointer<CChar>?
-        var value: UnsafeRawPointer?
-        var size = 0
-        while rd_kafka_header_get_all(list, count, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-            bytes += (name.map { strlen($0) } ?? 0) + size
-            count += 1
-        }
-        return (count, bytes)
     }
 }

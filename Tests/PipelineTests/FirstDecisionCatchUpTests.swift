@@ -37,7 +37,7 @@ struct FirstDecisionCatchUpTests {
         let catchUp = MarkerCatchUp(reader: log, queue: DispatchExecutor().serialQueue(label: "first-decision-test", onPool: false),
                                     logger: Logger(label: "first-decision", minimumLevel: .error, handler: DiscardingLogHandler()),
                                     firstDecisionReadOnly: firstDecisionReadOnly)
-        let horizon = MarkerCatchUp.HorizonRead(sinceMs: now - 3_600_000, horizonMs: 3_600_000, nowMs: now + 10)
+        let horizon = MarkerHorizonRead(sinceMs: now - 3_600_000, horizonMs: 3_600_000, nowMs: now + 10)
         let done = DispatchSemaphore(value: 0)
         let found = Mutex<InheritedMarkers?>(nil)
         catchUp.read(partition: 0, from: position, horizon: horizon, while: { true }) { markers, _ in

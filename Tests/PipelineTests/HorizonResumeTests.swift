@@ -81,7 +81,7 @@ struct HorizonResumeTests {
 
     /// One catch-up of markers partition 0 from `position` with `read`, waited for: its answers go
     /// to `horizon`, which then holds the partition as owned; returns the offset they are complete up to.
-    static func catchUp(_ log: MarkerLog, from position: Int64, horizon: DuplicateHorizon, read: MarkerCatchUp.HorizonRead) throws -> Int64 {
+    static func catchUp(_ log: MarkerLog, from position: Int64, horizon: DuplicateHorizon, read: MarkerHorizonRead) throws -> Int64 {
         let catchUp = MarkerCatchUp(reader: log, queue: DispatchExecutor().serialQueue(label: "horizon-resume-test", onPool: false),
                                     logger: Logger(label: "horizon-resume", minimumLevel: .error, handler: DiscardingLogHandler()))
         let done = DispatchSemaphore(value: 0)

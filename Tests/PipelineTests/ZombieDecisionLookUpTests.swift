@@ -33,12 +33,12 @@ struct ZombieDecisionLookUpTests {
         return log
     }
 
-    static func lookUp(_ log: HorizonResumeTests.MarkerLog, from position: Int64, fencesFromPositionOnly: Bool = false) -> MarkerCatchUp.LookUp {
+    static func lookUp(_ log: HorizonResumeTests.MarkerLog, from position: Int64, fencesFromPositionOnly: Bool = false) -> MarkerLookUp {
         let reader = MarkerCatchUp(reader: log, queue: DispatchExecutor().serialQueue(label: "zombie-look-up-test", onPool: false),
                                    logger: Logger(label: "zombie-look-up", minimumLevel: .error, handler: DiscardingLogHandler()),
                                    fencesFromPositionOnly: fencesFromPositionOnly)
         let done = DispatchSemaphore(value: 0)
-        let found = Mutex(MarkerCatchUp.LookUp())
+        let found = Mutex(MarkerLookUp())
         reader.lookUp(key: CallMarker.key(identity, replayOf: nil), partition: 0, from: position) { result in
             found.withLock { $0 = result }
             done.signal()

@@ -5,7 +5,7 @@ import Synchronization
 /// Requests (identities) answered within the duplicate horizon, in the requests partitions this
 /// worker owns: what makes a copy of an answered request a duplicate on any worker that owns its
 /// partition, after restarts and rebalances. Filled by marker catch-up from the horizon
-/// (`MarkerCatchUp.HorizonRead`) when a partition is assigned, then by this worker's own
+/// (`MarkerHorizonRead`) when a partition is assigned, then by this worker's own
 /// `completed` markers.
 ///
 /// One byte budget (`duplicates.max_bytes`) holds every answer, of owned partitions and of
@@ -70,7 +70,7 @@ final class DuplicateHorizon: Sendable {
 
     /// What catch-up of `partition` assigned at `nowMs` must read: the horizon, or only what
     /// follows the answers kept from this process's earlier assignment of it.
-    func read(_ partition: TopicPartition, nowMs: Int64) -> MarkerCatchUp.HorizonRead {
+    func read(_ partition: TopicPartition, nowMs: Int64) -> MarkerHorizonRead {
         let kept = state.withLock { state in
             state.expire(nowMs: nowMs, horizonMs: horizonMs)
             return state.kept[partition]?.readThrough

@@ -43,7 +43,7 @@ package enum DuplicateHorizonMeasurement {
         let started = Timestamps.nowMs()
         // One share (no program configured) with room for `maxEntries`.
         let index = DuplicateHorizon(horizonMs: horizonMs, maxBytes: AnsweredIndex.allocatedBytes(maxEntries: maxEntries), shares: [:])
-        let horizon = MarkerCatchUp.HorizonRead(sinceMs: now - horizonMs, horizonMs: horizonMs, nowMs: now)
+        let horizon = MarkerHorizonRead(sinceMs: now - horizonMs, horizonMs: horizonMs, nowMs: now)
         // Hand-over position at the very end: every marker is read for the horizon only.
         reader.read(partition: partition, from: Int64.max / 2, horizon: horizon, answers: { index.add($0, nowMs: now) }, while: { true }) { _, _ in
             outcome.withLock { $0 = (index.count, index.allocatedBytes) }

@@ -55,7 +55,7 @@ final class FinalDecider: Sendable {
         /// The rule: what a read of the request's markers from the hand-over (or `started`)
         /// position up to and including the own decision at `own` says. The first decision read
         /// wins; `unreadable` when the read did not even reach the own decision.
-        init(firstOf found: MarkerCatchUp.LookUp, own: Int64) {
+        init(firstOf found: MarkerLookUp, own: Int64) {
             guard let decision = found.decision, decision.offset <= own else {
                 self = .unreadable
                 return

@@ -38,21 +38,6 @@ final class MarkerCatchUp: Sendable {
         self.firstDecisionReadOnly = firstDecisionReadOnly
     }
 
-    /// How far back a catch-up reads for the duplicate horizon, and where the answers it reads go.
-    struct HorizonRead: Sendable {
-        /// Markers with a record timestamp at or after this (epoch ms) are read: now minus the horizon.
-        var sinceMs: Int64
-        /// The duplicate horizon: an answer at `at` counts until `at + horizonMs`.
-        var horizonMs: Int64
-        /// Now (epoch ms).
-        var nowMs: Int64
-        /// The markers offset up to which this process kept the partition's answers from its
-        /// earlier assignment of it (`DuplicateHorizon.remove`): the read resumes from there
-        /// instead of looking up the horizon and reading it again (an eager rebalance gives every
-        /// partition back and takes it again).
-        var keptReadThrough: Int64? = nil
-    }
-
     /// How many answers a catch-up hands over at a time (`answers`): what it holds meanwhile.
     static let answerBatch = 4_096
 
@@ -70,7 +55,7 @@ final class MarkerCatchUp: Sendable {
     /// resuming the partition without its markers would let a redelivered request reach the issuer
     /// a second time. Once `stillWanted()` is false (the partition was revoked) or the reader is
     /// closed, it gives up without calling `completion`.
-    func read(partition: Int32, from position: Int64?, horizon: HorizonRead? = nil,
+    func read(partition: Int32, from position: Int64?, horizon: MarkerHorizonRead? = nil,
               answers: @escaping @Sendable ([DuplicateHorizon.Answer]) -> Void = { _ in },
               while stillWanted: @escaping @Sendable () -> Bool,
               completion: @escaping @Sendable (InheritedMarkers, _ horizonReadThrough: Int64?) -> Void) {
@@ -80,7 +65,7 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// One read on the reader's queue; a failure schedules the next (other partitions' reads run meanwhile).
-    private func attempt(partition: Int32, from position: Int64?, horizon: HorizonRead?,
+    private func attempt(partition: Int32, from position: Int64?, horizon: MarkerHorizonRead?,
                          answers: @escaping @Sendable ([DuplicateHorizon.Answer]) -> Void, number: Int,
                          while stillWanted: @escaping @Sendable () -> Bool,
                          completion: @escaping @Sendable (InheritedMarkers, Int64?) -> Void) {
@@ -110,42 +95,12 @@ final class MarkerCatchUp: Sendable {
     /// What was read from `position` (or the horizon, when earlier) to the end, and with a horizon
     /// the end its answers are complete up to; nil when the end could not be reached (answers
     /// handed over already are true all the same).
-    private func readNow(partition: Int32, from position: Int64?, horizon: HorizonRead?,
+    private func readNow(partition: Int32, from position: Int64?, horizon: MarkerHorizonRead?,
                          answers: @Sendable ([DuplicateHorizon.Answer]) -> Void) -> (InheritedMarkers, Int64?)? {
         var found = InheritedMarkers()
         var batch: [DuplicateHorizon.Answer] = []
         let handOverFrom = position ?? 0
-        var readFrom = position
-        if let horizon, let position, let kept = horizon.keptReadThrough, let marks = try? reader.watermarks(partition: partition),
-           kept >= marks.low, kept <= marks.high {
-            // Complete up to `kept` (nothing below it deleted since, the partition not
-            // recreated): only the markers after it are new answers.
-            readFrom = min(position, kept)
-        } else if let horizon {
-            do {
-                // nil: nothing written since; the hand-over position (or the end) is early enough.
-                // Without a hand-over position the whole partition is read anyway.
-                if let position {
-                    let since = try reader.offset(partition: partition, atOrAfterTimestampMs: horizon.sinceMs)
-                    // The record just before the answer (the last one when the answer is "none
-                    // that recent") must be older than the horizon. When it is not, the broker
-                    // did not search by time (librdkafka's mock cluster answers arbitrarily, or
-                    // the end): read the partition whole, markers older than the horizon skipped by their time.
-                    let marks = try reader.watermarks(partition: partition)
-                    let before = (since ?? marks.high) - 1
-                    if before >= marks.low, let stamp = try reader.timestamp(partition: partition, at: before), stamp >= horizon.sinceMs {
-                        readFrom = nil
-                    } else {
-                        readFrom = since.map { min($0, position) } ?? position
-                    }
-                }
-            } catch {
-                // Read the whole partition instead: markers older than the horizon are skipped by their time.
-                logger.warning("offsets for the duplicate horizon could not be looked up; reading the markers partition from its start",
-                               [("partition", .integer(Int64(partition))), ("error", .string(error.description))])
-                readFrom = nil
-            }
-        }
+        let readFrom = horizon.map { $0.start(partition: partition, handOverPosition: position, reader: reader, logger: logger) } ?? position
         var attributed: [(marker: CallMarker, offset: Int64)] = []
         // Where each request's first decision before the hand-over position lies: a decision read
         // after the position is then not the request's first (a losing attempt's, written before
@@ -192,51 +147,6 @@ final class MarkerCatchUp: Sendable {
         return (found, horizon == nil ? nil : end)
     }
 
-    /// What a previous owner's `completed` marker says about a request.
-    enum Completion: Sendable, Equatable {
-        /// Its result was published.
-        case answered
-        /// It was dead-lettered: no result was published.
-        case deadLettered
-        /// No `completed` marker (yet), or the partition could not be read to its end.
-        case notFound
-    }
-
-    /// A decision read (`CallMarker.isDecision`): where, and the result it decided.
-    struct Decision: Sendable, Equatable {
-        var offset: Int64
-        var result: [UInt8]
-    }
-
-    /// What one look-up found for a marker key.
-    struct LookUp: Sendable, Equatable {
-        /// The fences read so far (a decision without a call by a fenced-out writer counts for nothing).
-        var fences: [InheritedMarkers.Fence] = []
-        /// The previous owner's `completed` marker, if any (a new owner's `recovered` does not count).
-        var completion: Completion = .notFound
-        /// The first decision for the key.
-        var decision: Decision?
-        /// Whether a plain `completed` marker follows that decision: it was published.
-        var decisionPublished = false
-        /// Whether a `started` marker speaks for the key (a call may have been made).
-        var started = false
-
-        /// Takes in one marker read at `offset` (in offset order): only `completed` markers that
-        /// speak for `key` count (`CallMarker.Key.speaks(for:)`), a new owner's `recovered` is not a
-        /// previous owner's answer, and a fenced-out writer's decision without a call counts for nothing.
-        mutating func add(_ marker: CallMarker, at offset: Int64, key: CallMarker.Key) {
-            if marker.state == .started, marker.key.speaks(for: key) { started = true }
-            guard marker.key.speaks(for: key), marker.state == .completed, marker.outcome != .recovered else { return }
-            if InheritedMarkers.countsOnlyIfNotFencedOut(marker), InheritedMarkers.isFencedOut(marker, at: offset, fences: fences) { return }
-            completion = marker.outcome == .deadLettered ? .deadLettered : .answered
-            if decision == nil, marker.isDecision, let result = marker.result {
-                decision = Decision(offset: offset, result: result)
-            } else if decision != nil, marker.result == nil {
-                decisionPublished = true
-            }
-        }
-    }
-
     /// Looks for the `completed` markers and the first decision of marker key `key`
     /// (`CallMarker.key`) in markers partition `partition`, from `position` to the end (one read,
     /// no retries). Markers of a new owner's recovery (`recovered`) are not a previous owner's answer.
@@ -245,18 +155,18 @@ final class MarkerCatchUp: Sendable {
     /// epoch and it, and that epoch may lie before `position` (a zombie that took the partition
     /// before the caller whose `started` marker the look-up starts at): then the fences from the
     /// earliest such epoch up to `position` are read too, so every reader judges it alike.
-    func lookUp(key: CallMarker.Key, partition: Int32, from position: Int64, completion: @escaping @Sendable (LookUp) -> Void) {
+    func lookUp(key: CallMarker.Key, partition: Int32, from position: Int64, completion: @escaping @Sendable (MarkerLookUp) -> Void) {
         queue.async { [self] in
-            guard !closed.withLock({ $0 }) else { return completion(LookUp()) }
+            guard !closed.withLock({ $0 }) else { return completion(MarkerLookUp()) }
             // Unreadable: nothing found, so a decision is looked for again (never judged on part of the fences).
-            completion(lookUpNow(key: key, partition: partition, from: position) ?? LookUp())
+            completion(lookUpNow(key: key, partition: partition, from: position) ?? MarkerLookUp())
         }
     }
 
     /// `lookUp` over all that markers partition `partition` retains (from its low watermark), for
     /// an operator's replay: its original may have been decided long before any position this
     /// worker holds. nil when the partition could not be read.
-    func lookUpRetained(key: CallMarker.Key, partition: Int32, completion: @escaping @Sendable (LookUp?) -> Void) {
+    func lookUpRetained(key: CallMarker.Key, partition: Int32, completion: @escaping @Sendable (MarkerLookUp?) -> Void) {
         queue.async { [self] in
             guard !closed.withLock({ $0 }), let low = try? reader.watermarks(partition: partition).low else { return completion(nil) }
             completion(lookUpNow(key: key, partition: partition, from: low))
@@ -264,7 +174,7 @@ final class MarkerCatchUp: Sendable {
     }
 
     /// `lookUp` on the reader's queue; nil when the partition could not be read.
-    private func lookUpNow(key: CallMarker.Key, partition: Int32, from position: Int64) -> LookUp? {
+    private func lookUpNow(key: CallMarker.Key, partition: Int32, from position: Int64) -> MarkerLookUp? {
         var markers: [(marker: CallMarker, offset: Int64)] = []
         var fences: [InheritedMarkers.Fence] = []
         let end = scan(partition: partition, from: position, attributeFrom: position, visit: { marker, offset in
@@ -273,7 +183,7 @@ final class MarkerCatchUp: Sendable {
             fences.append(.init(offset: offset, fence))
         }, unreadable: { _, _ in })
         guard end != nil, let earlier = earlierFences(partition: partition, before: position, markers: markers) else { return nil }
-        var found = LookUp()
+        var found = MarkerLookUp()
         found.fences = earlier + fences
         for (marker, offset) in markers { found.add(marker, at: offset, key: key) }
         return found

@@ -1,5 +1,6 @@
 import Contract
 import Issuers
+import Recovery
 
 /// What a reconciliation makes of the issuer's state answer for one job: a final to publish (with
 /// the outcome and, for a payment, its state) or a later tier, and the label it is counted under
@@ -68,5 +69,14 @@ enum ReconcileReading: Equatable {
         case .unknown:
             return .retryLater(reason: "the state query gave no usable answer", counted: "unknown")
         }
+    }
+}
+
+extension ReconcileJob {
+    /// When the job's call was given up at the latest: its own indeterminate answer, or, for a
+    /// call a previous owner started, the request's deadline (no call outlives its window). The
+    /// reading's apply horizon (`Situation.applyHorizonEndsAtMs`) counts from it.
+    var callGivenUpAtMs: Int64 {
+        handOver == nil ? firstIndeterminateAtMs : max(firstIndeterminateAtMs, deadlineMs)
     }
 }

@@ -43,7 +43,7 @@ extension ReconcileRunner {
         guard !givenUpMeanwhile(held, while: "its query ran") else { return }
         let situation = ReconcileReading.Situation(
             kind: job.kind, wallet: job.wallet, attempt: job.attempt,
-            applyHorizonEndsAtMs: Self.callGivenUpAtMs(job).clampedAdding(context.configuration.reconcileApplyHorizonMs),
+            applyHorizonEndsAtMs: job.callGivenUpAtMs.clampedAdding(context.configuration.reconcileApplyHorizonMs),
             nowMs: context.clock(), previousOwnerMayAnswer: previousOwnerMayAnswer,
             handOverLooks: min(Self.handOverLooks, context.reconcileTiers.maximumAttempts), mutations: context.mutations)
         switch ReconcileReading.of(answer, in: situation) {
@@ -68,12 +68,6 @@ extension ReconcileRunner {
         return true
     }
 
-    /// When the job's call was given up at the latest: its own indeterminate answer, or, for a
-    /// call a previous owner started, the request's deadline (no call outlives its window).
-    static func callGivenUpAtMs(_ job: ReconcileJob) -> Int64 {
-        job.handOver == nil ? job.firstIndeterminateAtMs : max(job.firstIndeterminateAtMs, job.deadlineMs)
-    }
-
     /// A handed-over job: did the previous owner decide or answer after all?
     func lookUpPreviousOwner(_ held: Held, handOver: ReconcileJob.MarkersPosition) {
         let reader: MarkerCatchUp
@@ -91,7 +85,7 @@ extension ReconcileRunner {
         }
     }
 
-    func previousOwner(_ held: Held, found: MarkerCatchUp.LookUp) {
+    func previousOwner(_ held: Held, found: MarkerLookUp) {
         let job = held.job
         if let decision = found.decision, !found.decisionPublished {
             // Decided already (by the previous owner, or an earlier run of this job): that result is
@@ -147,15 +141,14 @@ extension ReconcileRunner {
     }
 
     /// Out of attempts: a final `check_wallet` result for the backend and a dead letter for operators
-    /// (parked, not replayable, when the job was itself a replay: a replay that fails again never
-    /// loops). Decided through the markers log first, like every reconciled final: when another run
+    /// (`Held.exhaustedDeadLetter`). Decided through the markers log first, like every reconciled final: when another run
     /// of the job (or the previous owner) decided first, that final is published instead, and no
     /// dead letter is needed.
     /// When the final cannot be checked (the markers unreadable, the decision not written), the
     /// job runs again after the last tier's delay (`decisionRetries` times at most) instead of
     /// publishing a final that could contradict another run's; past that it is published unchecked.
     func exhausted(_ held: Held, reason: String) {
-        let result = makeResult(held.job, outcome: OutcomeTable.reconcileExhausted(), payment: nil)
+        let result = ProvisioningResult(reconciled: held.job, outcome: OutcomeTable.reconcileExhausted(), payment: nil, publishedAtMs: context.clock())
         decide(held, result) { [self] verdict in
             switch verdict {
             case .earlier(let bytes):
@@ -177,20 +170,7 @@ extension ReconcileRunner {
     /// The exhausted job's final and dead letter.
     private func publishExhausted(_ held: Held, result: ProvisioningResult, reason: String) {
         let job = held.job
-        let summary = DeadLetterSummary(value: nil, recordTimestampMs: nil)
-        let now = context.clock()
-        let replayOf = Self.replayOf(held)
-        let verdict = DeadLetterReplayPolicy.verdict(code: .reconcileExhausted, summary: summary, issuerMayHaveBeenCalled: true, nowMs: now)
-        var retry = job
-        retry.attempt = 1
-        retry.dueAtMs = 0
-        // The dead letter's value is the job, reply route included: a replay answers where the request asked.
-        let letter = deadLetters.letter(
-            key: Array(job.requestID.utf8), value: retry.encodedJSON(), headers: traceHeaders(job),
-            source: .init(partition: held.partition, offset: held.offset, timestampMs: job.firstIndeterminateAtMs),
-            code: .reconcileExhausted, reason: reason, attempts: job.attempt, firstFailedAtMs: job.firstIndeterminateAtMs, nowMs: now,
-            replayOf: replayOf, replay: verdict,
-            parkedReason: "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer")
+        let letter = held.exhaustedDeadLetter(deadLetters, reason: reason, nowMs: context.clock())
         let messages = resultMessages(held, result) + [letter.message]
         context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
         context.publisher.publish(messages, attempts: .max) { [self] delivery in
@@ -206,7 +186,7 @@ extension ReconcileRunner {
     /// request's markers are (every job after a call: its own creator's, or a hand-over): what is
     /// published is the request's first decision, this one or another attempt's.
     func publishFinal(_ held: Held, outcome: Outcome, payment: PaymentResult? = nil) {
-        let result = makeResult(held.job, outcome: outcome, payment: payment)
+        let result = ProvisioningResult(reconciled: held.job, outcome: outcome, payment: payment, publishedAtMs: context.clock())
         guard outcome.isFinal else { return publish(held, result, outcome: outcome) }
         decide(held, result) { [self] verdict in
             switch verdict {
@@ -229,7 +209,7 @@ extension ReconcileRunner {
         let job = held.job
         // An operator's replay of an exhausted job (a dead letter replayed) is a new answer by
         // design (`check_wallet` before, the truth now): it is not decided against the original's.
-        guard let markers = job.markers, Self.replayOf(held) == nil, !context.mutations.finalsUndecided else { return then(nil) }
+        guard let markers = job.markers, held.replayOf == nil, !context.mutations.finalsUndecided else { return then(nil) }
         let decision = CallMarker(job.identity, state: .completed, requestOffset: markers.requestOffset ?? 0,
                                   atMs: context.clock(), worker: context.configuration.workerID, outcome: .answered,
                                   replayOf: markers.replayOf, result: result.encodedJSON())
@@ -262,34 +242,12 @@ extension ReconcileRunner {
         }
     }
 
-    func makeResult(_ job: ReconcileJob, outcome: Outcome, payment: PaymentResult?) -> ProvisioningResult {
-        ProvisioningResult(requestID: job.requestID, program: job.program, issuer: job.issuer, wallet: job.wallet, kind: job.kind,
-                           status: outcome.status, isFinal: outcome.isFinal, code: outcome.code, message: outcome.message,
-                           nextAction: outcome.nextAction, payment: payment,
-                           timing: ResultTiming(windowStartMs: job.windowStartMs, deadlineMs: job.deadlineMs, publishedAtMs: context.clock()),
-                           attempt: job.attempt + 1)
-    }
-
+    /// The audit event of a held job (`AuditTrail`'s), its card pseudonymized with the key in use now.
     func auditEvent(_ stage: AuditStage, _ held: Held, status: ResultStatus?, code: ErrorCode? = nil, attempt: Int,
-                            reason: AuditReason) -> AuditEvent {
-        AuditEvent(requestID: held.job.requestID, stage: stage, atMs: context.clock(), program: held.job.program, issuer: held.job.issuer,
-                   wallet: held.job.wallet, status: status, code: code, attempt: attempt, partition: held.partition.partition,
-                   offset: held.offset, worker: context.configuration.workerID, cardRef: context.secrets.current.pseudonymizer.cardRef(held.job.cardID),
-                   reason: reason)
-    }
-
-    func traceHeaders(_ job: ReconcileJob) -> [KafkaHeader] {
-        job.traceparent.map { [KafkaHeader(key: DeadLetterHeader.traceparent, string: $0)] } ?? []
-    }
-
-    /// The dead letter a held job replays (`x-replay-of`), when an operator replayed it.
-    static func replayOf(_ held: Held) -> String? {
-        held.headers.last { $0.key == DeadLetterHeader.replayOf }?.value.map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// Headers of a job's result: the trace context and, for a replayed job, `x-replay-of`.
-    func resultHeaders(_ held: Held) -> [KafkaHeader] {
-        traceHeaders(held.job) + (Self.replayOf(held).map { [KafkaHeader(key: DeadLetterHeader.replayOf, string: $0)] } ?? [])
+                    reason: AuditReason) -> AuditEvent {
+        context.audit.event(stage, reconciling: held.job, partition: held.partition, offset: held.offset,
+                            cardRef: context.secrets.current.pseudonymizer.cardRef(held.job.cardID),
+                            status: status, code: code, attempt: attempt, reason: reason)
     }
 
     /// A job's result along the request's reply route (checked against today's `results.reply_topics`).
@@ -300,19 +258,12 @@ extension ReconcileRunner {
     /// An encoded result (one the job made, or a decision read back) along the request's reply route.
     func resultMessages(_ held: Held, encoded: [UInt8]) -> [KafkaOutgoingMessage] {
         context.replyRouting.messages(requestID: held.job.requestID, value: encoded,
-                                      route: context.replyRouting.recheck(held.job.reply, program: held.job.program), headers: resultHeaders(held))
+                                      route: context.replyRouting.recheck(held.job.reply, program: held.job.program), headers: held.resultHeaders)
     }
 
     func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        let now = context.clock()
-        // Never parked: a record that does not read has no replay header to trust.
-        let dead = deadLetters.letter(
-            key: message.key, value: message.value, headers: [], source: .init(partition: partition, offset: message.offset, timestampMs: message.timestampMs),
-            code: .invalidReconcileJob, reason: reason, attempts: 1, firstFailedAtMs: now, nowMs: now, replayOf: nil,
-            replay: DeadLetterReplayPolicy.verdict(code: .invalidReconcileJob, summary: DeadLetterSummary(value: nil, recordTimestampMs: nil),
-                                                   issuerMayHaveBeenCalled: false, nowMs: now),
-            parkedReason: "").message
+        let dead = deadLetters.unreadableReconcileJob(message, reason: reason, nowMs: context.clock()).message
         context.logger.warning("reconciliation record refused: dead-lettered",
                                [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
                                 ("reason", .string(reason))])

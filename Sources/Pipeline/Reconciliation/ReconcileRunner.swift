@@ -55,14 +55,6 @@ final class ReconcileRunner: Sendable {
                           seal: context.secrets.current.deadLetterSeal(nowMs: context.clock()))
     }
 
-    struct Held: Sendable {
-        let job: ReconcileJob
-        let partition: TopicPartition
-        let offset: Int64
-        let generation: UInt64
-        let headers: [KafkaHeader]
-    }
-
     /// The group consumer (the loop's).
     var consumer: any GroupConsumer { loop.consumer }
     /// This group's offsets (the loop's ledger; not the requests group's).

@@ -1,5 +1,6 @@
 import Contract
 import Kafka
+import Recovery
 
 /// Builds redacted audit events for a request and publishes them to the audit topic.
 struct AuditTrail: Sendable {
@@ -26,6 +27,14 @@ struct AuditTrail: Sendable {
         AuditEvent(requestID: requestID, stage: stage, atMs: clock(), program: program, issuer: issuer, wallet: wallet,
                    status: status, code: code, partition: origin.partition.partition, offset: origin.offset, worker: worker,
                    cardRef: cardRef, deviceRef: deviceRef, last4: last4, reason: reason)
+    }
+
+    /// An event about a reconciliation job held from `partition` at `offset`.
+    func event(_ stage: AuditStage, reconciling job: ReconcileJob, partition: TopicPartition, offset: Int64, cardRef: Pseudonym,
+               status: ResultStatus?, code: ErrorCode?, attempt: Int, reason: AuditReason) -> AuditEvent {
+        AuditEvent(requestID: job.requestID, stage: stage, atMs: clock(), program: job.program, issuer: job.issuer, wallet: job.wallet,
+                   status: status, code: code, attempt: attempt, partition: partition.partition, offset: offset, worker: worker,
+                   cardRef: cardRef, reason: reason)
     }
 
     /// Publishes events (retried; never holds an offset back).
