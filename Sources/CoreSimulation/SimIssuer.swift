@@ -3,9 +3,9 @@ import HTTP
 import Simulator
 
 /// The simulated issuers, as HTTP (`HTTPExchanging`) under the real `IssuerClient` and adapters:
-/// Imprint (Apple Pay and Google Wallet, with its wallet-token state query) at `http://imprint.sim`,
-/// DCS (Google Wallet, no state query) at `http://dcs.sim` and Gnosis Pay (Apple Pay, no state
-/// query) at `http://gnosis.sim`. Stateful like the real ones: a provisioning applies a wallet
+/// Imprint (Apple Pay, Google Wallet and Legacy Google Pay, with its wallet-token state query) at
+/// `http://imprint.sim`, DCS (Apple Pay and Google Wallet, no state query) at `http://dcs.sim` and
+/// Gnosis Pay (Apple Pay, no state query) at `http://gnosis.sim`. Stateful like the real ones: a provisioning applies a wallet
 /// token; a second provisioning of the same card in the same wallet on the same device answers
 /// "already provisioned", and a second use of a handshake is refused. Each card behaves as the workload chose: answers
 /// at once or slowly (longer than a revoke drain), applies and loses the answer (504 or no answer
@@ -60,8 +60,9 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
             let handshake: String, device: String
             switch wallet {
             case .applePay:
-                handshake = HandshakeReference.apple(nonce: body["nonce"]?.stringValue ?? "?")
-                let leaf = body["certificates"]?.arrayValue?.first?.stringValue.flatMap(Crypto.base64Decode) ?? []
+                let names = issuer == .dcs ? ("appleNonce", "applePublicCertificates") : ("nonce", "certificates")
+                handshake = HandshakeReference.apple(nonce: body[names.0]?.stringValue ?? "?")
+                let leaf = body[names.1]?.arrayValue?.first?.stringValue.flatMap(Crypto.base64Decode) ?? []
                 device = Crypto.hex(Crypto.sha256(leaf))
             case .googleWallet, .googlePay:
                 let dcs = issuer == .dcs
@@ -87,6 +88,9 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
             }
         } else if request.url.hasPrefix("http://dcs.sim"), path.last == "google-bind-wallet" {
             call(body["cardId"]?.stringValue ?? "", .googleWallet, .dcs)
+        } else if request.url.hasPrefix("http://dcs.sim"), path.last == "apple-bind-wallet" {
+            // DCS knows the card by its user (the workload's user id is "u-" and the card id).
+            call(String(body["externalUserId"]?.stringValue?.dropFirst(2) ?? ""), .applePay, .dcs)
         } else if request.url.hasPrefix("http://gnosis.sim"), path.count == 6, path[4] == "apple-pay", path[5] == "provision" {
             call(path[3], .applePay, .gnosis)
         } else {
@@ -192,6 +196,10 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
                                           "encrypted_pass_data": .string(Crypto.base64Encode(Array("pass-\(card)".utf8))),
                                           "ephemeral_public_key": .string(Crypto.base64Encode(Array("epk-\(card)".utf8)))]
         switch dialect {
+        case .dcs where wallet == .applePay:
+            return (200, ["code": .string("SYS_SUCCESS"), "data": .object(["activationData": apple["activation_data"]!,
+                                                                            "encryptedPassData": apple["encrypted_pass_data"]!,
+                                                                            "ephemeralPublicKey": apple["ephemeral_public_key"]!])])
         case .dcs:
             return (200, ["code": .string("SYS_SUCCESS"), "data": .object(["opaquePaymentCard": .string("opc-\(card)")])])
         case .gnosis:

@@ -39,6 +39,7 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "workload: Google Wallet applied by DCS", series: ["schedule:applied/dcs/google_wallet"]),
         Path(name: "workload: Apple Pay applied by Imprint", series: ["schedule:applied/imprint/apple_pay"]),
         Path(name: "workload: Apple Pay applied by Gnosis Pay", series: ["schedule:applied/gnosis/apple_pay"]),
+        Path(name: "workload: Apple Pay applied by DCS", series: ["schedule:applied/dcs/apple_pay"]),
         Path(name: "workload: Legacy Google Pay applied by Imprint", series: ["schedule:applied/imprint/google_pay"]),
         Path(name: "workload: a signed request's copy on another partition refused", series: ["provisioner_unauthenticated_total"]),
         Path(name: "workload: a final on a reply route", series: ["schedule:routed"]),

@@ -83,7 +83,7 @@ final class SimulationRun: @unchecked Sendable {
         for _ in 0..<settings.workers { startWorker() }
         for index in 0..<settings.requests {
             let card = world.pick(cards)
-            let wallet: Wallet = if card.program == "sim-gnosis" || (card.program == "sim-imprint" && world.chance(settings.appleShare)) {
+            let wallet: Wallet = if card.program == "sim-gnosis" || world.chance(settings.appleShare) {
                 .applePay
             } else if card.program == "sim-imprint" && world.chance(settings.legacyShare) {
                 .googlePay

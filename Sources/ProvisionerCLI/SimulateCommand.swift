@@ -23,7 +23,7 @@ enum SimulateCommand: Command {
         errors that may or may not have written, slow or missing acknowledgements, unreadable
         markers partitions, issuer calls longer than the revoke drain, seeks that fail, clocks off
         by up to a second, signed requests copied to another partition). The workload: Apple Pay
-        on Imprint and Gnosis Pay, Google Wallet on Imprint and DCS, Legacy Google Pay on Imprint,
+        on Imprint, DCS and Gnosis Pay, Google Wallet on Imprint and DCS, Legacy Google Pay on Imprint,
         signed and unsigned programs, reply routes. After each schedule it checks: a handshake,
         and a request, reached the issuer at most once; every request got a final result (or a
         dead letter) by its deadline plus the reconciliation tiers; no request got two different
