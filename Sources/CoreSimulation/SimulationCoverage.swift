@@ -65,22 +65,29 @@ public struct SimulationCoverage: Sendable, Equatable {
     /// Nothing counted.
     public init() {}
 
-    /// The paths of one run: `series` the summed workers' series (`name{labels}` → value),
+    /// The paths of one run: `registries` the workers' metrics (every process of the run), summed;
     /// `schedule` what the schedule itself did.
-    init(series: [String: Double], schedule: [String: Int]) {
+    init(registries: [MetricsRegistry], schedule: [String: Int]) {
         for path in Self.required {
             counts[path.name] = path.series.reduce(0) { sum, name in
-                sum + (name.hasPrefix("schedule:") ? schedule[String(name.dropFirst(9)), default: 0] : Self.total(name, in: series))
+                if name.hasPrefix("schedule:") { return sum + schedule[String(name.dropFirst(9)), default: 0] }
+                let (metric, labels) = Self.parse(name)
+                return sum + Int(registries.reduce(0) { $0 + $1.total(metric, matching: labels) })
             }
         }
     }
 
-    /// The sum of the series named `name`: exactly, or those with more labels after the ones it
-    /// names (`name{a="x"}` counts `name{a="x",b="y"}`), or for a name without labels every series
-    /// of that metric.
-    private static func total(_ name: String, in series: [String: Double]) -> Int {
-        let prefix = name.hasSuffix("}") ? String(name.dropLast()) + "," : name + "{"
-        return Int(series.reduce(0) { $0 + ($1.key == name || $1.key.hasPrefix(prefix) ? $1.value : 0) })
+    /// A series as the paths name it, `name{a="x",b="y"}` (or `name` for every series of the
+    /// metric), as the metric's name and the labels a counted series must have.
+    static func parse(_ series: String) -> (name: String, labels: [String: String]) {
+        guard let open = series.firstIndex(of: "{"), series.hasSuffix("}") else { return (series, [:]) }
+        var labels: [String: String] = [:]
+        for pair in series[series.index(after: open)..<series.index(before: series.endIndex)].split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())
+        }
+        return (String(series[..<open]), labels)
     }
 
     /// Adds another run's or batch's counts.
@@ -93,14 +100,4 @@ public struct SimulationCoverage: Sendable, Equatable {
 
     /// One line per path: its count and name.
     public var table: [String] { Self.required.map { String(format: "%8d  %@", counts[$0.name, default: 0], $0.name) } }
-
-    /// The counter series of `registry` with a value: `name{labels}` (as rendered) → value.
-    static func series(of registry: MetricsRegistry) -> [String: Double] {
-        var series: [String: Double] = [:]
-        for line in registry.renderPrometheus().split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]), value != 0 else { continue }
-            series[String(line[..<space]), default: 0] += value
-        }
-        return series
-    }
 }

@@ -281,14 +281,12 @@ final class SimulationRun: @unchecked Sendable {
     /// The paths this run took: the workers' counters (every process, killed ones included) and
     /// what the schedule carried out.
     private func coverage() -> SimulationCoverage {
-        var series: [String: Double] = [:]
-        for node in nodes { series.merge(SimulationCoverage.series(of: node.metrics), uniquingKeysWith: +) }
         var schedule = carriedOut
         schedule["applied-late"] = issuer.appliedLate
         for (path, count) in issuer.applied { schedule["applied/\(path)"] = count }
         schedule["recovered"] = cluster.records(Self.topics.markers).filter { record in
             CallMarker.decode(record.value).map { $0.state == .completed && $0.outcome == .recovered } ?? false
         }.count
-        return SimulationCoverage(series: series, schedule: schedule)
+        return SimulationCoverage(registries: nodes.map(\.metrics), schedule: schedule)
     }
 }
