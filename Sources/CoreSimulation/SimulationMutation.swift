@@ -24,17 +24,24 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case fencesAcrossGroups = "fences-across-groups"
     /// A Legacy Google Pay token of the request's recurring reference read as this call's.
     case recurringHandshakeAsOurs = "recurring-handshake-as-ours"
+    /// A dead letter carries the route as intake checked it, not the message's reply headers.
+    case deadLetterCheckedRoute = "dead-letter-checked-route"
+    /// An exhausted reconciliation's dead letter sent with its final, not once the final is acknowledged.
+    case exhaustedLetterWithFinal = "exhausted-letter-with-final"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
     /// (about 1 in 2,000 schedules); an unconfirmed zombie's expiry needs besides a zombie cut off
     /// from the markers past its call's last start while the new owner's call stays undecided
     /// (about 1 in 3,000); a rewind trusted once asked for needs a record refused before catch-up
-    /// whose seek fails and no fetch watchdog restart before the run ends (about 1 in 450); the
-    /// others are caught within the first few dozen.
+    /// whose seek fails and no fetch watchdog restart before the run ends (about 1 in 450); a dead
+    /// letter's lost route needs an early rejection whose answer could not be published and a
+    /// replay of its letter (about 1 in 3,000); a replay's final before the exhausted one needs an
+    /// exhausted reconciliation whose final is held up by produce faults while an operator replays
+    /// its letter (once in 12,000); the others are caught within the first few dozen.
     public var seedBudget: Int {
         switch self {
-        case .fencesFromPosition: 10_000
+        case .fencesFromPosition, .deadLetterCheckedRoute, .exhaustedLetterWithFinal: 10_000
         case .unconfirmedAsCall: 4_000
         case .rewindUnchecked: 3_000
         default: 2_000
@@ -54,6 +61,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .rewindUnchecked: "a rewind trusted once asked for (a failed seek skips the records refused before it)"
         case .fencesAcrossGroups: "another group's fences of higher generations make a renamed group's assignments stale"
         case .recurringHandshakeAsOurs: "a Legacy Google Pay token of the request's recurring handshake read as this call's (another attempt's token answered provisioned)"
+        case .deadLetterCheckedRoute: "a dead letter keeps the route as intake checked it, not the message's reply headers (an early rejection's replay answered instead of refused)"
+        case .exhaustedLetterWithFinal: "an exhausted reconciliation's dead letter sent with its final (its replay's final may land first)"
         }
     }
 
@@ -70,6 +79,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .rewindUnchecked: mutations.rewindUnchecked = true
         case .fencesAcrossGroups: mutations.fencesAcrossGroups = true
         case .recurringHandshakeAsOurs: mutations.recurringHandshakeAsOurs = true
+        case .deadLetterCheckedRoute: mutations.deadLetterCheckedRoute = true
+        case .exhaustedLetterWithFinal: mutations.exhaustedLetterWithFinal = true
         }
         return mutations
     }

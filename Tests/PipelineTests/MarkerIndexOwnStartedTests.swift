@@ -13,11 +13,20 @@ struct MarkerIndexOwnStartedTests {
     let partition = TopicPartition(topic: "requests", partition: 0)
     let key = CallMarker.key(RequestIdentity(program: "p", requestID: "r"), replayOf: nil)
 
-    func installed() -> MarkerIndex {
+    /// An index with the partition installed from what a catch-up `found`.
+    func installed(_ found: InheritedMarkers = InheritedMarkers()) -> MarkerIndex {
         let index = MarkerIndex()
         index.expect(partition, generation: 1)
-        #expect(index.install(partition, generation: 1, found: InheritedMarkers(), readFrom: 0))
+        #expect(index.install(partition, generation: 1, found: found, readFrom: 0))
         return index
+    }
+
+    /// An index whose catch-up read the request's `completed` marker.
+    func installedWithCompleted() -> MarkerIndex {
+        var found = InheritedMarkers()
+        found.add(CallMarker(RequestIdentity(program: "p", requestID: "r"), state: .completed, requestOffset: 0, atMs: 1, worker: "w",
+                             outcome: .answered), at: 0)
+        return installed(found)
     }
 
     @Test("a started marker written after catch-up makes a later copy a recovery")
@@ -42,24 +51,14 @@ struct MarkerIndexOwnStartedTests {
 
     @Test("a completed state is not forgotten when a later start is fenced out")
     func fencedOutKeepsCompleted() {
-        let index = MarkerIndex()
-        index.expect(partition, generation: 1)
-        var found = InheritedMarkers()
-        found.add(CallMarker(RequestIdentity(program: "p", requestID: "r"), state: .completed, requestOffset: 0, atMs: 1, worker: "w",
-                             outcome: .answered), at: 0)
-        #expect(index.install(partition, generation: 1, found: found, readFrom: 0))
+        let index = installedWithCompleted()
         index.fencedOut(key, in: partition)
         #expect(index.state(of: key, in: partition) == .completed)
     }
 
     @Test("a completed state read by catch-up stays completed")
     func completedStays() {
-        let index = MarkerIndex()
-        index.expect(partition, generation: 1)
-        var found = InheritedMarkers()
-        found.add(CallMarker(RequestIdentity(program: "p", requestID: "r"), state: .completed, requestOffset: 0, atMs: 1, worker: "w",
-                             outcome: .answered), at: 0)
-        #expect(index.install(partition, generation: 1, found: found, readFrom: 0))
+        let index = installedWithCompleted()
         index.started(key, in: partition)
         #expect(index.state(of: key, in: partition) == .completed)
     }
@@ -79,9 +78,7 @@ struct MarkerIndexOwnStartedTests {
         // 2,000 more `started` markers must not copy what is there (it did, once per call).
         var found = InheritedMarkers()
         for number in 0..<100_000 { found.states[CallMarker.Key(program: "p", requestID: "old-\(number)", replayOf: nil)] = .completed }
-        let full = MarkerIndex()
-        full.expect(partition, generation: 1)
-        #expect(full.install(partition, generation: 1, found: found, readFrom: 0))
+        let full = installed(found)
         let keys = (0..<2_000).map { CallMarker.Key(program: "p", requestID: "new-\($0)", replayOf: nil) }
         func seconds(_ index: MarkerIndex) -> Double {
             let elapsed = ContinuousClock().measure { for key in keys { index.started(key, in: partition) } }

@@ -185,7 +185,8 @@ extension RequestFlow {
         // The reply headers stay with the dead letter as the message carried them: `dlq replay`
         // sends them again, so the replay is routed, or refused, as the original was (an early
         // rejection's own answer went to the default topic, its route refused).
-        let replyHeaders = origin.headers.filter { ReplyRoute.headerNames.contains($0.key) }
+        let replyHeaders = context.mutations.deadLetterCheckedRoute ? Self.checkedRouteHeaders(origin.reply)
+            : origin.headers.filter { ReplyRoute.headerNames.contains($0.key) }
         let letter = deadLetters.letter(
             key: body.key, value: body.value, headers: origin.propagatedHeaders + replyHeaders + body.headers,
             source: .init(partition: origin.partition, offset: origin.offset, timestampMs: origin.timestampMs),
@@ -210,6 +211,18 @@ extension RequestFlow {
                                   traceparent: origin.traceparent)
             settler.settle(.deadLettered(afterStartedMarker: startedMarker), origin: origin, identity: identity, claimed: claimed)
         }
+    }
+
+    /// The reply headers of a route as intake checked it (`CoreMutations.deadLetterCheckedRoute` only).
+    static func checkedRouteHeaders(_ route: ReplyRoute?) -> [KafkaHeader] {
+        guard let route else { return [] }
+        var headers: [KafkaHeader] = []
+        if let topic = route.topic { headers.append(KafkaHeader(key: ReplyRoute.topicHeader, string: topic)) }
+        if let partition = route.partition {
+            headers.append(KafkaHeader(key: ReplyRoute.partitionHeader, value: withUnsafeBytes(of: partition.bigEndian, Array.init)))
+        }
+        headers.append(KafkaHeader(key: ReplyRoute.correlationHeader, value: route.correlationID))
+        return headers
     }
 
     /// A dead letter the cluster refuses for good (too large for the topic or the producer, not

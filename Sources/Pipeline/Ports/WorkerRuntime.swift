@@ -109,6 +109,13 @@ package struct CoreMutations: Sendable, Equatable {
     /// A Legacy Google Pay token with the request's recurring handshake reference, made since its
     /// window's start, read as this call's (`provisioned`) although another attempt may have made it.
     package var recurringHandshakeAsOurs = false
+    /// A dead letter carries the reply route as intake checked it, not the message's own reply
+    /// headers: the replay of an early rejection's letter (its route refused, `reply` nil) is
+    /// answered on the default topic instead of refused again, and loses its correlation id.
+    package var deadLetterCheckedRoute = false
+    /// An exhausted reconciliation's dead letter sent with its final, not after it: a replay of the
+    /// letter may publish its final before the exhausted `check_wallet` one lands.
+    package var exhaustedLetterWithFinal = false
 
     /// None: production.
     package init() {}

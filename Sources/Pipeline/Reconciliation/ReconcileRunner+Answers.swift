@@ -168,17 +168,26 @@ extension ReconcileRunner {
     }
 
     /// The exhausted job's final and dead letter.
+    /// The dead letter is sent only once the final is acknowledged: an operator who replays it
+    /// then always finds the `check_wallet` final published before the replay's own.
     private func publishExhausted(_ held: Held, result: ProvisioningResult, reason: String) {
         let job = held.job
         let letter = held.exhaustedDeadLetter(deadLetters, reason: reason, nowMs: context.clock())
-        let messages = resultMessages(held, result) + [letter.message]
-        context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
-        context.publisher.publish(messages, attempts: .max) { [self] delivery in
+        let deadLettered: @Sendable (OutputPublisher.Outcome) -> Void = { [self] delivery in
             guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
-            context.metrics.countResult(result)
+            context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
             context.audit.publish([auditEvent(.deadLettered, held, status: .indeterminate, attempt: job.attempt,
                                               reason: AuditReason("reconcile_exhausted"))], traceparent: job.traceparent)
             done(held)
+        }
+        if context.mutations.exhaustedLetterWithFinal {
+            context.metrics.countResult(result)
+            return context.publisher.publish(resultMessages(held, result) + [letter.message], attempts: .max, completion: deadLettered)
+        }
+        context.publisher.publish(resultMessages(held, result), attempts: .max) { [self] delivery in
+            guard delivery.allDelivered else { return notAcknowledged(held, error: delivery.lastError) }
+            context.metrics.countResult(result)
+            context.publisher.publish([letter.message], attempts: .max, completion: deadLettered)
         }
     }
 
