@@ -44,15 +44,33 @@ struct MarkerIndexOwnStartedTests {
     func fencedOutStartIsForgotten() {
         let index = installed()
         index.started(key, in: partition)
-        index.fencedOut(key, in: partition)
+        index.fencedOut(key, in: partition, generation: 1)
         #expect(index.state(of: key, in: partition) == nil, "a fenced-out started marker made no call: nothing to reconcile")
         #expect(index.state(RequestIdentity(program: "p", requestID: "r"), replayOf: nil, in: partition) == nil)
+    }
+
+    @Test("a fenced-out verdict of an earlier assignment leaves the next assignment's started state alone: the copy reconciles")
+    func fencedOutOfEarlierAssignmentKeepsStarted() {
+        // A zombie's attempt (assignment 1) is told it was fenced out only after this process
+        // took the partition again (assignment 2), whose catch-up found another owner's
+        // `started` marker for the request: that call may have been made, so a copy reconciles.
+        let index = MarkerIndex()
+        index.expect(partition, generation: 2)
+        var found = InheritedMarkers()
+        found.add(CallMarker(RequestIdentity(program: "p", requestID: "r"), state: .started, requestOffset: 0, atMs: 1, worker: "other"),
+                  at: 5)
+        #expect(index.install(partition, generation: 2, found: found, readFrom: 0))
+        #expect(index.state(of: key, in: partition) == .started)
+        index.fencedOut(key, in: partition, generation: 1)
+        #expect(index.state(of: key, in: partition) == .started, "another owner's started marker forgotten: the copy would call again")
+        index.fencedOut(key, in: partition, generation: 2)
+        #expect(index.state(of: key, in: partition) == nil, "in its own assignment the fenced-out start is forgotten")
     }
 
     @Test("a completed state is not forgotten when a later start is fenced out")
     func fencedOutKeepsCompleted() {
         let index = installedWithCompleted()
-        index.fencedOut(key, in: partition)
+        index.fencedOut(key, in: partition, generation: 1)
         #expect(index.state(of: key, in: partition) == .completed)
     }
 

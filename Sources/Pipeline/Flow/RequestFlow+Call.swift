@@ -99,7 +99,8 @@ extension RequestFlow {
             case .fencedOut:
                 // Another process's fence came first: it holds the partition and answers the
                 // request (its catch-up ignores this marker); no call, no answer here.
-                context.markerIndex.fencedOut(CallMarker.key(job.identity, replayOf: origin.replayOf), in: origin.partition)
+                context.markerIndex.fencedOut(CallMarker.key(job.identity, replayOf: origin.replayOf), in: origin.partition,
+                                              generation: origin.generation)
                 giveUp(job, ticketID: ticketID)
                 logger(for: origin).warning("a newer owner fenced this partition: the issuer is not called, the new owner redoes the request")
             case .unconfirmed:

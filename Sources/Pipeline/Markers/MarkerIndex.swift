@@ -60,10 +60,16 @@ final class MarkerIndex: Sendable {
     /// fence came first): no call followed, and every reader ignores that marker. Forgotten, so a
     /// later copy of the request here tries to call (and is fenced out in turn) instead of
     /// reconciling a call that was never made: such a reconciliation, not fenced itself, would
-    /// decide a final beside the new owner's.
-    func fencedOut(_ key: CallMarker.Key, in partition: TopicPartition) {
-        entries.withLock { entries in
-            if entries[partition]?.found.states[key] == .started { entries[partition]?.found.states[key] = nil }
+    /// decide a final beside the new owner's. Only in the assignment that wrote it (ledger
+    /// generation `generation`): a later assignment of the partition read its markers afresh, and
+    /// there a `started` state for the key may be another owner's call, which must be reconciled,
+    /// never made again.
+    func fencedOut(_ key: CallMarker.Key, in partition: TopicPartition, generation: UInt64) {
+        awaited.withLock { awaited in
+            guard awaited[partition] == generation else { return }
+            entries.withLock { entries in
+                if entries[partition]?.found.states[key] == .started { entries[partition]?.found.states[key] = nil }
+            }
         }
     }
 
