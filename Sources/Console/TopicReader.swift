@@ -20,12 +20,8 @@ public struct TopicReader: Sendable {
     /// Calls `visit` with every record of `topic` from `max(low, high - limit)` to the end it had
     /// when the read began.
     public func read(_ topic: String, visit: (KafkaMessage) -> Void) throws(KafkaError) {
-        var configuration = properties
-        configuration["group.id"] = "provisioner-console-reader"
-        configuration["enable.auto.commit"] = "false"
-        configuration["enable.auto.offset.store"] = "false"
-        // The prefetch queue bounds what is in flight besides what the visitor keeps.
-        if configuration["queued.max.messages.kbytes"] == nil { configuration["queued.max.messages.kbytes"] = "16384" }
+        // Bounded buffers: what is in flight besides what the visitor keeps.
+        let configuration = KafkaConsumerRole.operatorReader(groupID: "provisioner-console-reader").applied(to: properties)
         let consumer = try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
         defer { consumer.close() }
         let limit = perPartitionLimit

@@ -19,14 +19,11 @@ public struct DeadLetterStore: Sendable {
         self.timeoutMs = timeoutMs
     }
 
-    /// librdkafka's prefetch queue of a read, unless the properties set one (KiB): what is in
-    /// flight besides the summaries kept, with records up to a megabyte each.
-    public static let prefetchKiB = "16384"
-
+    /// A reader whose buffers are bounded (`KafkaConsumerRole.operatorReader`): what is in flight
+    /// besides the summaries kept, with records up to a megabyte each.
     private func consumer() throws(KafkaError) -> KafkaConsumer {
-        var configuration = KafkaConsumerRole.reader(groupID: properties["group.id"].map { $0 + ".dlq-tool" } ?? "provisioner-dlq-tool")
+        let configuration = KafkaConsumerRole.operatorReader(groupID: properties["group.id"].map { $0 + ".dlq-tool" } ?? "provisioner-dlq-tool")
             .applied(to: properties)
-        if configuration["queued.max.messages.kbytes"] == nil { configuration["queued.max.messages.kbytes"] = Self.prefetchKiB }
         return try KafkaConsumer(configuration: configuration, rebalanceListener: nil)
     }
 
