@@ -38,6 +38,7 @@ struct DeadlineTests {
         try #require(rig.waitForFinals(ids), "no final result for \(rig.missingFinals(ids))")
         try rig.expectQuiet()
 
+        #expect(rig.waitForAudit(expired.map(\.requestID), .expired), "no expired audit event")
         let snapshot = rig.collector.snapshot
         for request in expired {
             let received = snapshot.results[request.requestID] ?? []

@@ -130,6 +130,7 @@ struct PaymentTests {
         #expect(unappliedFinal.code == .issuerTimeout && unappliedFinal.nextAction == .retry)
         #expect(try await Self.lastEvent(rig, reference: try #require(Self.transactionReference(of: unapplied))) == nil)
 
+        #expect(rig.waitForAudit([applied, unapplied].map(\.requestID), .reconciled), "no reconciled audit event")
         for request in [applied, unapplied] {
             #expect(rig.audit(request.requestID, .reconcileScheduled).count == 1)
             #expect(rig.audit(request.requestID, .reconciled).count == 1)

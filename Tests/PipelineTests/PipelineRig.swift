@@ -174,6 +174,15 @@ final class PipelineRig {
         return condition()
     }
 
+    /// Waits until each request id has an audit event of `stage`. Audit events are sent without
+    /// waiting for their acknowledgement, some after the result they follow was acknowledged, so
+    /// a quiet rig (`waitUntilQuiet`) can still be reading them.
+    func waitForAudit(_ ids: [String], _ stage: AuditStage, timeoutMs: Int64 = 30_000) -> Bool {
+        collector.wait(timeoutMs: timeoutMs) { snapshot in
+            ids.allSatisfy { id in snapshot.audit.contains { $0.requestID == id && $0.stage == stage } }
+        }
+    }
+
     /// Audit events of one request, in the order they were consumed.
     func audit(_ requestID: String, _ stage: AuditStage? = nil) -> [AuditEvent] {
         collector.snapshot.audit.filter { $0.requestID == requestID && (stage == nil || $0.stage == stage) }
