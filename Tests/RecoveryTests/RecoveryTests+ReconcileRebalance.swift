@@ -93,7 +93,9 @@ extension RecoveryTests {
 
         clock.step(dueAtMs - now + 1_000)
         let jobs = ids
-        try await rig.wait(for: "every job's final", timeoutMs: 60_000) { snapshot in jobs.allSatisfy { snapshot.final($0) != nil } }
+        try await rig.wait(for: "every job's final and its reconciled event", timeoutMs: 60_000) { snapshot in
+            jobs.allSatisfy { snapshot.final($0) != nil && snapshot.stages($0).contains(.reconciled) }
+        }
         let idle = try await rig.waitUntilReconciliationIdle(metrics: first)
         #expect(idle == nil, "reconciliation did not finish: \(idle ?? "")")
         let settled = rig.collector.snapshot
