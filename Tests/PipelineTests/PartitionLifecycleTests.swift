@@ -224,4 +224,25 @@ struct PartitionLifecycleTests {
         let taken = gone.admit(p1, offset: 9)
         #expect(taken == .deliver)
     }
+
+    @Test("one poll's records past the offset rewound to are one failed seek: the rest of the batch waits, uncounted, for the next turn")
+    func batchPastARewindCountsOnce() {
+        var lifecycle = PartitionLifecycle()
+        _ = lifecycle.assigned(p0, generation: 1)
+        _ = lifecycle.admit(p0, offset: 3)
+        _ = lifecycle.fenced(p0, generation: 1, epoch: 1)
+        _ = lifecycle.caughtUp(p0, generation: 1)
+        _ = lifecycle.turn(pending: 0, limit: 100)
+        // The seek to 3 did not take effect: one poll returns 4...30, more than the bound of repeats.
+        let first = lifecycle.admit(p0, offset: 4)
+        #expect(first == .rewindLost(.rewind(p0, offset: 3)))
+        for offset in Int64(5)...Int64(4 + PartitionLifecycle.maximumRepeatedRewinds + 6) {
+            let admission = lifecycle.admit(p0, offset: offset)
+            #expect(admission == .awaitingRewind, "offset \(offset) was fetched before the repeated rewind; taking it skips 3")
+        }
+        // The next turn's poll brings 3 back: it and what follows are taken.
+        _ = lifecycle.turn(pending: 0, limit: 100)
+        #expect(lifecycle.admit(p0, offset: 3) == .deliver)
+        #expect(lifecycle.admit(p0, offset: 4) == .deliver)
+    }
 }

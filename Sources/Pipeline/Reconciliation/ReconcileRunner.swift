@@ -78,8 +78,12 @@ final class ReconcileRunner: Sendable {
         /// The offset each partition was last rewound to, until a record at or before it is taken:
         /// no record past it is held first (the seek may not have taken effect).
         var rewoundTo: [TopicPartition: Int64] = [:]
-        /// Rewinds repeated since the last one took effect (`PartitionLifecycle.maximumRepeatedRewinds` at most).
+        /// Poll turns whose rewind was repeated since the last one took effect
+        /// (`PartitionLifecycle.maximumRepeatedRewinds` at most): one poll's records past the
+        /// offset are one failed seek.
         var repeatedRewinds: [TopicPartition: Int] = [:]
+        /// Partitions whose rewind this poll turn repeats already.
+        var repeatingThisTurn: Set<TopicPartition> = []
     }
 
     init(context: WorkerContext, runtime: WorkerRuntime) throws(KafkaError) {
@@ -126,6 +130,7 @@ final class ReconcileRunner: Sendable {
         if let firstDue, firstDue <= context.clock() { runDue() }
         resumeReleased()
         var rewind: [TopicPartition: Int64] = [:]
+        state.withLock { $0.repeatingThisTurn.removeAll() }
         for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
             guard case .success(let message) = result else {
                 if case .failure(let error) = result { _ = context.consumerFault.report(error, nowMs: context.clock()) }
@@ -149,22 +154,24 @@ final class ReconcileRunner: Sendable {
     func hold(_ message: KafkaMessage) -> Int64? {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         if !context.mutations.rewindUnchecked {
-            let lost = state.withLock { state -> Int64? in
+            let lost = state.withLock { state -> (offset: Int64, counted: Bool)? in
                 guard let rewound = state.rewoundTo[partition] else { return nil }
                 let repeated = state.repeatedRewinds[partition, default: 0]
                 if message.offset > rewound && repeated < PartitionLifecycle.maximumRepeatedRewinds {
-                    state.repeatedRewinds[partition] = repeated + 1
-                    return rewound
+                    let counted = state.repeatingThisTurn.insert(partition).inserted
+                    if counted { state.repeatedRewinds[partition] = repeated + 1 }
+                    return (rewound, counted)
                 }
                 state.rewoundTo[partition] = nil
                 state.repeatedRewinds[partition] = nil
                 return nil
             }
             if let lost {
+                guard lost.counted else { return lost.offset }
                 context.logger.warning("a reconciliation job arrived past the offset its partition was rewound to (the seek did not take effect): rewound again",
                                        [("partition", .integer(Int64(partition.partition))), ("offset", .integer(message.offset))])
                 context.metrics.rewindsRepeated.increment()
-                return lost
+                return lost.offset
             }
         }
         let read = ReconcileJob.read(message.value)

@@ -44,6 +44,9 @@ struct PartitionLifecycle: Sendable {
         var rewoundTo: Int64?
         /// Rewinds of this assignment repeated because a record past `rewoundTo` came first.
         var repeatedRewinds = 0
+        /// A rewind was repeated in this poll turn: the rest of the turn's records were fetched
+        /// before it, so they neither count nor rewind again.
+        var rewindAwaited = false
         /// Whether the poll thread resumed it since it began running (false: paused in Kafka).
         var isFlowing = false
     }
@@ -65,10 +68,14 @@ struct PartitionLifecycle: Sendable {
         /// Not now: the partition runs, but a record past the offset it was rewound to came first
         /// (the seek did not take effect); `action` rewinds it again.
         case rewindLost(Action)
+        /// Not now: a record past the offset rewound to, fetched before this turn's repeated rewind.
+        case awaitingRewind
     }
 
-    /// How many times one assignment's rewind is repeated before a record past it is taken: the
-    /// offset rewound to may be gone (retention deleted it), and a partition must not loop for ever.
+    /// How many poll turns one assignment's rewind is repeated in before a record past it is
+    /// taken: the offset rewound to may be gone (retention deleted it), and a partition must not
+    /// loop for ever. Counted once per turn, not per record: one poll's batch past the offset is
+    /// one failed seek, not twenty.
     static let maximumRepeatedRewinds = 20
 
     private(set) var holdings: [TopicPartition: Holding] = [:]
@@ -158,8 +165,9 @@ struct PartitionLifecycle: Sendable {
     /// the assignment (or an earlier one) rewinds the partition to it, paused, so the record is
     /// fetched again once the assignment runs. A draining partition's records are dropped: its
     /// next owner reads them from the committed offset. A running partition whose rewind did not
-    /// take effect (a record past it came first) is rewound again (`rewindLost`), up to
-    /// `maximumRepeatedRewinds` times. `checkRewind` false: that check is left out (a mutation).
+    /// take effect (a record past it came first) is rewound again (`rewindLost`), once per poll
+    /// turn (the turn's later records are `awaitingRewind`), in up to `maximumRepeatedRewinds`
+    /// turns. `checkRewind` false: that check is left out (a mutation).
     mutating func admit(_ partition: TopicPartition, offset: Int64, checkRewind: Bool = true) -> Admission {
         guard var holding = holdings[partition] else { return .refuse(nil) }
         if holding.phase == .running {
@@ -169,6 +177,8 @@ struct PartitionLifecycle: Sendable {
                 holdings[partition] = holding
                 return .deliver
             }
+            guard !holding.rewindAwaited else { return .awaitingRewind }
+            holding.rewindAwaited = true
             holding.repeatedRewinds += 1
             holding.isFlowing = false
             holdings[partition] = holding
@@ -188,6 +198,7 @@ struct PartitionLifecycle: Sendable {
     /// One poll turn's flow control: pause every partition at `pending >= limit`, resume below
     /// half; otherwise resume the partitions that began running since the last turn.
     mutating func turn(pending: Int, limit: Int) -> Action? {
+        for (partition, holding) in holdings where holding.rewindAwaited { holdings[partition]?.rewindAwaited = false }
         if !isBackpressured && pending >= limit {
             isBackpressured = true
             flowVersion += 1

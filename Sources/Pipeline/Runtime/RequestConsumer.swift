@@ -214,6 +214,8 @@ final class RequestConsumer: Sendable {
         switch admission {
         case .deliver:
             return true
+        case .awaitingRewind:
+            return false
         case .rewindLost(let again):
             carryOut(again)
             context.logger.warning("a record arrived past the offset its partition was rewound to (the seek did not take effect): rewound again",
