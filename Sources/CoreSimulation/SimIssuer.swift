@@ -4,12 +4,14 @@ import Simulator
 
 /// The simulated issuers, as HTTP (`HTTPExchanging`) under the real `IssuerClient` and adapters:
 /// Imprint (Apple Pay, Google Wallet and Legacy Google Pay, with its wallet-token state query) at
-/// `http://imprint.sim`, DCS (Apple Pay and Google Wallet, no state query) at `http://dcs.sim` and
-/// Gnosis Pay (Apple Pay, no state query) at `http://gnosis.sim`. Stateful like the real ones: a provisioning applies a wallet
+/// `http://imprint.sim`, DCS (Apple Pay and Google Wallet, no state query) at `http://dcs.sim`,
+/// Gnosis Pay (Apple Pay, no state query) at `http://gnosis.sim` and Worldpay (Apple Pay payments
+/// and their actions, with the events query; `SimPayments`) at `http://worldpay.sim`. Stateful like the real ones: a provisioning applies a wallet
 /// token; a second provisioning of the same card in the same wallet on the same device answers
 /// "already provisioned", and a second use of a handshake is refused. Each card behaves as the workload chose: answers
 /// at once or slowly (longer than a revoke drain), applies and loses the answer (504 or no answer
-/// at all), loses the answer without applying, or refuses (inactive card).
+/// at all), loses the answer without applying, or refuses (inactive card). A payment behaves as
+/// its transaction reference was told to (an inactive one is refused); its action as the payment.
 ///
 /// Every call is counted per handshake (`HandshakeReference`): the promise "a handshake reaches the
 /// issuer at most once"; and per request, by the trace id of the call's `traceparent` (a child of
@@ -44,8 +46,11 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     var behaviours: [String: Behaviour] = [:]
     /// Calls the issuer applied after the client's timeout.
     private(set) var appliedLate = 0
-    /// Calls applied, per issuer and wallet (`imprint/apple_pay`...).
+    /// Calls applied, per issuer and wallet (`imprint/apple_pay`...), and Worldpay's per outcome
+    /// (`worldpay/payment`, `worldpay/refused`, `worldpay/settle`...).
     private(set) var applied: [String: Int] = [:]
+    /// Worldpay's payments.
+    let payments = SimPayments()
 
     init(world: SimWorld) {
         self.world = world
@@ -93,6 +98,8 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
             call(String(body["externalUserId"]?.stringValue?.dropFirst(2) ?? ""), .applePay, .dcs)
         } else if request.url.hasPrefix("http://gnosis.sim"), path.count == 6, path[4] == "apple-pay", path[5] == "provision" {
             call(path[3], .applePay, .gnosis)
+        } else if let route = SimPayments.route(request, body: body) {
+            worldpay(route, request: request, startedMs: startedMs, completion: completion)
         } else {
             respond(404, ["error": .object(["code": .string("not_found")])], startedMs, completion)
         }
@@ -127,6 +134,12 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
                                 cardInWalletSinceMs: held.map(\.createdAtMs).min())
     }
 
+    /// What Worldpay did with the payment, or payment action, request whose trace is `trace`, on
+    /// the payment with `reference`.
+    func paymentFacts(reference: String, trace: String) -> FinalTruth.PaymentFacts {
+        payments.facts(reference: reference, trace: trace, calls: callsPerTrace[trace] ?? 0)
+    }
+
     /// A provisioning call: applied (or not) when the issuer processes it, answered when its
     /// behaviour says, or timed out by the client's budget.
     private func provision(card: String, wallet: Wallet, device: String, handshake: String, trace: String, dialect: Dialect, timeoutMs: Int,
@@ -134,6 +147,64 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
                            completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
         calls[handshake, default: 0] += 1
         let behaviour = behaviours[card] ?? .ok
+        let firstUse = calls[handshake] == 1
+        exchange(behaviour: behaviour, timeoutMs: timeoutMs, startedMs: startedMs, completion: completion) { [self] in
+            apply(card: card, wallet: wallet, device: device, handshake: handshake, trace: trace, firstUse: firstUse,
+                  behaviour: behaviour, dialect: dialect)
+        }
+    }
+
+    /// A Worldpay request: an authorization or an action is a call (counted per reference and per
+    /// trace, timed and answered as its reference's behaviour says); the events query answers
+    /// like Imprint's state query.
+    private func worldpay(_ route: SimPayments.Route, request: HTTPClientRequest, startedMs: Int64,
+                          completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void) {
+        let trace = Self.traceID(request)
+        switch route {
+        case .events(let reference):
+            world.after(world.int(5...150), nil, "issuer state query") { [self] in
+                guard world.chance(0.95) else { return respond(503, ["errorName": .string("serviceUnavailable")], startedMs, completion) }
+                let (status, body) = payments.events(reference: reference)
+                respond(status, body, startedMs, completion)
+            }
+        case .authorize(let reference, let amount):
+            callsPerTrace[trace, default: 0] += 1
+            calls["payment/" + reference, default: 0] += 1
+            let behaviour = behaviours[reference] ?? .ok
+            exchange(behaviour: behaviour, timeoutMs: request.timeoutMs, startedMs: startedMs, completion: completion) { [self] in
+                if behaviour == .unappliedThen504 { return (504, [:]) }
+                return worldpayApplied(payments.authorize(reference: reference, amount: amount, trace: trace, refuse: behaviour == .inactive),
+                                       behaviour: behaviour, reference: reference)
+            }
+        case .act(let action, let reference, let amount):
+            callsPerTrace[trace, default: 0] += 1
+            calls["action/" + reference, default: 0] += 1
+            let behaviour = behaviours[reference].map { $0 == .inactive ? .ok : $0 } ?? .ok
+            exchange(behaviour: behaviour, timeoutMs: request.timeoutMs, startedMs: startedMs, completion: completion) { [self] in
+                if behaviour == .unappliedThen504 { return (504, [:]) }
+                return worldpayApplied(payments.act(action, reference: reference, amount: amount, trace: trace), behaviour: behaviour,
+                                       reference: reference)
+            }
+        }
+    }
+
+    /// Counts what a Worldpay call did, and gives its answer.
+    private func worldpayApplied(_ outcome: (status: Int, body: [String: JSONValue], applied: String?), behaviour: Behaviour,
+                                 reference: String) -> (Int, [String: JSONValue]) {
+        if let applied = outcome.applied {
+            self.applied[applied, default: 0] += 1
+            if behaviour == .appliedLate { appliedLate += 1 }
+            world.note("worldpay: \(applied) for \(reference)")
+        }
+        return (outcome.status, outcome.body)
+    }
+
+    /// One call's timing, as `behaviour` says: `apply` runs when the issuer processes the call
+    /// (whatever happens to its answer), and its answer is given, lost to a 504, or never comes
+    /// before the client's timeout.
+    private func exchange(behaviour: Behaviour, timeoutMs: Int, startedMs: Int64,
+                          completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPTransportError>) -> Void,
+                          apply: @escaping () -> (Int, [String: JSONValue])) {
         let latency: Int64 = switch behaviour {
         case .slow: world.int(4_000...14_000)
         case .appliedThenSilent: .max / 4
@@ -142,12 +213,10 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         let processedMs = behaviour == .appliedLate
             ? startedMs + Int64(max(1, timeoutMs)) + world.int(1...3_000)
             : world.nowMs + min(latency, world.int(5...200))
-        let firstUse = calls[handshake] == 1
         // The issuer processes the request whatever happens to its answer.
         var answer: (status: Int, body: [String: JSONValue])?
-        world.at(processedMs, nil, "issuer processes a call") { [self] in
-            answer = apply(card: card, wallet: wallet, device: device, handshake: handshake, trace: trace, firstUse: firstUse,
-                           behaviour: behaviour, dialect: dialect)
+        world.at(processedMs, nil, "issuer processes a call") {
+            answer = apply()
         }
         let timeoutAt = startedMs + Int64(max(1, timeoutMs))
         if latency >= Int64(timeoutMs) || behaviour == .appliedLate {

@@ -28,6 +28,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case deadLetterCheckedRoute = "dead-letter-checked-route"
     /// An exhausted reconciliation's dead letter sent with its final, not once the final is acknowledged.
     case exhaustedLetterWithFinal = "exhausted-letter-with-final"
+    /// A payment action's reconciliation reads an `authorized` payment as "not done" before the apply horizon.
+    case actionReadAtOnce = "action-read-at-once"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
@@ -63,6 +65,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .recurringHandshakeAsOurs: "a Legacy Google Pay token of the request's recurring handshake read as this call's (another attempt's token answered provisioned)"
         case .deadLetterCheckedRoute: "a dead letter keeps the route as intake checked it, not the message's reply headers (an early rejection's replay answered instead of refused)"
         case .exhaustedLetterWithFinal: "an exhausted reconciliation's dead letter sent with its final (its replay's final may land first)"
+        case .actionReadAtOnce: "a payment action reconciled from an authorized payment before the apply horizon (a late settle answered as not done)"
         }
     }
 
@@ -81,6 +84,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .recurringHandshakeAsOurs: mutations.recurringHandshakeAsOurs = true
         case .deadLetterCheckedRoute: mutations.deadLetterCheckedRoute = true
         case .exhaustedLetterWithFinal: mutations.exhaustedLetterWithFinal = true
+        case .actionReadAtOnce: mutations.actionReadAtOnce = true
         }
         return mutations
     }

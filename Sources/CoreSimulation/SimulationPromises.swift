@@ -68,9 +68,8 @@ enum SimulationPromises {
                 }
                 continue
             }
-            let facts = issuer.facts(handshake: request.handshake, trace: SimWorkload.traceID(requestID), card: request.card, wallet: request.wallet,
-                                     device: request.device)
-            if let untrue = FinalTruth.contradiction(first.result, facts: facts, producedAtMs: request.producedAtMs) {
+            let untruth = Self.untruth(request, issuer: issuer)
+            if let untrue = untruth(first.result) {
                 cluster.violation("request \(requestID): \(Self.describe(first.result)) is untrue: \(untrue)")
             }
             finalCount += 1
@@ -83,7 +82,7 @@ enum SimulationPromises {
                 } else if answer.replay && first.result.status == .indeterminate && first.result.nextAction == .checkWallet {
                     // By design: an operator's replay of an exhausted reconciliation answers with
                     // the truth after the `check_wallet` final (CONTRACT, dead letters and replay).
-                    if let untrue = FinalTruth.contradiction(answer.result, facts: facts, producedAtMs: request.producedAtMs) {
+                    if let untrue = untruth(answer.result) {
                         cluster.violation("request \(requestID): the replay's \(Self.describe(answer.result)) is untrue: \(untrue)")
                     }
                 } else {
@@ -92,6 +91,18 @@ enum SimulationPromises {
             }
         }
         return Verdict(requests: seen.count, calls: calls, finals: finalCount, identical: identical, deadLetters: deadLettered.count, paths: paths)
+    }
+
+    /// How a final of `request` is judged: against the wallet tokens the issuer made for a
+    /// provisioning, against Worldpay's payment for a payment or a payment action (`FinalTruth`).
+    static func untruth(_ request: SimWorkload.Sent, issuer: SimIssuer) -> (ProvisioningResult) -> String? {
+        let trace = SimWorkload.traceID(request.requestID)
+        if let payment = request.payment {
+            let facts = issuer.paymentFacts(reference: payment.reference, trace: trace)
+            return { FinalTruth.paymentContradiction($0, action: payment.action, facts: facts) }
+        }
+        let facts = issuer.facts(handshake: request.handshake, trace: trace, card: request.card, wallet: request.wallet, device: request.device)
+        return { FinalTruth.contradiction($0, facts: facts, producedAtMs: request.producedAtMs) }
     }
 
     /// Why `record`, a result for a request whose headers named `route`, is not where the contract

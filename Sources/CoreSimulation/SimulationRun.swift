@@ -106,20 +106,14 @@ final class SimulationRun: @unchecked Sendable {
                                                walletID: wallet == .googlePay ? "lw-\(device)" : "w\(index)", route: route, world: world)
                 guard let made else { return cluster.violation("request r\(index): no Apple device could be made") }
                 let request = made.request
-                sent.append(SimWorkload.Sent(requestID: request.requestID, program: card.program, card: card.id, wallet: request.wallet,
-                                 device: ReconcileQuery.deviceRef(for: request) ?? "?", route: route, handshake: HandshakeReference.of(request) ?? "?",
-                                 producedAtMs: world.nowMs, deadlineMs: world.nowMs + Self.windowMs))
-                let partition = cluster.partition(for: made.message)
-                let message = SimWorkload.signed(made.message, program: card.program, partition: partition, settings: settings, nowMs: world.nowMs)
-                if message.headers.contains(where: { $0.key == RequestSignature.header }) { signedSent.append(message) }
-                let offset = cluster.append(message, partition: partition)
-                world.note("request \(request.requestID) (\(card.program) \(request.wallet.rawValue), card \(card.id): \(issuer.behaviours[card.id].map { "\($0)" } ?? "ok")) at \(partition)@\(offset)")
-                if let resend { world.after(resend, nil, "request produced again") { [self] in
-                    let offset = cluster.append(message, partition: partition)
-                    world.note("request \(request.requestID) again at \(partition)@\(offset)")
-                } }
+                produce(made.message, SimWorkload.Sent(requestID: request.requestID, program: card.program, card: card.id, wallet: request.wallet,
+                                                       device: ReconcileQuery.deviceRef(for: request) ?? "?", route: route,
+                                                       handshake: HandshakeReference.of(request) ?? "?", producedAtMs: world.nowMs,
+                                                       deadlineMs: world.nowMs + Self.windowMs),
+                        behaviour: card.id, resend: resend)
             }
         }
+        payments(behaviours: behaviours)
         faults()
         // Until nothing has moved for `quietMs` after every request is answered (or the end).
         var checkAtMs = Self.epochMs + Self.sendWindowMs + Self.windowMs
@@ -131,6 +125,86 @@ final class SimulationRun: @unchecked Sendable {
         let report = check()
         tearDown()
         return report
+    }
+
+    /// Produces a request the workload made (signed for its partition when its program signs),
+    /// and again `resend` ms later when drawn; `behaviour`: the card or reference whose behaviour
+    /// the issuer follows (for the trace).
+    private func produce(_ made: KafkaOutgoingMessage, _ request: SimWorkload.Sent, behaviour: String, resend: Int64?) {
+        sent.append(request)
+        let partition = cluster.partition(for: made)
+        let message = SimWorkload.signed(made, program: request.program, partition: partition, settings: settings, nowMs: world.nowMs)
+        if message.headers.contains(where: { $0.key == RequestSignature.header }) { signedSent.append(message) }
+        let offset = cluster.append(message, partition: partition)
+        let what = request.payment.map { "\($0.action?.rawValue ?? "payment") \($0.reference)" } ?? "\(request.wallet.rawValue), card \(request.card)"
+        world.note("request \(request.requestID) (\(request.program) \(what): \(issuer.behaviours[behaviour].map { "\($0)" } ?? "ok")) at \(partition)@\(offset)")
+        if let resend { world.after(resend, nil, "request produced again") { [self] in
+            let offset = cluster.append(message, partition: partition)
+            world.note("request \(request.requestID) again at \(partition)@\(offset)")
+        } }
+    }
+
+    /// Worldpay payments (`SimulationSettings.payments`), each with a transaction reference of its
+    /// own and a behaviour like a card's; most are followed by a settle, partial settle or cancel
+    /// once their backend holds an `authorized` final (sent through the authorization's link).
+    private func payments(behaviours: [SimIssuer.Behaviour]) {
+        let window = WorkerConfiguration(workerID: "sim").deadlines.paymentWindowMs
+        for index in 0..<settings.payments {
+            let reference = "p\(index)"
+            issuer.behaviours[reference] = world.chance(0.55) ? .ok : world.pick(behaviours)
+            let at = world.int(1_000...Self.sendWindowMs)
+            let resend = world.chance(settings.resendRate) ? world.int(0...15_000) : nil
+            let route: ReplyRoute? = world.chance(settings.replyShare)
+                ? ReplyRoute(topic: Self.replyTopic, partition: nil, correlationID: Array("corr-p\(index)".utf8)) : nil
+            let amount = world.int(100...5_000)
+            let action: PaymentActionKind? = world.chance(0.7) ? world.pick(PaymentActionKind.allCases) : nil
+            let actionAfterMs = world.int(1_000...20_000)
+            world.after(at, nil, "payment produced") { [self] in
+                let id = "pay\(index)"
+                guard let made = SimWorkload.payment(id: id, program: "sim-worldpay", reference: reference, amount: amount, route: route, world: world) else {
+                    return cluster.violation("payment \(id) does not decode")
+                }
+                produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-worldpay", card: "txn-" + reference, wallet: .applePay, device: "?",
+                                                       route: route, handshake: "payment/" + reference, producedAtMs: world.nowMs,
+                                                       deadlineMs: world.nowMs + window, payment: (reference, nil)),
+                        behaviour: reference, resend: resend)
+                guard let action else { return }
+                followUp(action, paymentID: id, reference: reference, amount: action == .partialSettle ? amount / 2 : nil,
+                         route: route, window: window, afterMs: actionAfterMs, looks: 0)
+            }
+        }
+    }
+
+    /// Sends `action` on the payment `paymentID` once its backend holds an `authorized` final
+    /// (looking every `afterMs`, at most eight times; a payment not authorized is never followed up).
+    private func followUp(_ action: PaymentActionKind, paymentID: String, reference: String, amount: Int64?, route: ReplyRoute?,
+                          window: Int64, afterMs: Int64, looks: Int) {
+        world.after(afterMs, nil, "payment action due") { [self] in
+            guard let status = finalStatus(of: paymentID) else {
+                if looks < 8 { followUp(action, paymentID: paymentID, reference: reference, amount: amount, route: route, window: window,
+                                        afterMs: afterMs, looks: looks + 1) }
+                return
+            }
+            guard status == .authorized else { return }
+            let id = paymentID + "-" + action.rawValue
+            guard let made = SimWorkload.paymentAction(id: id, program: "sim-worldpay", action: action, reference: reference, amount: amount,
+                                                       route: route, world: world) else {
+                return cluster.violation("payment action \(id) does not decode")
+            }
+            produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-worldpay", card: "txn-" + reference, wallet: .applePay, device: "?",
+                                                   route: route, handshake: "action/" + reference, producedAtMs: world.nowMs,
+                                                   deadlineMs: world.nowMs + window, payment: (reference, action)),
+                    behaviour: reference, resend: nil)
+        }
+    }
+
+    /// The status of request `requestID`'s first final on any results topic, if it has one.
+    private func finalStatus(of requestID: String) -> ResultStatus? {
+        for record in cluster.records(Self.topics.results) + cluster.records(Self.replyTopic) {
+            guard let result = try? ProvisioningResult.decode(record.value), result.requestID == requestID, result.isFinal else { continue }
+            return result.status
+        }
+        return nil
     }
 
     /// Lets everything of the run go: events, workers, groups, logs.

@@ -41,6 +41,8 @@ struct SimulationSettings: CustomStringConvertible {
     var copies = 0
     /// The share of requests that name a reply route (Spring Kafka's request-reply headers).
     var replyShare = 0.0
+    /// How many Worldpay payments the workload sends (most followed by an action on them).
+    var payments = 0
     var mutations = CoreMutations()
 
     var description: String {
@@ -50,6 +52,7 @@ struct SimulationSettings: CustomStringConvertible {
             + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) "
             + "apple=\(appleShare) legacy=\(legacyShare) imprint_signed=\(imprintSigned) copies=\(copies) replies=\(replyShare)"
             + (commitTimeoutRate > 0 ? " commit_timeouts=\(commitTimeoutRate)" : "")
+            + (payments > 0 ? " payments=\(payments)" : "")
     }
 
     /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -84,6 +87,7 @@ struct SimulationSettings: CustomStringConvertible {
         replyShare = world.pick([0, 0.3, 0.7])
         legacyShare = world.pick([0, 0.2, 0.5])
         commitTimeoutRate = world.pick([0, 0, 0.1, 0.33])
+        payments = Int(world.pick([0, 0, 4, 10]))
         self.mutations = mutations
     }
 }

@@ -22,6 +22,65 @@ public enum FinalTruth {
         }
     }
 
+    /// What Worldpay did with one payment request, or one payment action request (by its trace).
+    public struct PaymentFacts: Sendable, Hashable {
+        /// How often the request's call (the authorization, or the action through its link) reached Worldpay.
+        public var calls: Int
+        /// Whether this request's call authorized the payment.
+        public var authorized: Bool
+        /// Whether this request's call was refused (a payment, refused, exists by it).
+        public var refused: Bool
+        /// The action this request's call carried out on the payment, if it moved it.
+        public var actionApplied: PaymentActionKind?
+
+        /// Creates the facts.
+        public init(calls: Int, authorized: Bool, refused: Bool, actionApplied: PaymentActionKind?) {
+            self.calls = calls
+            self.authorized = authorized
+            self.refused = refused
+            self.actionApplied = actionApplied
+        }
+    }
+
+    /// Why `result`, a final of a payment (`action` nil) or of a payment action `action`,
+    /// contradicts `facts`; nil when it is true.
+    ///
+    /// A payment: `authorized` (or `settled`/`cancelled`, a later event read back) only if its
+    /// call authorized it; `refused` only if its call was refused; `failed`, `rejected` only if its
+    /// call made no payment; `expired` only if it never reached Worldpay.
+    /// A payment action: `settled` only if its call settled (fully or partly), `cancelled` only if
+    /// its call cancelled; `authorized` (the payment as it was), `refused`, `failed`, `rejected`
+    /// only if its call moved nothing; `expired` only if it never reached Worldpay.
+    /// `indeterminate` always; a provisioning status never.
+    public static func paymentContradiction(_ result: ProvisioningResult, action: PaymentActionKind?, facts: PaymentFacts) -> String? {
+        let status = result.status.rawValue
+        if result.status == .indeterminate { return nil }
+        if result.status == .expired { return facts.calls > 0 ? "answered expired, but the call reached Worldpay" : nil }
+        guard let action else {
+            switch result.status {
+            case .authorized, .settled, .cancelled:
+                return facts.authorized ? nil : "answered \(status), but Worldpay authorized no payment by this request's call"
+            case .refused:
+                return facts.refused ? nil : "answered refused, but Worldpay refused nothing of this request's call"
+            case .failed, .rejected:
+                return facts.authorized || facts.refused ? "answered \(status), but this request's call made a payment" : nil
+            default:
+                return "answered \(status) to a payment"
+            }
+        }
+        switch result.status {
+        case .settled:
+            return facts.actionApplied == .settle || facts.actionApplied == .partialSettle ? nil
+                : "answered settled to \(action.rawValue), but this request's call settled nothing"
+        case .cancelled:
+            return facts.actionApplied == .cancel ? nil : "answered cancelled to \(action.rawValue), but this request's call cancelled nothing"
+        case .authorized, .refused, .failed, .rejected:
+            return facts.actionApplied.map { "answered \(status) to \(action.rawValue), but this request's call did \($0.rawValue)" }
+        default:
+            return "answered \(status) to a payment action"
+        }
+    }
+
     /// Why `result`, a final of a provisioning request produced at `producedAtMs`, contradicts
     /// `facts`; nil when it is true.
     ///

@@ -16,6 +16,7 @@ struct ReconcileReadingTests {
     }
 
     static let authorized = PaymentResult(outcome: "authorized")
+    static let settled = PaymentResult(outcome: "settled")
 
     static let rows: [(String, ReconcileAnswer, ReconcileReading.Situation, ReconcileReading)] = [
         ("applied", .applied(detail: "t"), situation(), .publish(OutcomeTable.reconciledApplied(), payment: nil, counted: "applied")),
@@ -35,6 +36,12 @@ struct ReconcileReadingTests {
          .publish(OutcomeTable.reconcileCheckWallet(), payment: nil, counted: "no_state_api")),
         ("a payment's authorization", .payment(authorized), situation(kind: .payment),
          .publish(OutcomeTable.reconciledPayment(.authorized), payment: authorized, counted: "payment")),
+        ("an action's payment still authorized before the apply horizon", .payment(authorized), situation(kind: .paymentAction, horizonEndsInMs: 1),
+         .retryLater(reason: "Worldpay may still carry out the action", counted: "not_applied_yet")),
+        ("an action's payment still authorized past the apply horizon", .payment(authorized), situation(kind: .paymentAction),
+         .publish(OutcomeTable.reconciledPayment(.authorized), payment: authorized, counted: "payment")),
+        ("an action's payment settled before the apply horizon", .payment(settled), situation(kind: .paymentAction, horizonEndsInMs: 1),
+         .publish(OutcomeTable.reconciledPayment(.settled), payment: settled, counted: "payment")),
         ("a payment event that says nothing final", .payment(PaymentResult(outcome: "sentForRefund")), situation(kind: .payment),
          .retryLater(reason: "unrecognised payment event", counted: "payment")),
         ("an unusable answer", .unknown(reason: "503"), situation(), .retryLater(reason: "the state query gave no usable answer", counted: "unknown")),
@@ -60,5 +67,9 @@ struct ReconcileReadingTests {
         recurring.recurringHandshakeAsOurs = true
         #expect(ReconcileReading.of(.notAttributable(detail: "t"), in: Self.situation(wallet: .googlePay, mutations: recurring))
             == .publish(OutcomeTable.reconciledApplied(), payment: nil, counted: "applied"))
+        var actionAtOnce = CoreMutations()
+        actionAtOnce.actionReadAtOnce = true
+        #expect(ReconcileReading.of(.payment(Self.authorized), in: Self.situation(kind: .paymentAction, horizonEndsInMs: 1, mutations: actionAtOnce))
+            == .publish(OutcomeTable.reconciledPayment(.authorized), payment: Self.authorized, counted: "payment"))
     }
 }

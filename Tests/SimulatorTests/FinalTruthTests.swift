@@ -55,5 +55,38 @@ extension SimulatorTests {
         @Test func paymentStatusesNeverAnswerAProvisioning() {
             #expect(!Self.isTrue(.authorized, Self.applied))
         }
+
+        static func payment(_ status: ResultStatus, _ action: PaymentActionKind?, _ facts: FinalTruth.PaymentFacts) -> Bool {
+            FinalTruth.paymentContradiction(result(status), action: action, facts: facts) == nil
+        }
+
+        @Test func aPaymentIsAuthorizedOrRefusedOnlyAsWorldpayDecidedItsCall() {
+            let authorized = FinalTruth.PaymentFacts(calls: 1, authorized: true, refused: false, actionApplied: nil)
+            let refused = FinalTruth.PaymentFacts(calls: 1, authorized: false, refused: true, actionApplied: nil)
+            let nothing = FinalTruth.PaymentFacts(calls: 1, authorized: false, refused: false, actionApplied: nil)
+            let unseen = FinalTruth.PaymentFacts(calls: 0, authorized: false, refused: false, actionApplied: nil)
+            for status in [ResultStatus.authorized, .settled, .cancelled] {
+                #expect(Self.payment(status, nil, authorized) && !Self.payment(status, nil, refused) && !Self.payment(status, nil, nothing), "\(status)")
+            }
+            #expect(Self.payment(.refused, nil, refused) && !Self.payment(.refused, nil, authorized) && !Self.payment(.refused, nil, nothing))
+            for status in [ResultStatus.failed, .rejected] {
+                #expect(Self.payment(status, nil, nothing) && !Self.payment(status, nil, authorized) && !Self.payment(status, nil, refused), "\(status)")
+            }
+            #expect(Self.payment(.expired, nil, unseen) && !Self.payment(.expired, nil, nothing))
+            #expect(Self.payment(.indeterminate, nil, authorized) && !Self.payment(.provisioned, nil, authorized))
+        }
+
+        @Test func anActionIsSettledOrCancelledOnlyWhenItsCallDidIt() {
+            func did(_ action: PaymentActionKind?) -> FinalTruth.PaymentFacts {
+                FinalTruth.PaymentFacts(calls: 1, authorized: false, refused: false, actionApplied: action)
+            }
+            #expect(Self.payment(.settled, .settle, did(.settle)) && Self.payment(.settled, .partialSettle, did(.partialSettle)))
+            #expect(!Self.payment(.settled, .settle, did(nil)) && !Self.payment(.settled, .cancel, did(.cancel)))
+            #expect(Self.payment(.cancelled, .cancel, did(.cancel)) && !Self.payment(.cancelled, .cancel, did(nil)))
+            for status in [ResultStatus.authorized, .refused, .failed, .rejected] {
+                #expect(Self.payment(status, .settle, did(nil)) && !Self.payment(status, .settle, did(.settle)), "\(status)")
+            }
+            #expect(!Self.payment(.expired, .cancel, did(nil)), "the action reached Worldpay")
+        }
     }
 }

@@ -116,6 +116,9 @@ package struct CoreMutations: Sendable, Equatable {
     /// An exhausted reconciliation's dead letter sent with its final, not after it: a replay of the
     /// letter may publish its final before the exhausted `check_wallet` one lands.
     package var exhaustedLetterWithFinal = false
+    /// A payment action's reconciliation trusts an `authorized` payment at once, before the apply
+    /// horizon: an action Worldpay carries out late is answered as never done.
+    package var actionReadAtOnce = false
 
     /// None: production.
     package init() {}

@@ -65,6 +65,12 @@ enum ReconcileReading: Equatable {
             guard let status = WorldpayAdapter.status(ofEvent: payment.outcome) else {
                 return .retryLater(reason: "unrecognised payment event", counted: "payment")
             }
+            if situation.kind == .paymentAction, status == .authorized, situation.nowMs < situation.applyHorizonEndsAtMs,
+               !situation.mutations.actionReadAtOnce {
+                // The payment as it was before the action: Worldpay may still carry out an action
+                // it received late, so only the horizon's end shows the action did not happen.
+                return .retryLater(reason: "Worldpay may still carry out the action", counted: "not_applied_yet")
+            }
             return .publish(OutcomeTable.reconciledPayment(status), payment: payment, counted: "payment")
         case .unknown:
             return .retryLater(reason: "the state query gave no usable answer", counted: "unknown")
