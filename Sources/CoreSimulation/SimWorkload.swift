@@ -97,13 +97,7 @@ enum SimWorkload {
         guard case .decoded(let request) = RequestDecoder.decode(bytes) else { return nil }
         var message = KafkaOutgoingMessage(topic: SimulationRun.topics.requests, key: Array(key.utf8), value: bytes, timestampMs: world.nowMs)
         message.headers.append(KafkaHeader(key: "traceparent", string: "00-\(Self.traceID(id))-\(Self.traceID(id).prefix(16))-01"))
-        if let route {
-            message.headers.append(KafkaHeader(key: ReplyRoute.topicHeader, string: route.topic ?? ""))
-            if let partition = route.partition {
-                message.headers.append(KafkaHeader(key: ReplyRoute.partitionHeader, value: withUnsafeBytes(of: partition.bigEndian, Array.init)))
-            }
-            message.headers.append(KafkaHeader(key: ReplyRoute.correlationHeader, value: route.correlationID))
-        }
+        for header in route?.requestHeaders ?? [] { message.headers.append(KafkaHeader(key: header.name, value: header.value)) }
         return (request, message)
     }
 

@@ -215,14 +215,7 @@ extension RequestFlow {
 
     /// The reply headers of a route as intake checked it (`CoreMutations.deadLetterCheckedRoute` only).
     static func checkedRouteHeaders(_ route: ReplyRoute?) -> [KafkaHeader] {
-        guard let route else { return [] }
-        var headers: [KafkaHeader] = []
-        if let topic = route.topic { headers.append(KafkaHeader(key: ReplyRoute.topicHeader, string: topic)) }
-        if let partition = route.partition {
-            headers.append(KafkaHeader(key: ReplyRoute.partitionHeader, value: withUnsafeBytes(of: partition.bigEndian, Array.init)))
-        }
-        headers.append(KafkaHeader(key: ReplyRoute.correlationHeader, value: route.correlationID))
-        return headers
+        (route?.requestHeaders ?? []).map { KafkaHeader(key: $0.name, value: $0.value) }
     }
 
     /// A dead letter the cluster refuses for good (too large for the topic or the producer, not
