@@ -51,6 +51,9 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
     private(set) var applied: [String: Int] = [:]
     /// Worldpay's payments.
     let payments = SimPayments()
+    /// Until when every state query (Imprint's wallet tokens, Worldpay's events) answers 503: an
+    /// outage of the issuers' read APIs, which runs reconciliations out of attempts.
+    var queryOutageUntilMs: Int64 = 0
 
     init(world: SimWorld) {
         self.world = world
@@ -83,7 +86,9 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         } else if request.url.hasPrefix("http://imprint.sim"), path.count == 4, path[3] == "wallet_tokens" {
             let card = path[2]
             world.after(world.int(5...150), nil, "issuer state query") { [self] in
-                guard world.chance(0.95) else { return respond(503, ["error": .object(["code": .string("unavailable")])], startedMs, completion) }
+                guard world.nowMs >= queryOutageUntilMs, world.chance(0.95) else {
+                    return respond(503, ["error": .object(["code": .string("unavailable")])], startedMs, completion)
+                }
                 let list: [JSONValue] = (tokens[card] ?? []).map { token in
                     .object(["wallet": .string(token.wallet.rawValue), "device_ref": .string(token.device),
                              "created_at": .string(RFC3339.format(milliseconds: token.createdAtMs)), "status": .string("active"),
@@ -163,7 +168,9 @@ final class SimIssuer: HTTPExchanging, @unchecked Sendable {
         switch route {
         case .events(let reference):
             world.after(world.int(5...150), nil, "issuer state query") { [self] in
-                guard world.chance(0.95) else { return respond(503, ["errorName": .string("serviceUnavailable")], startedMs, completion) }
+                guard world.nowMs >= queryOutageUntilMs, world.chance(0.95) else {
+                    return respond(503, ["errorName": .string("serviceUnavailable")], startedMs, completion)
+                }
                 let (status, body) = payments.events(reference: reference)
                 respond(status, body, startedMs, completion)
             }

@@ -63,6 +63,9 @@ public struct SimulationCoverage: Sendable, Equatable {
         Path(name: "schedule: an operator replays a dead letter", series: ["schedule:replay"]),
         Path(name: "synchronous commit given up unanswered", series: ["provisioner_commit_timeouts_total"]),
         Path(name: "dead-lettered after a call", series: [#"provisioner_dead_letters_total{code="publish_failed"}"#]),
+        Path(name: "reconciliation exhausted (check_wallet final, then its dead letter)",
+             series: [#"provisioner_dead_letters_total{code="reconcile_exhausted"}"#]),
+        Path(name: "schedule: the issuers' state queries unavailable for seconds", series: ["schedule:query_outage"]),
     ]
 
     /// Count per path name.

@@ -290,6 +290,7 @@ final class SimulationRun: @unchecked Sendable {
         }
         // Some replays come while the original's copies are still in flight, some after.
         for _ in 0..<settings.replays { world.after(world.int(15_000...70_000), nil, "operator replays dead letters") { [self] in replayDeadLetters() } }
+        if settings.promptReplays { watchDeadLetters(seen: 0) }
         schedule(settings.copies, "fault: a signed request copied to another partition") { [self] in
             guard settings.partitions > 1, !signedSent.isEmpty else { return }
             var copy = world.pick(signedSent)
@@ -303,6 +304,10 @@ final class SimulationRun: @unchecked Sendable {
             let topic = world.pick([Self.topics.results, Self.topics.markers])
             cluster.produceOutageUntilMs[topic] = world.nowMs + world.int(2_000...15_000)
             carriedOut["outage", default: 0] += 1
+        }
+        schedule(settings.queryOutages, "fault: state queries unavailable") { [self] in
+            issuer.queryOutageUntilMs = max(issuer.queryOutageUntilMs, world.nowMs + world.int(5_000...25_000))
+            carriedOut["query_outage", default: 0] += 1
         }
     }
 
@@ -319,13 +324,25 @@ final class SimulationRun: @unchecked Sendable {
         }
     }
 
-    /// What `dlq replay` does with every dead letter written so far: a letter whose seal, target
-    /// and replay policy allow it goes back to its original topic and partition, signed with the
-    /// replay key (`DeadLetterReplayer.replayMessage`, the tool's own builder).
-    private func replayDeadLetters() {
+    /// An operator who watches the dead letters: every second, each letter that landed since the
+    /// last look is replayed 0.5-3 s later (`replayDeadLetters`' checks and builder).
+    private func watchDeadLetters(seen: Int) {
+        world.after(1_000, nil, "operator looks at the dead letters") { [self] in
+            let letters = cluster.records(Self.topics.deadLetters)
+            for record in letters.dropFirst(seen) {
+                world.after(world.int(500...3_000), nil, "operator replays a dead letter") { [self] in replayDeadLetters([record]) }
+            }
+            if world.nowMs < Self.epochMs + Self.endMs - 5_000 { watchDeadLetters(seen: letters.count) }
+        }
+    }
+
+    /// What `dlq replay` does with `letters` (every dead letter written so far by default): a
+    /// letter whose seal, target and replay policy allow it goes back to its original topic and
+    /// partition, signed with the replay key (`DeadLetterReplayer.replayMessage`, the tool's own builder).
+    private func replayDeadLetters(_ letters: [KafkaMessage]? = nil) {
         let replayer = DeadLetterReplayer(properties: [:], auditTopic: Self.topics.audit, operatorName: "sim-operator",
                                           replayKeys: SimWorkload.replayKeys, targetTopics: [Self.topics.requests, Self.topics.reconcile])
-        for record in cluster.records(Self.topics.deadLetters) {
+        for record in letters ?? cluster.records(Self.topics.deadLetters) {
             let entry = DeadLetterEntry(message: record)
             guard replayer.refusal(entry, to: nil, nowMs: world.nowMs) == nil, let provenance = entry.provenance,
                   DeadLetterReplayPolicy.replayVerdict(provenance: provenance, summary: entry.summary, nowMs: world.nowMs).isReplayable else { continue }

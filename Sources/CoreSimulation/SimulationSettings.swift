@@ -43,6 +43,11 @@ struct SimulationSettings: CustomStringConvertible {
     var replyShare = 0.0
     /// How many Worldpay payments the workload sends (most followed by an action on them).
     var payments = 0
+    /// How many times the issuers' state queries are down for 5-25 s (reconciliations run out of attempts).
+    var queryOutages = 0
+    /// Whether an operator (or a replay job) watches the dead letters and replays each one within
+    /// seconds of its landing, while copies and finals of its original may still be in flight.
+    var promptReplays = false
     var mutations = CoreMutations()
 
     var description: String {
@@ -52,7 +57,8 @@ struct SimulationSettings: CustomStringConvertible {
             + "seek_faults=\(seekFaultRate) skew=\(skewMs) max_pending=\(maxPending) first_offset=\(firstOffset) rename=\(rename) replays=\(replays) "
             + "apple=\(appleShare) legacy=\(legacyShare) imprint_signed=\(imprintSigned) copies=\(copies) replies=\(replyShare)"
             + (commitTimeoutRate > 0 ? " commit_timeouts=\(commitTimeoutRate)" : "")
-            + (payments > 0 ? " payments=\(payments)" : "")
+            + (payments > 0 ? " payments=\(payments)" : "") + (queryOutages > 0 ? " query_outages=\(queryOutages)" : "")
+            + (promptReplays ? " prompt_replays" : "")
     }
 
     /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
@@ -88,6 +94,8 @@ struct SimulationSettings: CustomStringConvertible {
         legacyShare = world.pick([0, 0.2, 0.5])
         commitTimeoutRate = world.pick([0, 0, 0.1, 0.33])
         payments = Int(world.pick([0, 0, 4, 10]))
+        queryOutages = Int(world.pick([0, 0, 1, 2]))
+        promptReplays = world.chance(0.25)
         self.mutations = mutations
     }
 }

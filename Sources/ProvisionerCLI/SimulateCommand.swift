@@ -22,10 +22,12 @@ enum SimulateCommand: Command {
         from the seed (kill -9, members evicted while they work on, joins, graceful leaves, produce
         errors that may or may not have written, slow or missing acknowledgements, unreadable
         markers partitions, issuer calls longer than the revoke drain, seeks that fail, clocks off
-        by up to a second, signed requests copied to another partition). The workload: Apple Pay
+        by up to a second, signed requests copied to another partition, the issuers' state
+        queries down for seconds, operators replaying dead letters). The workload: Apple Pay
         on Imprint, DCS and Gnosis Pay, Google Wallet on Imprint and DCS, Legacy Google Pay on Imprint,
-        signed and unsigned programs, reply routes. After each schedule it checks: a handshake,
-        and a request, reached the issuer at most once; every request got a final result (or a
+        Worldpay payments and their settle, partial settle or cancel, signed and unsigned programs,
+        reply routes. After each schedule it checks: a handshake (a payment's reference), and a
+        request, reached the issuer at most once; every request got a final result (or a
         dead letter) by its deadline plus the reconciliation tiers; no request got two different
         finals; every first final is true to what the simulated issuer did; every result went to
         the request's reply route; no message that failed its signature check was answered; no
