@@ -6,8 +6,8 @@ import Pipeline
 /// acknowledgement follows, in append order per partition (as librdkafka reports deliveries of one
 /// partition in order). With the run's fault rate a send fails: not written, or written but
 /// reported as timed out (the publisher's retry then writes it again: a duplicate in the log, as
-/// with a real produce timeout). During a produce outage of its topic every send fails, reported
-/// after a produce timeout. When the process dies, what it had in flight lands or not.
+/// with a real produce timeout, reported seconds later). During a produce outage of its topic every
+/// send fails, reported after a produce timeout. When the process dies, what it had in flight lands or not.
 final class SimProducer: RecordProducer, @unchecked Sendable {
     let cluster: SimCluster
     let process: SimProcess
@@ -33,8 +33,9 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         lastAppendMs[topicPartition] = appendAt
         let outage = (cluster.produceOutageUntilMs[message.topic] ?? 0) > world.nowMs
         let fault = outage || world.chance(faultRate) ? world.pick([Fault.notWritten, .writtenButTimedOut]) : nil
-        // In an outage the failure is reported only once the produce timed out, as librdkafka does.
-        let reportDelay = outage ? world.int(500...5_000) : world.int(0...4)
+        // A timeout (and every failure in an outage) is reported only once the produce timed out, as
+        // librdkafka does; a refusal such as "not leader" comes back at once.
+        let reportDelay = outage || fault == .writtenButTimedOut ? world.int(500...5_000) : world.int(0...4)
         let landsIfDead = world.chance(0.5)
         outstandingCount += 1
         var stamped = message

@@ -37,6 +37,11 @@ struct SettlementTests {
         #expect(!Settlement(.decided(afterCall: true), claimed: true).awaitsMarker, "the marker after a decision does not hold the offset back")
         #expect(row(.decided(afterCall: false), claimed: true) == (.answeredWithoutCall, true, .finish, .complete),
                 "a decided answer without a call is in the duplicate horizon like any answer")
+        // Without a call the decision carries its writer's fence and does not count for the horizon
+        // read at catch-up: the offset waits for the plain marker, or a commit passes the request while
+        // no marker says it was answered and a copy produced again is called by the next owner.
+        #expect(Settlement(.decided(afterCall: false), claimed: true).awaitsMarker,
+                "the marker after a decision without a call holds the offset back until acknowledged")
         #expect(Settlement(.answered(recovered: false, afterCall: true), claimed: true).awaitsMarker)
         // Dead-lettered: a completed marker only after a started one; the claim released so a replay runs.
         #expect(row(.deadLettered(afterStartedMarker: true), claimed: true) == (.deadLettered, false, .release, .complete))
@@ -157,5 +162,20 @@ struct SettlementTests {
         #expect(rig.verdict("r-unmarked") == .fresh, "not finished: the next owner (or a redelivery) redoes it, finding the decision or reconciling")
         #expect(rig.committable == nil, "the offset must not complete without its completed marker")
         #expect(rig.ledger.unsettledCount([Self.partition]) == 0)
+    }
+
+    @Test("a decision without a call holds its offset until the plain completed marker is acknowledged; after a call it does not")
+    func decidedWithoutCallAwaitsItsMarker() {
+        let rig = Rig(markerDelivered: false)
+        let withoutCall = rig.receive(0, claiming: "r-decided-no-call")
+        rig.settler.settle(.decided(afterCall: false), origin: withoutCall, identity: SettlementTests.id("r-decided-no-call"), claimed: true)
+        #expect(rig.attemptsUntilAcknowledged.withLock { $0 } == [true], "retried until Kafka acknowledges it")
+        #expect(rig.committable == nil,
+                "committed past without the marker, the next owner's horizon would not know the request is answered and would call a copy")
+        let other = Rig(markerDelivered: false)
+        let afterCall = other.receive(0, claiming: "r-decided-after-call")
+        other.settler.settle(.decided(afterCall: true), origin: afterCall, identity: SettlementTests.id("r-decided-after-call"), claimed: true)
+        #expect(other.attemptsUntilAcknowledged.withLock { $0 } == [false])
+        #expect(other.committable == 1, "the decision after a call counts for the horizon itself")
     }
 }

@@ -8,9 +8,10 @@ enum RecordExit: Sendable, Equatable {
     /// `started` marker was written for it, so the issuer may have been called.
     case answered(recovered: Bool, afterCall: Bool)
     /// Its final result is acknowledged, and its decision (`FinalDecider`) was written before it:
-    /// a plain `completed` marker follows, not awaited, so a later reader knows the decision was
-    /// published (without it, a redelivery publishes the decision again). `afterCall`: a `started`
-    /// marker was written for it (else the answer came without a call).
+    /// a plain `completed` marker follows, so a later reader knows the decision was published
+    /// (without it, a redelivery publishes the decision again). `afterCall`: a `started` marker
+    /// was written for it (else the answer came without a call, and the offset waits for the
+    /// plain marker: see `Settlement.init`).
     case decided(afterCall: Bool)
     /// Its dead letter is acknowledged. `afterStartedMarker`: a `started` marker was written for
     /// it, so a `completed` one must follow (a redelivery then ignores it instead of reconciling).
@@ -76,10 +77,15 @@ struct Settlement: Sendable, Equatable {
             claim = claimed ? .finish : .untouched
             offset = .complete
         case .decided(let afterCall):
-            // The decision, written before the result, already says `completed`; this marker only
-            // says it was published, so the offset does not wait for it.
+            // The decision, written before the result, already says `completed`; this marker says
+            // it was published. After a call the decision counts for the duplicate horizon, so the
+            // offset does not wait. Without a call it does not (it carries its writer's fence and
+            // may have been withdrawn): only this marker tells an owner past the commit that a copy
+            // produced again is answered, so the offset completes once it is acknowledged, as
+            // after any answer. Not awaited, a commit could pass the request while its marker was
+            // still in flight, and the copy would reach the issuer under a final saying it never did.
             completedMarker = afterCall ? .answered : .answeredWithoutCall
-            awaitsMarker = false
+            awaitsMarker = !afterCall
             recordsInHorizon = true
             claim = .finish
             offset = .complete
