@@ -30,8 +30,14 @@ extension RequestFlow {
             markers.write(marker, for: origin, attempts: .max, completion: completion)
         }
         guard let started = job.startedMarker else {
-            guard claimed, let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
-                return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed)
+            guard claimed else { return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed) }
+            // No fence of this generation: the partition was given up while the answer was made
+            // (a revoke's drain ended first). Published undecided, it could contradict the next
+            // owner's answer (a `started` marker whose write timed out may be in the log, which that
+            // owner reconciles); the next owner answers the request instead.
+            guard let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
+                logger(for: origin).notice("partition given up before this answer was decided: not published here; the next owner answers the request")
+                return settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
             }
             let decision = CallMarker(job.identity, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                       worker: context.configuration.workerID, outcome: .answeredWithoutCall, replayOf: origin.replayOf,
