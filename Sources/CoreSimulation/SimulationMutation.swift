@@ -40,7 +40,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     /// letter's lost route needs an early rejection whose answer could not be published and a
     /// replay of its letter (about 1 in 3,000); a replay's final before the exhausted one needs an
     /// exhausted reconciliation whose final is held up by produce faults while an operator replays
-    /// its letter (once in 12,000); the others are caught within the first few dozen.
+    /// its letter promptly (about 1 in 2,000); the others are caught within the first few dozen.
     public var seedBudget: Int {
         switch self {
         case .fencesFromPosition, .deadLetterCheckedRoute, .exhaustedLetterWithFinal: 10_000
