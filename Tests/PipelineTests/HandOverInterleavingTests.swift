@@ -245,31 +245,6 @@ struct HandOverInterleavingTests {
         #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner")?.offset == 7, "an earlier version's fence counts as this group's")
     }
 
-    /// After a renamed `group_id`: the old group's last owner sent its fence (generation 6) with a
-    /// slow broker and exited; it lands at 18, after the new group's first owner ("b", generation
-    /// 1) fenced at 12. It must not fence "b" out: nobody of the new group would answer the requests
-    /// "b" gives up (seed 26450 of 40,000: four requests never answered). The next owner's catch-up
-    /// judges "b"'s `started` marker by the same rule (b's group is its own fence's) and reconciles
-    /// it instead of calling again. Within one group the rule is unchanged.
-    @Test("another group's late fence fences nobody out, at the call and at the next owner's catch-up")
-    func anotherGroupsLateFenceFencesNobodyOut() {
-        var log = FenceLog(fence: 12, generation: 1, group: "renamed")
-        log.read(at: 18, foreignFence: MarkerFence(worker: "w2", atMs: 0, instance: "old", generation: 6, group: "sim"))
-        log.ownWrite(at: 19)
-        #expect(log.verdict(epoch: 12, marker: 19) == .call, "the old group's generation 6 says nothing of the new group's owner")
-        log.read(at: 20, foreignFence: MarkerFence(worker: "w8", atMs: 0, instance: "peer", generation: 2, group: "renamed"))
-        log.ownWrite(at: 21)
-        #expect(log.verdict(epoch: 12, marker: 21) == .fencedOut(by: 20), "a newer owner of the same group still fences it out")
-
-        var next = InheritedMarkers()
-        next.fences = [.init(offset: 12, instance: "b", generation: 1, group: "renamed"),
-                       .init(offset: 18, instance: "old", generation: 6, group: "sim")]
-        var started = Self.started("r", 6, epoch: 12, instance: "b")
-        started.generation = 1
-        next.add(started, at: 19)
-        #expect(next.states == [Self.key("r"): .started] && next.fencedOut == 0, "b's marker after the other group's fence was followed by a call")
-    }
-
     /// The round trip of the fields fencing adds to the records.
     @Test("fence record and a started marker's epoch and instance survive encoding")
     func fenceRecordsRoundTrip() throws {

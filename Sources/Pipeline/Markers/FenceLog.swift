@@ -37,20 +37,16 @@ struct FenceLog: Sendable {
     private(set) var known: Int64
     /// Own acknowledged writes at or after `known` (not yet contiguous).
     private(set) var own: Set<Int64> = []
-    /// Fences of other processes read, ascending, with the group and group generation each was written in.
-    private(set) var foreignFences: [(offset: Int64, generation: Int32?, group: String?)] = []
+    /// Fences of other processes read, ascending, with the group generation each was written in.
+    private(set) var foreignFences: [(offset: Int64, generation: Int32?)] = []
     /// This process's own fences in the partition (epochs) and the group generation of each.
     private(set) var ownFences: [Int64: Int32?] = [:]
-    /// The consumer group this process is assigned partitions in (nil: unknown).
-    let group: String?
 
-    /// Starts at this process's fence at `fence`, written for group generation `generation` of
-    /// consumer group `group` (its own write: accounted).
-    init(fence: Int64, generation: Int32? = nil, group: String? = nil) {
+    /// Starts at this process's fence at `fence`, written for group generation `generation` (its own write: accounted).
+    init(fence: Int64, generation: Int32? = nil) {
         start = fence
         known = fence + 1
         ownFences[fence] = generation
-        self.group = group
     }
 
     /// Another own fence (a later assignment of the partition to this process) at `offset`.
@@ -71,7 +67,7 @@ struct FenceLog: Sendable {
     /// (`offset` is the next in the log).
     mutating func read(at offset: Int64, foreignFence: MarkerFence?) {
         guard offset >= known else { return }
-        if let foreignFence { foreignFences.append((offset, foreignFence.generation, foreignFence.group)) }
+        if let foreignFence { foreignFences.append((offset, foreignFence.generation)) }
         known = offset + 1
         own = own.filter { $0 >= known }
         advance()
@@ -91,14 +87,12 @@ struct FenceLog: Sendable {
 
     /// The verdict for a `started` marker at `marker` written with epoch `epoch`, a fence of this
     /// process (one before `start` belongs to an assignment this log no longer follows: fenced out).
-    /// A foreign fence in between fences it out when it is of the same group and its group
-    /// generation is not older than the epoch's (`MarkerFence.supersedes`); an older one, or one of
-    /// another group, landed late, after its writer gave the partition up, and is ignored.
+    /// A foreign fence in between fences it out when its group generation is not older than the
+    /// epoch's (`MarkerFence.supersedes`); an older one landed late, after its writer gave the
+    /// partition up, and is ignored.
     func verdict(epoch: Int64, marker: Int64) -> Verdict {
         let own = ownFences[epoch] ?? nil
-        if let fence = foreignFences.first(where: {
-            $0.offset > epoch && $0.offset < marker && MarkerFence.supersedes($0.generation, group: $0.group, owner: own, ownerGroup: group)
-        }) {
+        if let fence = foreignFences.first(where: { $0.offset > epoch && $0.offset < marker && MarkerFence.supersedes($0.generation, owner: own) }) {
             return .fencedOut(by: fence.offset)
         }
         if epoch < start { return .fencedOut(by: start) }

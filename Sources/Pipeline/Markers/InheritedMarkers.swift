@@ -73,9 +73,8 @@ struct InheritedMarkers: Sendable, Equatable {
     }
 
     /// Whether `marker` at `offset` was written by a fenced-out owner: another process's fence of
-    /// the writer's group and a generation not older than the writer's (`MarkerFence.supersedes`;
-    /// the writer's group is its own fence's, at its epoch) lies between the writer's epoch and the
-    /// marker (by the rule its writer applied, `FenceLog.verdict`, it did not act on it).
+    /// a generation not older than the writer's (`MarkerFence.supersedes`) lies between the
+    /// writer's epoch and the marker (by the rule its writer applied, it did not act on it).
     func isFencedOut(_ marker: CallMarker, at offset: Int64) -> Bool {
         Self.isFencedOut(marker, at: offset, fences: fences)
     }
@@ -83,9 +82,8 @@ struct InheritedMarkers: Sendable, Equatable {
     /// `isFencedOut` over `fences` (every fence read before `offset`).
     static func isFencedOut(_ marker: CallMarker, at offset: Int64, fences: [Fence]) -> Bool {
         guard let epoch = marker.fence, let writer = marker.instance else { return false }
-        let writerGroup = fences.first { $0.offset == epoch && $0.instance == writer }?.group
         return fences.contains { $0.offset > epoch && $0.offset < offset && $0.instance != writer
-            && MarkerFence.supersedes($0.generation, group: $0.group, owner: marker.generation, ownerGroup: writerGroup) }
+            && MarkerFence.supersedes($0.generation, owner: marker.generation) }
     }
 
     /// Whether a fenced-out writer's `marker` means nothing: a `started` marker (no call followed)

@@ -79,19 +79,16 @@ final class MarkerFencing: Sendable {
     private let attemptMs: Int64
     /// How long a gap may wait for own writes in flight before it is read.
     private let waitMs: Int64
-    /// The consumer group this process's fences are written in (another group's fences never fence it out).
-    let group: String?
 
     /// Fencing for process `instance`, reading gaps through `reader` on `queue` (serial: the
     /// reader is used there only), deadlines on `clock`.
     init(reader: any MarkerLogReader, queue: any WorkQueue, clock: @escaping @Sendable () -> Int64, logger: Logger,
-         instance: String = Crypto.hex(Crypto.randomBytes(8)), group: String? = nil, attemptMs: Int64 = 1_000, waitMs: Int64 = 20) {
+         instance: String = Crypto.hex(Crypto.randomBytes(8)), attemptMs: Int64 = 1_000, waitMs: Int64 = 20) {
         self.reader = reader
         self.queue = queue
         self.clock = clock
         self.logger = logger
         self.instance = instance
-        self.group = group
         self.attemptMs = attemptMs
         self.waitMs = waitMs
     }
@@ -126,7 +123,7 @@ final class MarkerFencing: Sendable {
         partitions.withLock { partitions in
             var entry = partitions[partition, default: Partition()]
             if entry.log == nil {
-                entry.log = FenceLog(fence: offset, generation: groupGeneration, group: group)
+                entry.log = FenceLog(fence: offset, generation: groupGeneration)
             } else {
                 entry.log?.ownFence(at: offset, generation: groupGeneration)
             }

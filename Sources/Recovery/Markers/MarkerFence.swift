@@ -46,17 +46,6 @@ public struct MarkerFence: Sendable, Hashable {
         return fence >= owner
     }
 
-    /// The same for a fence written in consumer group `fenceGroup` and an owner assigned in
-    /// `ownerGroup`: a fence of another group never supersedes (generations count per group, and
-    /// one group runs on the requests topic at a time: after a renamed `group_id`, a fence the old
-    /// group's last owner sent can land late, when its writer is gone and nobody of this group
-    /// would answer the request given up for it). An unknown group (an earlier version's fence,
-    /// or a writer whose own fence was not read) counts as the same group.
-    public static func supersedes(_ fence: Int32?, group fenceGroup: String?, owner: Int32?, ownerGroup: String?) -> Bool {
-        if let fenceGroup, let ownerGroup, fenceGroup != ownerGroup { return false }
-        return supersedes(fence, owner: owner)
-    }
-
     /// The fence as a Kafka record for markers partition `partition`.
     public func message(topic: String, partition: Int32) -> KafkaOutgoingMessage {
         var writer = JSONWriter(capacity: 96)
