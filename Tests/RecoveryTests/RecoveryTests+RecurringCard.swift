@@ -21,6 +21,7 @@ extension RecoveryTests {
         // Two devices: the first and third request share one.
         let phone = try RequestFactory(devices: 1), tablet = try RequestFactory(devices: 1)
         var requests: [(request: GeneratedRequest, producedAtMs: Int64)] = []
+        var snapshot = rig.collector.snapshot
         // The third request comes once the first two are answered (requests of one card are called
         // one at a time: sent together it would wait out its window behind two 10 s calls).
         for batch in [[phone, tablet], [phone]] {
@@ -30,12 +31,12 @@ extension RecoveryTests {
                 try await rig.send(request)
             }
             let ids = requests.map(\.request.requestID)
-            _ = try await rig.wait(for: "the reconciled finals of \(ids)", timeoutMs: 90_000) { snapshot in
-                ids.allSatisfy { snapshot.final($0) != nil }
+            // A reconciled event is sent after its final is acknowledged: wait for both.
+            snapshot = try await rig.wait(for: "the reconciled finals of \(ids)", timeoutMs: 90_000) { snapshot in
+                ids.allSatisfy { snapshot.final($0) != nil && snapshot.stages($0).contains(.reconciled) }
             }
         }
         let ids = requests.map(\.request.requestID)
-        let snapshot = rig.collector.snapshot
         let devices = requests.map { FinalTruthCheck.deviceRef(of: $0.request) }
         try #require(devices[0] == devices[2] && devices[0] != devices[1], "the first and third request share a device")
         for id in ids { #expect(snapshot.stages(id).contains(.reconciled), "\(id) was reconciled: \(snapshot.stages(id))") }
