@@ -114,7 +114,7 @@ struct ConsoleBoundedReadsTests {
         #expect(!entry.body.contains(String(filler.prefix(64))), "the filler is not redacted")
         #expect(entry.status == 200 && entry.body.contains("redacted-value"), "the one letter shown is read by its offset")
         let grown = sampler.stop() - before
-        #expect(grown < 128 << 20, "serving the pages grew the console's process by up to \(grown >> 20) MiB (the topic holds \(count * valueBytes >> 20) MiB)")
+        #expect(grown < 128 << 20, "serving the pages grew the console's process by up to \(grown >> 20) MiB (the topic holds \((count * valueBytes) >> 20) MiB)")
 
         // What a read keeps: every entry, as a summary of a few hundred bytes, not 270 MB of bodies.
         var filter = DeadLetterFilter()
