@@ -1,5 +1,6 @@
 import Console
 import Foundation
+import Kafka
 import Observability
 import Pipeline
 import Recovery
@@ -41,6 +42,7 @@ enum ConsoleCommand: Command {
         let path = try arguments.requiredOption("config")
         let listenText = arguments.option("listen")
         try arguments.rejectUnknown()
+        OperatorReaderMemory.giveLargeBlocksBack()
         let environment = ProcessInfo.processInfo.environment
         let worker = try ConfigurationFile.load(path: path, environment: environment, strict: false, requireSecrets: false,
                                                 requirePrograms: false)

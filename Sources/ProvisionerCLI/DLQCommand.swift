@@ -57,6 +57,7 @@ enum DLQCommand: Command {
         let json = arguments.flag("json")
         let parked = arguments.flag("parked")
         let (properties, topics, replayKeys) = try connection(&arguments)
+        OperatorReaderMemory.giveLargeBlocksBack()
         let topic = parked ? topics.parked : topics.deadLetters
         let store = DeadLetterStore(properties: properties)
         switch action {
