@@ -29,6 +29,10 @@ public final class KafkaConsumer: @unchecked Sendable {
     private let callbacks: Callbacks
     /// The bounds every record is held to before it is copied (nil: none).
     let recordLimits: KafkaRecordLimits?
+    /// Whether `partition.assignment.strategy` is `cooperative-sticky` (librdkafka#4312).
+    private let cooperativeSticky: Bool
+    /// Whether `subscribe` succeeded: the consumer joins a group.
+    private let subscribed = Atomic<Bool>(false)
 
     /// Threads inside `poll`, and whether one of them asked to close from a callback.
     private struct Polls {
@@ -50,6 +54,7 @@ public final class KafkaConsumer: @unchecked Sendable {
                 recordLimits: KafkaRecordLimits? = nil) throws(KafkaError) {
         self.recordLimits = recordLimits
         let properties = KafkaConfiguration.merged(defaults: Self.defaultConfiguration, overrides: configuration)
+        cooperativeSticky = properties["partition.assignment.strategy"]?.contains("cooperative-sticky") ?? false
         let conf = try KafkaConfiguration.make(properties)
         let callbacks = Callbacks(listener: rebalanceListener, commitHandler: commitHandler, statistics: statistics)
         rd_kafka_conf_set_rebalance_cb(conf, kafkaConsumerRebalance)
@@ -77,6 +82,7 @@ public final class KafkaConsumer: @unchecked Sendable {
                 throw KafkaError.fromLibrary(error, context: "subscribing to \(topics) failed; is group.id set?")
             }
         }
+        subscribed.store(true, ordering: .releasing)
     }
 
     /// Reads exactly these partitions from these offsets, without group management (tools, replay).
@@ -213,14 +219,14 @@ public final class KafkaConsumer: @unchecked Sendable {
         rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
     }
 
-    /// Below librdkafka 2.3.0 a `cooperative-sticky` member that has joined its group but not yet
-    /// received its first assignment has no assignor state, and destroying it aborts the process
-    /// (confluentinc/librdkafka#4312, fixed by #4381). Such a member serves its queue (the listener
+    /// Below librdkafka 2.3.0 a `cooperative-sticky` member that has joined its group (or is
+    /// joining: `mayAbortOnDestroy`) but not yet received its first assignment has no assignor
+    /// state, and destroying it aborts the process (confluentinc/librdkafka#4312, fixed by #4381).
+    /// Such a member serves its queue (the listener
     /// no longer told, records dropped: nothing was handed out yet) until that assignment arrives,
     /// for at most `assignorStateWaitMs`. False when it did not: the handle must not be destroyed.
     private func awaitAssignorState() -> Bool {
-        guard KafkaRuntime.hasStickyDestroyDefect, !callbacks.hasBeenAssigned,
-              rd_kafka_rebalance_protocol(handle).map({ String(cString: $0) }) == "COOPERATIVE" else { return true }
+        guard mayAbortOnDestroy() else { return true }
         callbacks.silence()
         var waitedMs = 0
         while !callbacks.hasBeenAssigned && waitedMs < Self.assignorStateWaitMs {
@@ -228,6 +234,16 @@ public final class KafkaConsumer: @unchecked Sendable {
             waitedMs += 50
         }
         return callbacks.hasBeenAssigned
+    }
+
+    /// Whether destroying the client could abort the process (librdkafka#4312, below 2.3.0): a
+    /// `cooperative-sticky` member never assigned that has joined its group (the protocol is
+    /// chosen) or may be joining (subscribed, the protocol not chosen yet): a JoinGroup answered
+    /// during the close chooses it then, and the protocol cannot be read after the close.
+    private func mayAbortOnDestroy() -> Bool {
+        guard KafkaRuntime.hasStickyDestroyDefect, !callbacks.hasBeenAssigned else { return false }
+        let chosen = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) }
+        return chosen == "COOPERATIVE" || (chosen == "NONE" && cooperativeSticky && subscribed.load(ordering: .acquiring))
     }
 
     /// How long a shutdown waits for the first assignment on a runtime with librdkafka#4312.
