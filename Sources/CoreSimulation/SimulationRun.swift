@@ -200,7 +200,9 @@ final class SimulationRun: @unchecked Sendable {
 
     /// The status of request `requestID`'s first final on any results topic, if it has one.
     private func finalStatus(of requestID: String) -> ResultStatus? {
-        for record in cluster.records(Self.topics.results) + cluster.records(Self.replyTopic) {
+        let key = Array(requestID.utf8)
+        // Results are keyed by their request id (`ReplyRouting.messages`): only those are decoded.
+        for record in cluster.records(Self.topics.results) + cluster.records(Self.replyTopic) where record.key == key {
             guard let result = try? ProvisioningResult.decode(record.value), result.requestID == requestID, result.isFinal else { continue }
             return result.status
         }

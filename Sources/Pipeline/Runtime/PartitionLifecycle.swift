@@ -44,9 +44,9 @@ struct PartitionLifecycle: Sendable {
         var rewoundTo: Int64?
         /// Rewinds of this assignment repeated because a record past `rewoundTo` came first.
         var repeatedRewinds = 0
-        /// A rewind was repeated in this poll turn: the rest of the turn's records were fetched
-        /// before it, so they neither count nor rewind again.
-        var rewindAwaited = false
+        /// The poll turn (`PartitionLifecycle.turns`) whose rewind was repeated last: the rest of
+        /// that turn's records were fetched before it, so they neither count nor rewind again.
+        var rewindRepeatedInTurn: UInt64?
         /// Whether the poll thread resumed it since it began running (false: paused in Kafka).
         var isFlowing = false
     }
@@ -85,6 +85,8 @@ struct PartitionLifecycle: Sendable {
     private(set) var isBackpressured = false
     /// Raised on every pause or resume (`FetchWatchdog.Sample.flowVersion`).
     private(set) var flowVersion: UInt64 = 0
+    /// Poll turns begun (`turn`): a rewind is repeated at most once per turn.
+    private(set) var turns: UInt64 = 0
     /// Records refused by the gate since the start (a metric and a log line).
     private(set) var refusedRecords = 0
 
@@ -177,8 +179,8 @@ struct PartitionLifecycle: Sendable {
                 holdings[partition] = holding
                 return .deliver
             }
-            guard !holding.rewindAwaited else { return .awaitingRewind }
-            holding.rewindAwaited = true
+            guard holding.rewindRepeatedInTurn != turns else { return .awaitingRewind }
+            holding.rewindRepeatedInTurn = turns
             holding.repeatedRewinds += 1
             holding.isFlowing = false
             holdings[partition] = holding
@@ -198,7 +200,7 @@ struct PartitionLifecycle: Sendable {
     /// One poll turn's flow control: pause every partition at `pending >= limit`, resume below
     /// half; otherwise resume the partitions that began running since the last turn.
     mutating func turn(pending: Int, limit: Int) -> Action? {
-        for (partition, holding) in holdings where holding.rewindAwaited { holdings[partition]?.rewindAwaited = false }
+        turns += 1
         if !isBackpressured && pending >= limit {
             isBackpressured = true
             flowVersion += 1
