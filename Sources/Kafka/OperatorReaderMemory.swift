@@ -9,9 +9,8 @@ import Glibc
 /// glibc serves a block of at least its mmap threshold with a mapping of its own and unmaps it
 /// when freed, but it raises that threshold to the size of every such block freed (up to 32 MiB).
 /// After the first record body or fetch response is freed, later ones come from per-thread arenas,
-/// which keep their high-water mark: serving a parked topic of 900 KB records grew the process by
-/// 100-170 MiB of freed memory it did not give back. A fixed threshold keeps large blocks mapped
-/// (the same read then grows it by 33-39 MiB).
+/// which keep their high-water mark, so a read of large records leaves the process holding freed
+/// memory it never gives back. A fixed threshold keeps large blocks mapped.
 public enum OperatorReaderMemory {
     /// Blocks of at least this size are mapped on their own and given back to the system when freed.
     public static let mappedFromBytes: Int32 = 256 * 1024

@@ -86,7 +86,7 @@ struct PartitionLifecycle: Sendable {
     /// Raised on every pause or resume (`FetchWatchdog.Sample.flowVersion`).
     private(set) var flowVersion: UInt64 = 0
     /// Poll turns begun (`turn`): a rewind is repeated at most once per turn.
-    private(set) var turns: UInt64 = 0
+    private var turns: UInt64 = 0
     /// Records refused by the gate since the start (a metric and a log line).
     private(set) var refusedRecords = 0
 
