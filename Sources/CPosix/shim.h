@@ -30,6 +30,12 @@ static inline int provisioner_name_current_thread(const char *name) {
     return pthread_setname_np(pthread_self(), kept);
 }
 
+/* Sets the calling thread's nice value (0 normal, 19 lowest). Linux keeps the nice value per
+   thread, and setpriority with who 0 changes only the caller's. */
+static inline int provisioner_set_current_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, 0, nice);
+}
+
 /* No core file for this process: a worker's memory holds issuer keys, signing secrets and request
    payloads, which a core dump would write to disk. */
 static inline int provisioner_disable_core_dumps(void) {

@@ -42,12 +42,25 @@ public enum SimulationBatch {
         let lanes = max(1, min(lanes, seeds.count))
         let parts = (0..<lanes).map { _ in Lane() }
         let mutations = mutation?.coreMutations ?? CoreMutations()
-        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+        @Sendable func runLane(_ lane: Int) {
             for (index, seed) in seeds.enumerated() where index % lanes == lane {
                 if stopAtFirstFailure && parts.contains(where: \.hasFailed) { break }
                 parts[lane].add(SimulationRun(seed: seed, mutations: mutations, tracing: tracing).run())
             }
         }
+        // Lanes after the first run on threads of their own, not on Dispatch's global queues: on
+        // Linux those threads also run Swift's tasks, and a lane holds its thread for the whole
+        // batch (minutes), so every task beside it would wait.
+        let finished = DispatchGroup()
+        for lane in 1..<lanes {
+            finished.enter()
+            Thread {
+                runLane(lane)
+                finished.leave()
+            }.start()
+        }
+        runLane(0)
+        finished.wait()
         var total = Summary()
         for part in parts { total.add(part.summary) }
         total.failed.sort { $0.seed < $1.seed }

@@ -133,34 +133,36 @@ struct KafkaConsumerFlowTests {
     func closeDuringPoll() async throws {
         let cluster = try TestCluster()
         let topic = try cluster.makeTopic(partitions: 1)
-        // The flag is set just before the poll is called, so on a busy machine the close can still
-        // come first; that run proves nothing (the poll is refused with `destroyed` at once) and is
-        // done again. A run where the poll was under way shows it two ways: the poll returned its
-        // empty batch rather than a refusal, and close returned only after the poll had.
+        // The poll runs on a thread started before the close; on a busy machine the close can
+        // still begin after the poll returned (or before it began: the poll is then refused with
+        // `destroyed` at once). Such a run proves nothing and is done again. A run where the close
+        // began while the poll was under way shows the wait: the poll returned its empty batch
+        // rather than a refusal, and close returned only after the poll had.
         var overlapped = false
         for _ in 0..<5 where !overlapped {
             let consumer = try cluster.consumer(group: UniqueName.make("group"))
             try consumer.assign([TopicPartitionOffset(topic: topic, partition: 0, offset: TopicPartitionOffset.end)])
-            let polling = Atomic<Bool>(false)
+            let pollStartedAt = Atomic<UInt64>(0)
             let pollReturnedAt = Atomic<UInt64>(0)
-            async let longPoll = DedicatedThread.run(name: "long-poll") { () -> (count: Int, refused: Bool) in
-                polling.store(true, ordering: .releasing)
-                let batch = consumer.poll(maxMessages: 10, timeoutMs: 1_000)
+            let longPoll = DedicatedThread.start(name: "long-poll") { () -> (count: Int, refused: Bool) in
+                pollStartedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
+                let batch = consumer.poll(maxMessages: 10, timeoutMs: 2_000)
                 pollReturnedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
                 let refused = batch.count == 1 && { if case .failure(let error) = batch[0] { error.code == .destroyed } else { false } }()
                 return (batch.count, refused)
             }
-            #expect(try await Eventually.holds(within: .seconds(15)) { polling.load(ordering: .acquiring) })
-            let closeReturnedAt = await DedicatedThread.run(name: "closer") { () -> UInt64 in
+            #expect(try await Eventually.holds(within: .seconds(15)) { pollStartedAt.load(ordering: .acquiring) != 0 })
+            let close = await DedicatedThread.run(name: "closer") { () -> (startedAt: UInt64, returnedAt: UInt64) in
+                let startedAt = DispatchTime.now().uptimeNanoseconds
                 consumer.close()
-                return DispatchTime.now().uptimeNanoseconds
+                return (startedAt, DispatchTime.now().uptimeNanoseconds)
             }
-            let polled = await longPoll
-            if polled.refused { continue }
+            let polled = await longPoll.value
+            let pollReturned = pollReturnedAt.load(ordering: .acquiring)
+            if polled.refused || close.startedAt >= pollReturned { continue }
             overlapped = true
             #expect(polled.count == 0, "the poll during close returned \(polled.count) item(s)")
-            let pollReturned = pollReturnedAt.load(ordering: .acquiring)
-            #expect(closeReturnedAt >= pollReturned, "close returned before the poll it must wait for")
+            #expect(close.returnedAt >= pollReturned, "close returned before the poll it must wait for")
 
             let afterClose = consumer.poll(maxMessages: 1, timeoutMs: 0)
             #expect(afterClose.count == 1)

@@ -10,8 +10,9 @@ import TestSupport
 /// full 10,000 schedules with the release build (`provisioner simulate`, the `simulation` phase
 /// of `scripts/test`); this debug-build test runs `SIMULATION_SEEDS` (default 200) from
 /// `SIMULATION_FIRST_SEED` (default 1). A failure prints its seed, settings and what broke;
-/// `scripts/simulate SEED` replays it with its trace. The batches run on threads of their own:
-/// seconds of work on the test run's few task threads would hold up every suite running beside them.
+/// `scripts/simulate SEED` replays it with its trace. Each batch runs on one thread of its own at the
+/// lowest priority: seconds of CPU-bound work on the test run's few task threads, or beside them at
+/// the same priority (nine batches on two cores), would hold up every suite running in parallel.
 @Suite("Simulation")
 struct SimulationTests {
     @Test("every seeded schedule keeps the promises: one call per handshake, one true final per request, commits forward, gate before intake")
@@ -19,7 +20,9 @@ struct SimulationTests {
         let environment = ProcessInfo.processInfo.environment
         let first = environment["SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 1
         let count = environment["SIMULATION_SEEDS"].flatMap(UInt64.init) ?? 200
-        let summary = await DedicatedThread.run(name: "simulation") { SimulationBatch.run(Array(first..<(first + count))) }
+        let summary = await DedicatedThread.runInBackground(name: "simulation") {
+            SimulationBatch.run(Array(first..<(first + count)), lanes: 1)
+        }
         print("simulation: \(summary.schedules) schedules, \(summary.failed.count) failed; \(summary.requests) requests, "
               + "\(summary.calls) issuer calls, \(summary.finals) answered, \(summary.identical) identical duplicate finals")
         for report in summary.failed.prefix(3) {
@@ -35,8 +38,8 @@ struct SimulationTests {
     @Test("the simulation finds each fix put back within 2,000 schedules",
           arguments: SimulationMutation.allCases.filter { $0.seedBudget <= 2_000 })
     func findsRevertedFix(_ mutation: SimulationMutation) async {
-        let summary = await DedicatedThread.run(name: "simulation") {
-            SimulationBatch.run(Array(1...2_000), mutation: mutation, stopAtFirstFailure: true)
+        let summary = await DedicatedThread.runInBackground(name: "simulation") {
+            SimulationBatch.run(Array(1...2_000), mutation: mutation, stopAtFirstFailure: true, lanes: 1)
         }
         let first = summary.failed.first
         print("simulation with \(mutation.summary): first failing seed \(first.map { String($0.seed) } ?? "none") "
