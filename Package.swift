@@ -4,7 +4,7 @@ import PackageDescription
 /// Provisioner: a Kafka worker pipeline that adds payment cards to Apple Pay and Google Wallet.
 ///
 /// Dependency directions (no cycles, no outside Swift packages):
-///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Pipeline, Recovery, HTTP, Kafka }
+///   provisioner -> ProvisionerCLI -> { Console, Pipeline };  Console -> { Recovery, HTTP, Kafka, Observability } (not the worker)
 ///   provisioner-bench -> ProvisionerBench -> { ProvisionerCLI, Harness, ProvisionerClient, Pipeline } (benchmarks, not shipped)
 ///   ProvisionerCLI -> Pipeline -> { Kafka, Issuers, Recovery, Observability, Contract }
 ///   Harness -> { Pipeline, Simulator } (embedded stack, load, child processes, demo; the CLI, the benchmarks and TestSupport use it)
@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "CoreSimulation", dependencies: ["Pipeline", "Kafka", "Contract", "HTTP", "Observability", "Recovery", "Issuers", "Simulator"],
                 swiftSettings: strict),
         // The operator console: a web page over Kafka (own consumer, no group) and the workers' /metrics.
-        .target(name: "Console", dependencies: ["COpenSSL", "Contract", "Kafka", "HTTP", "Observability", "Recovery", "Pipeline"],
+        .target(name: "Console", dependencies: ["COpenSSL", "Contract", "Kafka", "HTTP", "Observability", "Recovery"],
                 swiftSettings: strict),
         // Subcommands; main.swift only parses arguments and hands over.
         .target(name: "ProvisionerCLI", dependencies: ["Console", "CoreSimulation", "ProvisionerClient", "Pipeline", "Simulator", "Harness", "Recovery", "Kafka", "Contract", "HTTP", "Observability"], swiftSettings: strict),

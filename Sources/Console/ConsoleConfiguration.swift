@@ -1,5 +1,5 @@
 import Contract
-import Pipeline
+import HTTP
 
 /// The `console` section of a configuration file (docs/CONFIGURATION.md, "Operator console"),
 /// beside the worker's `kafka`, `group_id`, `topics` and `dlq` sections that the console reads too.

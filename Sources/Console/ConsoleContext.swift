@@ -1,5 +1,5 @@
+import Contract
 import Observability
-import Pipeline
 import Recovery
 
 /// What the console's pages need: Kafka access, topic names, the worker group, the console's

@@ -1,6 +1,5 @@
 import Contract
 import Kafka
-import Pipeline
 import Recovery
 
 /// Everything the topics say about one request, without its payload or any secret: audit events

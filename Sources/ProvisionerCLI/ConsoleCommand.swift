@@ -1,5 +1,6 @@
 import Console
 import Foundation
+import HTTP
 import Kafka
 import Observability
 import Pipeline

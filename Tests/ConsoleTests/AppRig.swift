@@ -1,4 +1,5 @@
 @testable import Console
+import Contract
 import HTTP
 import Observability
 import Pipeline

@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 import Pipeline
 import Testing

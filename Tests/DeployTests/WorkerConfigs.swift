@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import HTTP
 import Pipeline
 
 /// The worker configurations shipped in the repository and what they name.

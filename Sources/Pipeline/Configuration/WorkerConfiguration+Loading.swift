@@ -1,4 +1,5 @@
 import Contract
+import HTTP
 import Observability
 
 extension WorkerConfiguration {

@@ -1,3 +1,4 @@
+import Contract
 import Kafka
 
 /// What `provisioner topics apply` would change on a cluster to give every pipeline topic its

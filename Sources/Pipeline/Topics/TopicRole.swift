@@ -1,3 +1,4 @@
+import Contract
 /// A pipeline topic by the part it plays: the key under `topics` in the worker configuration and in
 /// a topic layout file (`Config/topics.json`).
 public enum TopicRole: String, CaseIterable, Sendable, Hashable, Comparable {

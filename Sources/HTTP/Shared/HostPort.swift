@@ -1,4 +1,4 @@
-/// A `host:port` pair from configuration or the command line.
+/// A `host:port` pair from configuration or the command line: where a server listens or a client connects.
 public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     /// Host name or address.
     public var host: String
