@@ -216,7 +216,7 @@ struct PartitionLifecycleTests {
         _ = gone.admit(p1, offset: 5)
         _ = gone.fenced(p1, generation: 1, epoch: 1)
         _ = gone.caughtUp(p1, generation: 1)
-        for _ in 0..<PartitionLifecycle.maximumRepeatedRewinds {
+        for _ in 0..<PendingRewind.maximumRepeats {
             _ = gone.turn(pending: 0, limit: 100)
             let repeated = gone.admit(p1, offset: 9)
             #expect(repeated == .rewindLost(.rewind(p1, offset: 5)))
@@ -236,7 +236,7 @@ struct PartitionLifecycleTests {
         // The seek to 3 did not take effect: one poll returns 4...30, more than the bound of repeats.
         let first = lifecycle.admit(p0, offset: 4)
         #expect(first == .rewindLost(.rewind(p0, offset: 3)))
-        for offset in Int64(5)...Int64(4 + PartitionLifecycle.maximumRepeatedRewinds + 6) {
+        for offset in Int64(5)...Int64(4 + PendingRewind.maximumRepeats + 6) {
             let admission = lifecycle.admit(p0, offset: offset)
             #expect(admission == .awaitingRewind, "offset \(offset) was fetched before the repeated rewind; taking it skips 3")
         }

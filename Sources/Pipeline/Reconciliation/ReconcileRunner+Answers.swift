@@ -63,8 +63,7 @@ extension ReconcileRunner {
         guard !ledger.isHeld(held.partition, generation: held.generation) else { return false }
         context.logger.notice("reconciliation partition lost while the job waited: the next owner runs the job",
                               [("partition", .integer(Int64(held.partition.partition))), ("while", .string(waiting.description))])
-        state.withLock { $0.running -= 1 }
-        ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
+        end(held, .abandoned)
         return true
     }
 
@@ -100,7 +99,7 @@ extension ReconcileRunner {
             context.metrics.countReconcile("previous_owner_answered")
             context.audit.publish([auditEvent(.reconciled, held, status: nil, attempt: job.attempt,
                                               reason: AuditReason("previous_owner_answered"))], traceparent: job.traceparent)
-            done(held)
+            end(held, .completed)
         case .notFound:
             query(held, previousOwnerMayAnswer: true)
         case .deadLettered:
@@ -133,7 +132,7 @@ extension ReconcileRunner {
             if outcome.allDelivered {
                 context.audit.publish([auditEvent(.reconcileScheduled, held, status: .indeterminate, attempt: next.attempt,
                                                   reason: AuditReason(reason))], traceparent: job.traceparent)
-                done(held)
+                end(held, .completed)
             } else {
                 exhausted(held, reason: "the next reconciliation attempt could not be scheduled")
             }
@@ -178,7 +177,7 @@ extension ReconcileRunner {
             context.metrics.countDeadLetter(code: DeadLetterCode.reconcileExhausted.rawValue, parked: letter.isParked)
             context.audit.publish([auditEvent(.deadLettered, held, status: .indeterminate, attempt: job.attempt,
                                               reason: AuditReason("reconcile_exhausted"))], traceparent: job.traceparent)
-            done(held)
+            end(held, .completed)
         }
         if context.mutations.exhaustedLetterWithFinal {
             context.metrics.countResult(result)
@@ -236,7 +235,7 @@ extension ReconcileRunner {
             if let decided { context.metrics.countResult(decided) }
             context.audit.publish([auditEvent(.reconciled, held, status: decided?.status, code: decided?.code, attempt: job.attempt,
                                               reason: reason)], traceparent: job.traceparent)
-            done(held)
+            end(held, .completed)
         }
     }
 
@@ -247,7 +246,7 @@ extension ReconcileRunner {
             context.metrics.countResult(result)
             context.audit.publish([auditEvent(.reconciled, held, status: outcome.status, code: outcome.code, attempt: job.attempt,
                                               reason: AuditReason(outcome))], traceparent: job.traceparent)
-            done(held)
+            end(held, .completed)
         }
     }
 
@@ -292,13 +291,24 @@ extension ReconcileRunner {
     func notAcknowledged(_ held: Held, error: KafkaError?) {
         context.logger.error("reconciliation outputs not acknowledged: the job stays uncommitted",
                              [("error", .string(error?.description ?? "unknown"))])
-        state.withLock { $0.running -= 1 }
-        ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
+        end(held, .abandoned)
     }
 
-    func done(_ held: Held) {
+    /// How a run of a job ends: its offset completed (committable), or abandoned (left
+    /// uncommitted: the partition's next owner, or a restart, runs the job again).
+    enum RunEnd {
+        case completed
+        case abandoned
+    }
+
+    /// The one exit of every run: its running slot freed, its offset completed or abandoned, and
+    /// the jobs that fell due meanwhile started (the timer is not armed while every slot runs).
+    func end(_ held: Held, _ how: RunEnd) {
         state.withLock { $0.running -= 1 }
-        ledger.complete(held.partition, offset: held.offset, generation: held.generation)
+        switch how {
+        case .completed: ledger.complete(held.partition, offset: held.offset, generation: held.generation)
+        case .abandoned: ledger.abandon(held.partition, offset: held.offset, generation: held.generation)
+        }
         runDue()
     }
 }

@@ -68,8 +68,7 @@ extension ReconcileRunner {
             let dropped = state.held.removeAll { gone.contains($0.partition) }
             for partition in partitions {
                 state.heldPerPartition[partition] = nil
-                state.rewoundTo[partition] = nil
-                state.repeatedRewinds[partition] = nil
+                state.rewinds[partition] = nil
             }
             state.paused.subtract(gone)
             state.resumeWanted.subtract(gone)

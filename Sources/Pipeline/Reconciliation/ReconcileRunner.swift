@@ -75,15 +75,11 @@ final class ReconcileRunner: Sendable {
         var running = 0
         /// The revoke draining (its running queries end, then its partitions are committed and given up).
         var drain = RevokeDrain()
-        /// The offset each partition was last rewound to, until a record at or before it is taken:
-        /// no record past it is held first (the seek may not have taken effect).
-        var rewoundTo: [TopicPartition: Int64] = [:]
-        /// Poll turns whose rewind was repeated since the last one took effect
-        /// (`PartitionLifecycle.maximumRepeatedRewinds` at most): one poll's records past the
-        /// offset are one failed seek.
-        var repeatedRewinds: [TopicPartition: Int] = [:]
-        /// Partitions whose rewind this poll turn repeats already.
-        var repeatingThisTurn: Set<TopicPartition> = []
+        /// Each rewound partition's rewind, until it took effect: no record past its offset is
+        /// held first (the seek may not have taken effect).
+        var rewinds: [TopicPartition: PendingRewind] = [:]
+        /// Poll turns begun: a rewind is repeated at most once per turn.
+        var turns: UInt64 = 0
     }
 
     init(context: WorkerContext, runtime: WorkerRuntime) throws(KafkaError) {
@@ -130,7 +126,7 @@ final class ReconcileRunner: Sendable {
         if let firstDue, firstDue <= context.clock() { runDue() }
         resumeReleased()
         var rewind: [TopicPartition: Int64] = [:]
-        state.withLock { $0.repeatingThisTurn.removeAll() }
+        state.withLock { $0.turns += 1 }
         for result in consumer.poll(maxMessages: 256, timeoutMs: stopping ? 10 : 50) {
             guard case .success(let message) = result else {
                 if case .failure(let error) = result { _ = context.consumerFault.report(error, nowMs: context.clock()) }
@@ -154,24 +150,21 @@ final class ReconcileRunner: Sendable {
     func hold(_ message: KafkaMessage) -> Int64? {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         if !context.mutations.rewindUnchecked {
-            let lost = state.withLock { state -> (offset: Int64, counted: Bool)? in
-                guard let rewound = state.rewoundTo[partition] else { return nil }
-                let repeated = state.repeatedRewinds[partition, default: 0]
-                if message.offset > rewound && repeated < PartitionLifecycle.maximumRepeatedRewinds {
-                    let counted = state.repeatingThisTurn.insert(partition).inserted
-                    if counted { state.repeatedRewinds[partition] = repeated + 1 }
-                    return (rewound, counted)
-                }
-                state.rewoundTo[partition] = nil
-                state.repeatedRewinds[partition] = nil
-                return nil
+            let verdict = state.withLock { state -> PendingRewind.Verdict in
+                guard let verdict = state.rewinds[partition]?.record(at: message.offset, turn: state.turns) else { return .tookEffect }
+                if verdict == .tookEffect { state.rewinds[partition] = nil }
+                return verdict
             }
-            if let lost {
-                guard lost.counted else { return lost.offset }
+            switch verdict {
+            case .tookEffect:
+                break
+            case .awaitingRewind(let offset):
+                return offset
+            case .rewindAgain(let offset):
                 context.logger.warning("a reconciliation job arrived past the offset its partition was rewound to (the seek did not take effect): rewound again",
                                        [("partition", .integer(Int64(partition.partition))), ("offset", .integer(message.offset))])
                 context.metrics.rewindsRepeated.increment()
-                return lost.offset
+                return offset
             }
         }
         let read = ReconcileJob.read(message.value)
@@ -235,7 +228,7 @@ final class ReconcileRunner: Sendable {
     /// returned), so each partition, paused already, is rewound to its first one not held.
     func rewindRefused(_ rewind: [TopicPartition: Int64]) {
         state.withLock { state in
-            for (partition, offset) in rewind { state.rewoundTo[partition] = min(state.rewoundTo[partition] ?? .max, offset) }
+            for (partition, offset) in rewind { state.rewinds[partition, default: PendingRewind(to: offset)].lower(to: offset) }
         }
         for (partition, offset) in rewind {
             do {

@@ -11,11 +11,8 @@ import Kafka
 /// `running` in the record's own generation is refused, and the first refused offset of each
 /// partition is rewound to (the partition paused), so the record comes back once the partition
 /// runs. A catch-up that finishes for an earlier generation of a partition changes nothing.
-/// **A rewind is kept until it took effect**: once the partition runs, no record past the offset
-/// rewound to is taken before that offset itself came back; a later one means the seek was
-/// refused or never carried out (librdkafka's asynchronous seek reports nothing), and the
-/// partition is rewound again (refused offsets are otherwise committed past: the offset tracker
-/// accepts gaps, which compaction and control records make).
+/// **A rewind is kept until it took effect** (`PendingRewind`): once the partition runs, no
+/// record past the offset rewound to is taken before that offset itself came back.
 ///
 /// Threads: kept under `RequestConsumer`'s lock; events come from the poll thread (assign,
 /// revoke, release, records, turns), the producer's thread (fenced) and the catch-up reader's
@@ -39,14 +36,8 @@ struct PartitionLifecycle: Sendable {
         /// The ledger's generation of this assignment.
         var generation: UInt64
         var phase: Phase
-        /// The first offset refused by `admit` while not running (rewound to), until a record at
-        /// or before it is taken.
-        var rewoundTo: Int64?
-        /// Rewinds of this assignment repeated because a record past `rewoundTo` came first.
-        var repeatedRewinds = 0
-        /// The poll turn (`PartitionLifecycle.turns`) whose rewind was repeated last: the rest of
-        /// that turn's records were fetched before it, so they neither count nor rewind again.
-        var rewindRepeatedInTurn: UInt64?
+        /// The rewind to the first offset refused by `admit` while not running, until it took effect.
+        var rewind: PendingRewind?
         /// Whether the poll thread resumed it since it began running (false: paused in Kafka).
         var isFlowing = false
     }
@@ -72,12 +63,6 @@ struct PartitionLifecycle: Sendable {
         case awaitingRewind
     }
 
-    /// How many poll turns one assignment's rewind is repeated in before a record past it is
-    /// taken: the offset rewound to may be gone (retention deleted it), and a partition must not
-    /// loop for ever. Counted once per turn, not per record: one poll's batch past the offset is
-    /// one failed seek, not twenty.
-    static let maximumRepeatedRewinds = 20
-
     private(set) var holdings: [TopicPartition: Holding] = [:]
     /// The revoke draining, if any: its partitions are given up together when they settle or its deadline passes.
     private(set) var drain = RevokeDrain()
@@ -85,7 +70,7 @@ struct PartitionLifecycle: Sendable {
     private(set) var isBackpressured = false
     /// Raised on every pause or resume (`FetchWatchdog.Sample.flowVersion`).
     private(set) var flowVersion: UInt64 = 0
-    /// Poll turns begun (`turn`): a rewind is repeated at most once per turn.
+    /// Poll turns begun (`turn`): a rewind is repeated at most once per turn (`PendingRewind`).
     private var turns: UInt64 = 0
     /// Records refused by the gate since the start (a metric and a log line).
     private(set) var refusedRecords = 0
@@ -167,30 +152,35 @@ struct PartitionLifecycle: Sendable {
     /// the assignment (or an earlier one) rewinds the partition to it, paused, so the record is
     /// fetched again once the assignment runs. A draining partition's records are dropped: its
     /// next owner reads them from the committed offset. A running partition whose rewind did not
-    /// take effect (a record past it came first) is rewound again (`rewindLost`), once per poll
-    /// turn (the turn's later records are `awaitingRewind`), in up to `maximumRepeatedRewinds`
-    /// turns. `checkRewind` false: that check is left out (a mutation).
+    /// take effect (a record past it came first) is rewound again (`rewindLost`; the rest of the
+    /// turn's records past it are `awaitingRewind`), as `PendingRewind` says. `checkRewind` false:
+    /// that check is left out (a mutation).
     mutating func admit(_ partition: TopicPartition, offset: Int64, checkRewind: Bool = true) -> Admission {
         guard var holding = holdings[partition] else { return .refuse(nil) }
         if holding.phase == .running {
-            guard let rewound = holding.rewoundTo, checkRewind else { return .deliver }
-            guard offset > rewound, holding.repeatedRewinds < Self.maximumRepeatedRewinds else {
-                holding.rewoundTo = nil
+            guard checkRewind, var rewind = holding.rewind else { return .deliver }
+            let verdict = rewind.record(at: offset, turn: turns)
+            switch verdict {
+            case .tookEffect:
+                holding.rewind = nil
                 holdings[partition] = holding
                 return .deliver
+            case .awaitingRewind:
+                holding.rewind = rewind
+                holdings[partition] = holding
+                return .awaitingRewind
+            case .rewindAgain(let rewound):
+                holding.rewind = rewind
+                holding.isFlowing = false
+                holdings[partition] = holding
+                flowVersion += 1
+                return .rewindLost(.rewind(partition, offset: rewound))
             }
-            guard holding.rewindRepeatedInTurn != turns else { return .awaitingRewind }
-            holding.rewindRepeatedInTurn = turns
-            holding.repeatedRewinds += 1
-            holding.isFlowing = false
-            holdings[partition] = holding
-            flowVersion += 1
-            return .rewindLost(.rewind(partition, offset: rewound))
         }
         refusedRecords += 1
         guard holding.phase != .draining else { return .refuse(nil) }
-        if let rewound = holding.rewoundTo, rewound <= offset { return .refuse(nil) }
-        holding.rewoundTo = offset
+        if let rewound = holding.rewind?.offset, rewound <= offset { return .refuse(nil) }
+        holding.rewind = PendingRewind(to: offset)
         holding.isFlowing = false
         holdings[partition] = holding
         flowVersion += 1
