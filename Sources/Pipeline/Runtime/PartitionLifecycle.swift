@@ -158,23 +158,17 @@ struct PartitionLifecycle: Sendable {
     mutating func admit(_ partition: TopicPartition, offset: Int64, checkRewind: Bool = true) -> Admission {
         guard var holding = holdings[partition] else { return .refuse(nil) }
         if holding.phase == .running {
-            guard checkRewind, var rewind = holding.rewind else { return .deliver }
-            let verdict = rewind.record(at: offset, turn: turns)
-            switch verdict {
-            case .tookEffect:
-                holding.rewind = nil
-                holdings[partition] = holding
-                return .deliver
-            case .awaitingRewind:
-                holding.rewind = rewind
-                holdings[partition] = holding
-                return .awaitingRewind
-            case .rewindAgain(let rewound):
-                holding.rewind = rewind
+            guard checkRewind, let verdict = holding.rewind?.record(at: offset, turn: turns) else { return .deliver }
+            if verdict == .tookEffect { holding.rewind = nil }
+            if case .rewindAgain = verdict {
                 holding.isFlowing = false
-                holdings[partition] = holding
                 flowVersion += 1
-                return .rewindLost(.rewind(partition, offset: rewound))
+            }
+            holdings[partition] = holding
+            switch verdict {
+            case .tookEffect: return .deliver
+            case .awaitingRewind: return .awaitingRewind
+            case .rewindAgain(let rewound): return .rewindLost(.rewind(partition, offset: rewound))
             }
         }
         refusedRecords += 1
