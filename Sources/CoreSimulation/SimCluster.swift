@@ -22,6 +22,10 @@ final class SimCluster: @unchecked Sendable {
     private(set) var violations: [String] = []
     /// Until when produce acknowledgements are slow (a broker hiccup).
     var slowUntilMs: Int64 = 0
+    /// The shortest and the longest a slow acknowledgement takes.
+    var slowFastestMs: Int64 = 200, slowestMs: Int64 = 3_000
+    /// Whether a write a process sent before it died lands (nil: drawn, even odds).
+    var deadWritesLand: Bool?
     /// Topics every produce to fails, until when (a partition leader gone): each send is reported
     /// failed after a produce timeout, written or not.
     var produceOutageUntilMs: [String: Int64] = [:]

@@ -28,7 +28,7 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
               onDelivery: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) throws(KafkaError) {
         let partition = cluster.partition(for: message)
         let topicPartition = TopicPartition(topic: message.topic, partition: partition)
-        let slow = cluster.slowUntilMs > world.nowMs ? world.int(200...3_000) : 0
+        let slow = cluster.slowUntilMs > world.nowMs ? world.int(cluster.slowFastestMs...cluster.slowestMs) : 0
         let appendAt = max(world.nowMs + world.int(1...8) + slow, lastAppendMs[topicPartition] ?? 0)
         lastAppendMs[topicPartition] = appendAt
         let outage = (cluster.produceOutageUntilMs[message.topic] ?? 0) > world.nowMs
@@ -36,7 +36,7 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         // A timeout (and every failure in an outage) is reported only once the produce timed out, as
         // librdkafka does; a refusal such as "not leader" comes back at once.
         let reportDelay = outage || fault == .writtenButTimedOut ? world.int(500...5_000) : world.int(0...4)
-        let landsIfDead = world.chance(0.5)
+        let landsIfDead = cluster.deadWritesLand ?? world.chance(0.5)
         outstandingCount += 1
         var stamped = message
         stamped.timestampMs = message.timestampMs ?? world.nowMs

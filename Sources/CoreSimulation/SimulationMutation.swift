@@ -22,6 +22,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case rewindUnchecked = "rewind-unchecked"
     /// Fences compared by generation whatever their group: after a rename, assignments go stale.
     case fencesAcrossGroups = "fences-across-groups"
+    /// Another group's fence fences an owner out by generation: a late one stops a renamed group's calls.
+    case lateFenceAcrossGroups = "late-fence-across-groups"
     /// A Legacy Google Pay token of the request's recurring reference read as this call's.
     case recurringHandshakeAsOurs = "recurring-handshake-as-ours"
     /// A dead letter carries the route as intake checked it, not the message's reply headers.
@@ -40,12 +42,14 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     /// letter's lost route needs an early rejection whose answer could not be published and a
     /// replay of its letter (about 1 in 3,000); a replay's final before the exhausted one needs an
     /// exhausted reconciliation whose final is held up by produce faults while an operator replays
-    /// its letter promptly (about 1 in 2,000); the others are caught within the first few dozen.
+    /// its letter promptly (about 1 in 2,000); another group's late fence needs a rename through a
+    /// slow broker whose old fence lands after the new group's (about 1 in 600); the others are
+    /// caught within the first few dozen.
     public var seedBudget: Int {
         switch self {
         case .fencesFromPosition, .deadLetterCheckedRoute, .exhaustedLetterWithFinal: 10_000
-        case .unconfirmedAsCall: 4_000
-        case .rewindUnchecked: 3_000
+        case .unconfirmedAsCall: 6_000
+        case .rewindUnchecked, .lateFenceAcrossGroups: 3_000
         default: 2_000
         }
     }
@@ -62,6 +66,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .unconfirmedAsCall: "an expiry for want of a fencing read decided as a caller's (a zombie's expiry beats the new owner's call)"
         case .rewindUnchecked: "a rewind trusted once asked for (a failed seek skips the records refused before it)"
         case .fencesAcrossGroups: "another group's fences of higher generations make a renamed group's assignments stale"
+        case .lateFenceAcrossGroups: "another group's fence of a higher generation that lands late fences a renamed group's owner out (its requests never answered)"
         case .recurringHandshakeAsOurs: "a Legacy Google Pay token of the request's recurring handshake read as this call's (another attempt's token answered provisioned)"
         case .deadLetterCheckedRoute: "a dead letter keeps the route as intake checked it, not the message's reply headers (an early rejection's replay answered instead of refused)"
         case .exhaustedLetterWithFinal: "an exhausted reconciliation's dead letter sent with its final (its replay's final may land first)"
@@ -81,6 +86,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .unconfirmedAsCall: mutations.unconfirmedDecidedAsCall = true
         case .rewindUnchecked: mutations.rewindUnchecked = true
         case .fencesAcrossGroups: mutations.fencesAcrossGroups = true
+        case .lateFenceAcrossGroups: mutations.lateFenceAcrossGroups = true
         case .recurringHandshakeAsOurs: mutations.recurringHandshakeAsOurs = true
         case .deadLetterCheckedRoute: mutations.deadLetterCheckedRoute = true
         case .exhaustedLetterWithFinal: mutations.exhaustedLetterWithFinal = true

@@ -45,15 +45,21 @@ final class SimulationRun: @unchecked Sendable {
     /// While a rename waits for the old group's workers to exit: no worker starts (a restart or a
     /// join waits), so the two groups never run at once.
     private var renamingAfter: [SimNode]?
+    /// A pinned scenario's steps in place of the seed's workload and faults (`SimulationScenario`).
+    private let script: SimulationScenario.Script?
+    /// Whether produce acknowledgements stay slow until the renamed group starts.
+    private var slowUntilRenamed = false
     /// Faults the schedule carried out, by name (`SimulationCoverage`).
     private var carriedOut: [String: Int] = [:]
     private var sent: [SimWorkload.Sent] = []
     /// The signed request messages produced (what a hostile copy copies).
     private var signedSent: [KafkaOutgoingMessage] = []
 
-    init(seed: UInt64, mutations: CoreMutations, tracing: Bool) {
+    init(seed: UInt64, mutations: CoreMutations, tracing: Bool, script: SimulationScenario.Script? = nil) {
         self.seed = seed
-        settings = SimulationSettings(seed: seed, mutations: mutations)
+        self.script = script
+        settings = script.map { SimulationSettings(workers: $0.workers, partitions: $0.partitions, mutations: mutations) }
+            ?? SimulationSettings(seed: seed, mutations: mutations)
         world = SimWorld(seed: seed, startMs: Self.epochMs, tracing: tracing)
         let topics = Self.topics
         cluster = SimCluster(world: world, partitions: [topics.requests: settings.partitions, topics.markers: settings.partitions,
@@ -62,14 +68,36 @@ final class SimulationRun: @unchecked Sendable {
                              cooperative: settings.cooperative, rebalanceTimeoutMs: settings.rebalanceTimeoutMs,
                              sessionTimeoutMs: settings.sessionTimeoutMs, firstOffset: settings.firstOffset)
         issuer = SimIssuer(world: world)
+        // A scenario draws no fault: a write a dead process sent still lands.
+        if script != nil { cluster.deadWritesLand = true }
         probe.world = world
         probe.cluster = cluster
         probe.wake = { [unowned self] worker in nodes.first { $0.process.name == worker }?.executor.wakeLoops() }
     }
 
-    /// Runs the schedule to its end and checks it.
+    /// Runs the schedule (or the scenario) to its end and checks it.
     func run() -> SimulationReport {
         world.note("seed \(seed): \(settings)")
+        if let script {
+            for _ in 0..<settings.workers { startWorker() }
+            perform(script)
+        } else {
+            workload()
+        }
+        // Until nothing has moved for `quietMs` after every request is answered (or the end).
+        var checkAtMs = Self.epochMs + Self.sendWindowMs + Self.windowMs
+        while world.runNext(untilMs: Self.epochMs + Self.endMs) {
+            guard world.nowMs >= checkAtMs else { continue }
+            checkAtMs = world.nowMs + 1_000
+            if world.nowMs - cluster.lastProgressMs >= Self.quietMs && allAnswered() { break }
+        }
+        let report = check()
+        tearDown()
+        return report
+    }
+
+    /// The seed's workload and faults: cards of three issuers, requests on them, payments.
+    private func workload() {
         if settings.firstOffset > 0 { carriedOut["retention", default: 0] += 1 }
         let behaviours = SimIssuer.Behaviour.allCases
         var cards: [(program: String, id: String)] = []
@@ -115,16 +143,36 @@ final class SimulationRun: @unchecked Sendable {
         }
         payments(behaviours: behaviours)
         faults()
-        // Until nothing has moved for `quietMs` after every request is answered (or the end).
-        var checkAtMs = Self.epochMs + Self.sendWindowMs + Self.windowMs
-        while world.runNext(untilMs: Self.epochMs + Self.endMs) {
-            guard world.nowMs >= checkAtMs else { continue }
-            checkAtMs = world.nowMs + 1_000
-            if world.nowMs - cluster.lastProgressMs >= Self.quietMs && allAnswered() { break }
+    }
+
+    /// A scenario's steps, each at its time.
+    private func perform(_ script: SimulationScenario.Script) {
+        for (atMs, step) in script.steps {
+            world.at(Self.epochMs + atMs, nil, "scenario step") { [self] in
+                switch step {
+                case .request(let id, let card):
+                    guard let made = SimWorkload.request(id: id, program: "sim-imprint", card: card, device: "d0-\(card)", wallet: .googleWallet,
+                                                         walletID: "w-\(id)", route: nil, world: world) else {
+                        return cluster.violation("request \(id) does not decode")
+                    }
+                    produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-imprint", card: card, wallet: .googleWallet,
+                                                           device: ReconcileQuery.deviceRef(for: made.request) ?? "?", route: nil,
+                                                           handshake: HandshakeReference.of(made.request) ?? "?", producedAtMs: world.nowMs,
+                                                           deadlineMs: world.nowMs + Self.windowMs),
+                            behaviour: card, resend: nil)
+                case .join:
+                    startWorker()
+                case .leave(let name):
+                    guard let node = live.first(where: { $0.process.name == name }) else { return cluster.violation("scenario: no live \(name) to stop") }
+                    world.note("SIGTERM \(name)")
+                    node.leave(world: world)
+                case .slowUntilRenamed(let takingMs):
+                    slowThroughRename(fastestMs: takingMs, slowestMs: takingMs)
+                case .rename:
+                    rename()
+                }
+            }
         }
-        let report = check()
-        tearDown()
-        return report
     }
 
     /// Produces a request the workload made (signed for its partition when its program signs),
@@ -279,16 +327,15 @@ final class SimulationRun: @unchecked Sendable {
             carriedOut["unreadable", default: 0] += 1
         }
         schedule(settings.rename ? 1 : 0, "fault: group renamed") { [self] in
-            // The documented way: every worker of the old group stops (SIGTERM, drained) before
-            // the first of the new group starts.
-            let running = nodes.filter(\.process.isAlive)
             guard !live.isEmpty else { return }
-            world.note("group renamed: \(live.count) workers stop, then start in sim-renamed")
-            carriedOut["rename", default: 0] += 1
-            let count = live.count
-            for node in live { node.leave(world: world) }
-            renamingAfter = running
-            startRenamed(count: count, after: running)
+            if world.chance(0.5) {
+                // A broker slow through the rename: the old group's last writes (the fences of the
+                // partitions its leaving members hand each other) land up to 8 s late, some after
+                // the new group's first fences.
+                slowThroughRename(fastestMs: 200, slowestMs: 8_000)
+                carriedOut["rename_slow", default: 0] += 1
+            }
+            rename()
         }
         // Some replays come while the original's copies are still in flight, some after.
         for _ in 0..<settings.replays { world.after(world.int(15_000...70_000), nil, "operator replays dead letters") { [self] in replayDeadLetters() } }
@@ -313,6 +360,27 @@ final class SimulationRun: @unchecked Sendable {
         }
     }
 
+    /// The documented rename: every worker of the old group stops (SIGTERM, drained) before the
+    /// first of the new group starts.
+    private func rename() {
+        let running = nodes.filter(\.process.isAlive)
+        let count = live.count
+        world.note("group renamed: \(count) workers stop, then start in sim-renamed")
+        carriedOut["rename", default: 0] += 1
+        for node in live { node.leave(world: world) }
+        renamingAfter = running
+        startRenamed(count: count, after: running)
+    }
+
+    /// Produce acknowledgements take `fastestMs`-`slowestMs` until the renamed group starts (the
+    /// broker recovers then).
+    private func slowThroughRename(fastestMs: Int64, slowestMs: Int64) {
+        cluster.slowUntilMs = world.nowMs + 60_000
+        cluster.slowFastestMs = fastestMs
+        cluster.slowestMs = slowestMs
+        slowUntilRenamed = true
+    }
+
     /// Starts `count` workers in the renamed group once every one of `after` has exited (kill -9
     /// of those still running after 30 s, as an orchestrator's grace period ends).
     private func startRenamed(count: Int, after old: [SimNode], waitedMs: Int64 = 0) {
@@ -322,6 +390,12 @@ final class SimulationRun: @unchecked Sendable {
             for node in running { node.kill() }
             group = "sim-renamed"
             renamingAfter = nil
+            if slowUntilRenamed {
+                slowUntilRenamed = false
+                cluster.slowUntilMs = world.nowMs
+                cluster.slowFastestMs = 200
+                cluster.slowestMs = 3_000
+            }
             for _ in 0..<count { startWorker() }
         }
     }

@@ -61,6 +61,16 @@ struct SimulationSettings: CustomStringConvertible {
             + (promptReplays ? " prompt_replays" : "")
     }
 
+    /// A pinned scenario's settings: `workers` workers at the start, `partitions` partitions, a
+    /// cooperative group, and no fault, copy, resend or payment (`SimulationScenario`).
+    init(workers: Int, partitions: Int32, mutations: CoreMutations) {
+        self.workers = workers
+        self.partitions = partitions
+        requests = 0
+        cards = 0
+        self.mutations = mutations
+    }
+
     /// The settings seed `seed` draws (from its own stream, so they do not shift the schedule's draws).
     init(seed: UInt64, mutations: CoreMutations) {
         let world = SimWorld(seed: seed ^ 0x5eed_5eed_5eed_5eed, startMs: 0, tracing: false)

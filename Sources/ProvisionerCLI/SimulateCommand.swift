@@ -13,6 +13,7 @@ enum SimulateCommand: Command {
     static let help = """
         usage: provisioner simulate [--seeds N] [--first-seed S] [--lanes L]
                provisioner simulate --seed S [--trace] [--mutation M]
+               provisioner simulate --scenario NAME [--trace] [--mutation M]
                provisioner simulate --self-test [--seeds N]
 
         Runs the worker's real core (consumer loops, partition lifecycle, intake, scheduler, call,
@@ -37,8 +38,10 @@ enum SimulateCommand: Command {
           --seeds N        schedules to run (default 10000), from --first-seed (default 1)
           --lanes L        threads (default 2; each schedule is single-threaded)
           --seed S         one schedule; --trace prints its event trace
+          --scenario NAME  one pinned scenario (fixed steps of a defect a seed once found): \(SimulationScenario.allCases.map(\.rawValue).joined(separator: ", "))
           --mutation M     put a fix back (see --self-test for the list) to see the simulation catch it
-          --self-test      each fix put back in turn must make a schedule fail within --seeds (default: its own budget)
+          --self-test      each fix put back in turn must make a schedule fail within --seeds (default: its own budget),
+                           and each pinned scenario keep every promise and fail with its own fix put back
 
         Set SWIFT_DETERMINISTIC_HASHING=1 (scripts/simulate does) so a seed replays the same
         schedule in every process.
@@ -55,12 +58,27 @@ enum SimulateCommand: Command {
             guard let mutation = SimulationMutation(rawValue: text) else { throw UsageError("--mutation is one of " + SimulationMutation.allCases.map(\.rawValue).joined(separator: ", ")) }
             return mutation
         }
+        let scenario = try arguments.option("scenario").map { text throws(UsageError) -> SimulationScenario in
+            guard let scenario = SimulationScenario(rawValue: text) else { throw UsageError("--scenario is one of " + SimulationScenario.allCases.map(\.rawValue).joined(separator: ", ")) }
+            return scenario
+        }
         let seedsGiven = arguments.option("seeds") != nil
         let count = try arguments.integer("seeds", default: 10_000, in: 1...10_000_000)
         let first = try arguments.integer("first-seed", default: 1, in: 0...Int.max / 2)
         let lanes = try arguments.integer("lanes", default: 2, in: 1...64)
         try arguments.rejectUnknown()
         if selfTest { return selfTestRun(count: seedsGiven ? count : nil, lanes: lanes) }
+        if let scenario {
+            let report = scenario.run(mutation: mutation, tracing: trace)
+            if trace { report.trace.forEach { print($0) } }
+            guard report.violations.isEmpty else {
+                print("scenario \(scenario.rawValue) broke a promise (\(scenario.summary))")
+                report.violations.forEach { print("  \($0)") }
+                return 1
+            }
+            print("scenario \(scenario.rawValue): every promise kept (\(report.requests) requests, \(report.calls) issuer calls, \(report.events) events)")
+            return 0
+        }
         if let one {
             let summary = SimulationBatch.run([one], mutation: mutation, tracing: trace, lanes: 1)
             guard let report = summary.failed.first else {
@@ -107,6 +125,12 @@ enum SimulateCommand: Command {
                 missed += 1
                 print("\(mutation.summary): NOT caught in \(budget) schedules")
             }
+        }
+        for scenario in SimulationScenario.allCases {
+            let kept = scenario.run().violations.isEmpty
+            let caught = !scenario.run(mutation: scenario.mutation).violations.isEmpty
+            if !kept || !caught { missed += 1 }
+            print("scenario \(scenario.rawValue): \(kept ? "every promise kept" : "BROKE A PROMISE"); with \(scenario.mutation.rawValue): \(caught ? "caught" : "NOT caught")")
         }
         return missed == 0 ? 0 : 1
     }

@@ -208,14 +208,14 @@ struct HandOverInterleavingTests {
     /// generations (an earlier version's fences) keep the conservative rule.
     @Test("a fence of an older group generation that lands after the owner's fence fences nobody out")
     func staleFenceIsIgnored() {
-        var log = FenceLog(fence: 10, generation: 5)
+        var log = FenceLog(fence: 10, stamp: FenceStamp(generation: 5))
         log.read(at: 11, foreignFence: MarkerFence(worker: "x", atMs: 0, instance: "x", generation: 3))
         log.ownWrite(at: 12)
         #expect(log.verdict(epoch: 10, marker: 12) == .call, "a late fence of generation 3 stops an owner of generation 5")
         log.read(at: 13, foreignFence: MarkerFence(worker: "y", atMs: 0, instance: "y", generation: 6))
         log.ownWrite(at: 14)
         #expect(log.verdict(epoch: 10, marker: 14) == .fencedOut(by: 13), "a newer owner's fence must stop this one")
-        var unknown = FenceLog(fence: 10, generation: 5)
+        var unknown = FenceLog(fence: 10, stamp: FenceStamp(generation: 5))
         unknown.read(at: 11, foreignFence: MarkerFence(worker: "x", atMs: 0, instance: "x"))
         unknown.ownWrite(at: 12)
         #expect(unknown.verdict(epoch: 10, marker: 12) == .fencedOut(by: 11), "a fence without a generation counts as newer")
@@ -237,12 +237,68 @@ struct HandOverInterleavingTests {
     func newerOwnerCountsGenerationsPerGroup() {
         var found = InheritedMarkers()
         found.fences = [InheritedMarkers.Fence(offset: 3, instance: "old-a", generation: 57, group: "provisioner-old")]
-        #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner") == nil, "the old group's generation 57 says nothing of generation 2 here")
+        let me = FenceStamp(generation: 2, group: "provisioner")
+        #expect(found.newerOwner(than: me, instance: "me") == nil, "the old group's generation 57 says nothing of generation 2 here")
         found.fences.append(InheritedMarkers.Fence(offset: 5, instance: "peer", generation: 3, group: "provisioner"))
-        #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner")?.offset == 5)
-        #expect(found.newerOwner(than: 3, instance: "me", group: "provisioner") == nil)
+        #expect(found.newerOwner(than: me, instance: "me")?.offset == 5)
+        #expect(found.newerOwner(than: FenceStamp(generation: 3, group: "provisioner"), instance: "me") == nil)
         found.fences = [InheritedMarkers.Fence(offset: 7, instance: "earlier-version", generation: 9)]
-        #expect(found.newerOwner(than: 2, instance: "me", group: "provisioner")?.offset == 7, "an earlier version's fence counts as this group's")
+        #expect(found.newerOwner(than: me, instance: "me")?.offset == 7, "an earlier version's fence counts as this group's")
+    }
+
+    /// After a renamed `group_id`: the old group's last owner "x" (generation 6, fence written at
+    /// 17,000) sent its fence to a slow broker and exited; it lands at 11, after the new group's
+    /// first owner "a" (generation 1, fence at 10, written at 20,000). Generations of two groups
+    /// say nothing, so the times the two fences were written decide (more than the clocks' margin
+    /// apart; within it, the later in the log wins): x's is older, so it fences
+    /// "a" out neither at its call nor for a reader of a's markers (before, every request of the
+    /// partition was given up for an owner that had exited, and never answered). A fence of a
+    /// third group written after a's ("y", at 22,500) does fence "a" out. Both sides judge the same
+    /// two recorded times: had x lived on, its catch-up would find a's fence newer than its own
+    /// (its assignment stale, never run), so one of the two calls, never both.
+    @Test("another group's fence fences an owner out when it was written after the owner's, whatever its generation or offset")
+    func anotherGroupsFenceIsOrderedByWhenItWasWritten() {
+        let owner = FenceStamp(generation: 1, group: "renamed", atMs: 20_000)
+        let late = MarkerFence(worker: "x", atMs: 17_000, instance: "x", generation: 6, group: "old")
+        var log = FenceLog(fence: 10, stamp: owner)
+        let landedLate = log.read(at: 11, foreignFence: late)
+        #expect(landedLate, "the old group's fence landed late")
+        log.ownWrite(at: 12)
+        #expect(log.verdict(epoch: 10, marker: 12) == .call, "the old group's late fence stops the renamed group's owner")
+        let newer = log.read(at: 13, foreignFence: MarkerFence(worker: "y", atMs: 22_500, instance: "y", generation: 1, group: "other"))
+        #expect(!newer, "a later deployment's fence did not land late")
+        log.ownWrite(at: 14)
+        #expect(log.verdict(epoch: 10, marker: 14) == .fencedOut(by: 13), "a later deployment's fence must stop this owner")
+        var withinMargin = FenceLog(fence: 10, stamp: owner)
+        withinMargin.read(at: 11, foreignFence: MarkerFence(worker: "z", atMs: 20_000 - MarkerFence.crossGroupMarginMs, instance: "z",
+                                                            generation: 6, group: "old"))
+        withinMargin.ownWrite(at: 12)
+        #expect(withinMargin.verdict(epoch: 10, marker: 12) == .fencedOut(by: 11),
+                "a fence written within the clocks' margin of the owner's may be newer: the later in the log wins")
+
+        var reader = InheritedMarkers()
+        reader.fences = [.init(offset: 10, instance: "a", generation: 1, group: "renamed", atMs: 20_000), .init(offset: 11, late)]
+        var called = Self.started("r", 7, epoch: 10, instance: "a")
+        called.generation = 1
+        called.group = "renamed"
+        called.fenceAtMs = 20_000
+        reader.add(called, at: 12)
+        #expect(reader.states == [Self.key("r"): .started] && reader.fencedOut == 0, "a's call after the late fence must be reconciled, not made again")
+        reader.fences.append(.init(offset: 13, instance: "y", generation: 1, group: "other", atMs: 22_500))
+        var fenced = Self.started("s", 8, epoch: 10, instance: "a")
+        fenced.generation = 1
+        fenced.group = "renamed"
+        fenced.fenceAtMs = 20_000
+        reader.add(fenced, at: 14)
+        #expect(reader.states[Self.key("s")] == nil && reader.fencedOut == 1, "a's marker after a newer deployment's fence was not followed by a call")
+
+        #expect(reader.newerOwner(than: owner, instance: "a")?.offset == 13, "the later deployment's fence makes a's assignment stale")
+        reader.fences.removeLast()
+        #expect(reader.newerOwner(than: owner, instance: "a") == nil, "the late fence is older than a's")
+        #expect(reader.newerOwner(than: late.stamp, instance: "x")?.offset == 10, "x, had it lived on, must not run the partition")
+        #expect(reader.newerOwner(than: FenceStamp(generation: 6, group: "old", atMs: 18_000 + MarkerFence.crossGroupMarginMs), instance: "x") == nil,
+                "within the margin, a's fence is not newer: x's, later in the log, wins")
+        #expect(reader.newerOwner(than: FenceStamp(generation: 6, group: "old"), instance: "x") == nil, "without both times, nothing is newer")
     }
 
     /// The round trip of the fields fencing adds to the records.
@@ -256,8 +312,10 @@ struct HandOverInterleavingTests {
         #expect(MarkerFence.decode(earlier.message(topic: "m", partition: 0).value ?? [])?.group == nil, "an earlier version's fence names no group")
         var marker = Self.started("r", 7, epoch: 5, instance: "0123abcd")
         marker.generation = 42
+        marker.group = "provisioner"
+        marker.fenceAtMs = 1_700_000_000_000
         let decoded = CallMarker.decode(marker.message(topic: "m", partition: 0).value ?? [])
-        #expect(decoded?.fence == 5 && decoded?.instance == "0123abcd" && decoded?.generation == 42)
+        #expect(decoded?.fence == 5 && decoded?.instance == "0123abcd" && decoded?.stamp == fence.stamp)
         #expect(CallMarker.decode(message.value ?? []) == nil, "a fence must not read as a call marker")
     }
 }

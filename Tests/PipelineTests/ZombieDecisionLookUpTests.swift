@@ -25,10 +25,10 @@ struct ZombieDecisionLookUpTests {
         log.append(MarkerFence(worker: "owner", atMs: now + 1, instance: "owner-1", generation: 5).message(topic: "markers", partition: 0),
                    atMs: now + 1)
         log.append(CallMarker(identity, state: .started, requestOffset: 7, atMs: now + 2, worker: "owner", fence: 1, instance: "owner-1",
-                              generation: 5).message(topic: "markers", partition: 0), atMs: now + 2)
+                              stamp: FenceStamp(generation: 5)).message(topic: "markers", partition: 0), atMs: now + 2)
         let expired = Array(#"{"request_id":"r","status":"expired"}"#.utf8)
         log.append(CallMarker(identity, state: .completed, requestOffset: 7, atMs: now + 3, worker: "zombie", outcome: .answeredWithoutCall,
-                              fence: 0, instance: "zombie-1", generation: 4, result: expired).message(topic: "markers", partition: 0),
+                              fence: 0, instance: "zombie-1", stamp: FenceStamp(generation: 4), result: expired).message(topic: "markers", partition: 0),
                    atMs: now + 3)
         return log
     }

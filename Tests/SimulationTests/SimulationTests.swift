@@ -33,6 +33,20 @@ struct SimulationTests {
         #expect(summary.requests > 0 && summary.calls > 0 && summary.finals > 0, "the schedules exercised nothing")
     }
 
+    /// Pinned scenarios (fixed steps, not seeds) of defects seeds once found: each keeps every
+    /// promise, and breaks one with its fix put back, so the fix stays tested when the random
+    /// schedules move.
+    @Test("each pinned scenario keeps the promises, and breaks one with its fix put back", arguments: SimulationScenario.allCases)
+    func pinnedScenario(_ scenario: SimulationScenario) async {
+        let (fixed, reverted) = await DedicatedThread.runInBackground(name: "simulation") {
+            (scenario.run(), scenario.run(mutation: scenario.mutation))
+        }
+        #expect(fixed.violations.isEmpty, "\(scenario.rawValue) (\(scenario.summary)) broke a promise:\n\(fixed.violations.prefix(10).joined(separator: "\n"))")
+        #expect(fixed.requests >= 2 && fixed.calls >= 2 && fixed.finals >= fixed.requests,
+                "\(scenario.rawValue) exercised nothing: \(fixed.requests) requests, \(fixed.calls) calls, \(fixed.finals) finals")
+        #expect(!reverted.violations.isEmpty, "\(scenario.rawValue) did not notice \(scenario.mutation.summary)")
+    }
+
     /// The mutations caught within 2,000 schedules; the rest (larger budgets) run in the release
     /// build's self-test (`scripts/simulate`, the `simulation` phase).
     @Test("the simulation finds each fix put back within 2,000 schedules",

@@ -41,7 +41,7 @@ extension RequestFlow {
         }
         let marker = CallMarker(job.identity, state: .started, requestOffset: origin.offset,
                                 atMs: context.clock(), worker: context.configuration.workerID, replayOf: origin.replayOf,
-                                fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration)
+                                fence: epoch.offset, instance: context.fencing.instance, stamp: epoch.stamp)
         context.markerIndex.started(marker.key, in: origin.partition)
         traceQueueWait(job, untilMs: marker.atMs)
         markers.write(marker, for: origin, attempts: 3) { [self] write in

@@ -41,7 +41,7 @@ extension RequestFlow {
             }
             let decision = CallMarker(job.identity, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                       worker: context.configuration.workerID, outcome: .answeredWithoutCall, replayOf: origin.replayOf,
-                                      fence: epoch.offset, instance: context.fencing.instance, generation: epoch.groupGeneration, result: encoded)
+                                      fence: epoch.offset, instance: context.fencing.instance, stamp: epoch.stamp, result: encoded)
             context.decider.decideWithoutCall(decision, partition: origin.partition.partition, epoch: epoch.offset, deadlineMs: deadlineMs,
                                               write: write) { [self] verdict in
                 switch verdict {

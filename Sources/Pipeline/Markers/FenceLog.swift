@@ -37,21 +37,21 @@ struct FenceLog: Sendable {
     private(set) var known: Int64
     /// Own acknowledged writes at or after `known` (not yet contiguous).
     private(set) var own: Set<Int64> = []
-    /// Fences of other processes read, ascending, with the group generation each was written in.
-    private(set) var foreignFences: [(offset: Int64, generation: Int32?)] = []
-    /// This process's own fences in the partition (epochs) and the group generation of each.
-    private(set) var ownFences: [Int64: Int32?] = [:]
+    /// Fences of other processes read, ascending, with what the rule compares of each.
+    private(set) var foreignFences: [(offset: Int64, stamp: FenceStamp)] = []
+    /// This process's own fences in the partition (epochs) and what the rule compares of each.
+    private(set) var ownFences: [Int64: FenceStamp] = [:]
 
-    /// Starts at this process's fence at `fence`, written for group generation `generation` (its own write: accounted).
-    init(fence: Int64, generation: Int32? = nil) {
+    /// Starts at this process's fence at `fence`, stamped `stamp` (its own write: accounted).
+    init(fence: Int64, stamp: FenceStamp = FenceStamp()) {
         start = fence
         known = fence + 1
-        ownFences[fence] = generation
+        ownFences[fence] = stamp
     }
 
     /// Another own fence (a later assignment of the partition to this process) at `offset`.
-    mutating func ownFence(at offset: Int64, generation: Int32?) {
-        ownFences[offset] = generation
+    mutating func ownFence(at offset: Int64, stamp: FenceStamp) {
+        ownFences[offset] = stamp
         ownWrite(at: offset)
     }
 
@@ -63,14 +63,19 @@ struct FenceLog: Sendable {
     }
 
     /// A record read from the partition at `offset` (`foreignFence`: a fence of another process,
-    /// with its group generation); the records before it since the last one read do not exist
+    /// with what the rule compares of it); the records before it since the last one read do not exist
     /// (`offset` is the next in the log).
-    mutating func read(at offset: Int64, foreignFence: MarkerFence?) {
-        guard offset >= known else { return }
-        if let foreignFence { foreignFences.append((offset, foreignFence.generation)) }
+    /// True when that fence landed late: it lies after this process's latest own fence and fences
+    /// that owner out of nothing (`MarkerFence.supersedes`).
+    @discardableResult
+    mutating func read(at offset: Int64, foreignFence: MarkerFence?) -> Bool {
+        guard offset >= known else { return false }
+        if let foreignFence { foreignFences.append((offset, foreignFence.stamp)) }
         known = offset + 1
         own = own.filter { $0 >= known }
         advance()
+        guard let foreignFence, let latest = ownFences.keys.max(), offset > latest else { return false }
+        return !MarkerFence.supersedes(foreignFence.stamp, owner: ownFences[latest] ?? FenceStamp())
     }
 
     /// The partition's end was read: no record lies in `known..<end`.
@@ -87,12 +92,12 @@ struct FenceLog: Sendable {
 
     /// The verdict for a `started` marker at `marker` written with epoch `epoch`, a fence of this
     /// process (one before `start` belongs to an assignment this log no longer follows: fenced out).
-    /// A foreign fence in between fences it out when its group generation is not older than the
-    /// epoch's (`MarkerFence.supersedes`); an older one landed late, after its writer gave the
-    /// partition up, and is ignored.
+    /// A foreign fence in between fences it out when it is not older than the epoch's
+    /// (`MarkerFence.supersedes`: by group generation, or across groups by when each was
+    /// written); an older one landed late, after its writer gave the partition up, and is ignored.
     func verdict(epoch: Int64, marker: Int64) -> Verdict {
-        let own = ownFences[epoch] ?? nil
-        if let fence = foreignFences.first(where: { $0.offset > epoch && $0.offset < marker && MarkerFence.supersedes($0.generation, owner: own) }) {
+        let own = ownFences[epoch] ?? FenceStamp()
+        if let fence = foreignFences.first(where: { $0.offset > epoch && $0.offset < marker && MarkerFence.supersedes($0.stamp, owner: own) }) {
             return .fencedOut(by: fence.offset)
         }
         if epoch < start { return .fencedOut(by: start) }

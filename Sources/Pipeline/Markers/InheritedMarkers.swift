@@ -29,24 +29,22 @@ struct InheritedMarkers: Sendable, Equatable {
     /// The owners' fences (`MarkerFence`) read: offset and writing process.
     var fences: [Fence] = []
 
-    /// A fence read: its offset, the process that wrote it, its group generation and group.
+    /// A fence read: its offset, the process that wrote it and what the fencing rule compares of it.
     struct Fence: Sendable, Equatable {
         var offset: Int64
         var instance: String
-        var generation: Int32? = nil
-        var group: String? = nil
+        var stamp: FenceStamp
 
         /// The fence as read at `offset`.
-        init(offset: Int64, instance: String, generation: Int32? = nil, group: String? = nil) {
+        init(offset: Int64, instance: String, generation: Int32? = nil, group: String? = nil, atMs: Int64? = nil) {
             self.offset = offset
             self.instance = instance
-            self.generation = generation
-            self.group = group
+            stamp = FenceStamp(generation: generation, group: group, atMs: atMs)
         }
 
         /// `fence` as read at `offset`.
         init(offset: Int64, _ fence: MarkerFence) {
-            self.init(offset: offset, instance: fence.instance, generation: fence.generation, group: fence.group)
+            self.init(offset: offset, instance: fence.instance, generation: fence.generation, group: fence.group, atMs: fence.atMs)
         }
     }
 
@@ -58,23 +56,20 @@ struct InheritedMarkers: Sendable, Equatable {
     /// the marker, `FenceLog`): it never called (or never published).
     var fencedOut = 0
 
-    /// A fence of another process of the same consumer group `group` with a group generation newer
-    /// than `groupGeneration` among those read: the partition was assigned to that process after
-    /// this assignment was made, whose own fence landed late (after it). Nil when there is none, or
-    /// either generation is unknown. A fence of another group (a renamed `group_id`, whose
-    /// generations start again at 1) is not newer whatever its number; one without a group (an
-    /// earlier version's) counts as this group's.
-    func newerOwner(than groupGeneration: Int32?, instance: String, group: String?) -> Fence? {
-        guard let groupGeneration else { return nil }
-        return fences.first { fence in
-            fence.instance != instance && (fence.group == nil || group == nil || fence.group == group)
-                && (fence.generation ?? .min) > groupGeneration
-        }
+    /// A fence of another process among those read that is newer than this assignment's own
+    /// (stamped `own`, `MarkerFence.isNewer`): the partition was given to that process after this
+    /// assignment, whose own fence landed late (after it). Within one group a newer generation
+    /// is; a fence of another group (a renamed `group_id`, whose generations start again at 1; a
+    /// second deployment) is when it was written after this one's own fence, whatever its
+    /// generation; one without a group (an earlier version's) counts as this group's. Nil when
+    /// there is none, or a number it needs is unknown.
+    func newerOwner(than own: FenceStamp, instance: String) -> Fence? {
+        fences.first { $0.instance != instance && MarkerFence.isNewer($0.stamp, than: own) }
     }
 
-    /// Whether `marker` at `offset` was written by a fenced-out owner: another process's fence of
-    /// a generation not older than the writer's (`MarkerFence.supersedes`) lies between the
-    /// writer's epoch and the marker (by the rule its writer applied, it did not act on it).
+    /// Whether `marker` at `offset` was written by a fenced-out owner: another process's fence not
+    /// older than the writer's own (`MarkerFence.supersedes`, the rule its writer applied) lies
+    /// between the writer's epoch and the marker, so it did not act on it.
     func isFencedOut(_ marker: CallMarker, at offset: Int64) -> Bool {
         Self.isFencedOut(marker, at: offset, fences: fences)
     }
@@ -83,7 +78,7 @@ struct InheritedMarkers: Sendable, Equatable {
     static func isFencedOut(_ marker: CallMarker, at offset: Int64, fences: [Fence]) -> Bool {
         guard let epoch = marker.fence, let writer = marker.instance else { return false }
         return fences.contains { $0.offset > epoch && $0.offset < offset && $0.instance != writer
-            && MarkerFence.supersedes($0.generation, owner: marker.generation) }
+            && MarkerFence.supersedes($0.stamp, owner: marker.stamp) }
     }
 
     /// Whether a fenced-out writer's `marker` means nothing: a `started` marker (no call followed)

@@ -57,14 +57,14 @@ final class MarkerFencing: Sendable {
         var held = false
         /// Whether a gap read is queued or running.
         var filling = false
-        /// The ledger generation holding the partition and its epoch (its fence's offset and group generation).
+        /// The ledger generation holding the partition and its epoch (its fence's offset and stamp).
         var epoch: (generation: UInt64, epoch: Epoch)?
     }
 
-    /// An owner's epoch: the offset of its fence and the group generation it was assigned in.
+    /// An owner's epoch: the offset of its fence and what the fencing rule compares of it.
     struct Epoch: Sendable, Equatable {
         var offset: Int64
-        var groupGeneration: Int32?
+        var stamp: FenceStamp
     }
 
     /// This process (random per start); written in its fences and `started` markers.
@@ -79,11 +79,14 @@ final class MarkerFencing: Sendable {
     private let attemptMs: Int64
     /// How long a gap may wait for own writes in flight before it is read.
     private let waitMs: Int64
+    /// Counts the fences read that landed late (`provisioner_late_fences_total`).
+    private let lateFences: Counter?
 
     /// Fencing for process `instance`, reading gaps through `reader` on `queue` (serial: the
     /// reader is used there only), deadlines on `clock`.
     init(reader: any MarkerLogReader, queue: any WorkQueue, clock: @escaping @Sendable () -> Int64, logger: Logger,
-         instance: String = Crypto.hex(Crypto.randomBytes(8)), attemptMs: Int64 = 1_000, waitMs: Int64 = 20) {
+         instance: String = Crypto.hex(Crypto.randomBytes(8)), attemptMs: Int64 = 1_000, waitMs: Int64 = 20, lateFences: Counter? = nil) {
+        self.lateFences = lateFences
         self.reader = reader
         self.queue = queue
         self.clock = clock
@@ -116,19 +119,19 @@ final class MarkerFencing: Sendable {
     }
 
     /// This process's fence in `partition` was acknowledged at `offset` for ledger generation
-    /// `generation`, written for group generation `groupGeneration`: it holds the partition with
-    /// that epoch (a log already followed, for an earlier assignment of this process, goes on).
-    /// Report the write with `written` too.
-    func fenced(_ partition: Int32, at offset: Int64, generation: UInt64, groupGeneration: Int32?) {
+    /// `generation`, stamped `stamp`: it holds the partition with that epoch (a log already
+    /// followed, for an earlier assignment of this process, goes on). Report the write with
+    /// `written` too.
+    func fenced(_ partition: Int32, at offset: Int64, generation: UInt64, stamp: FenceStamp) {
         partitions.withLock { partitions in
             var entry = partitions[partition, default: Partition()]
             if entry.log == nil {
-                entry.log = FenceLog(fence: offset, generation: groupGeneration)
+                entry.log = FenceLog(fence: offset, stamp: stamp)
             } else {
-                entry.log?.ownFence(at: offset, generation: groupGeneration)
+                entry.log?.ownFence(at: offset, stamp: stamp)
             }
             entry.held = true
-            entry.epoch = (generation, Epoch(offset: offset, groupGeneration: groupGeneration))
+            entry.epoch = (generation, Epoch(offset: offset, stamp: stamp))
             partitions[partition] = entry
         }
     }
@@ -269,9 +272,10 @@ final class MarkerFencing: Sendable {
         let next = reader.read(partition: partition, from: from, upTo: last + 1, stallMs: attemptMs, limitMs: attemptMs) { message in
             records.append((message.offset, isForeignFence(message)))
         }
-        partitions.withLock { partitions in
-            for (offset, foreign) in records { partitions[partition]?.log?.read(at: offset, foreignFence: foreign) }
+        let late = partitions.withLock { partitions in
+            records.filter { partitions[partition]?.log?.read(at: $0.0, foreignFence: $0.1) == true }.count
         }
+        if late > 0 { lateFences?.increment(by: late) }
         return next > last
     }
 

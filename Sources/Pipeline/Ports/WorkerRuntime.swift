@@ -106,6 +106,10 @@ package struct CoreMutations: Sendable, Equatable {
     /// Another consumer group's fences (a renamed `group_id`) counted as this group's: a fence of
     /// a higher generation makes every new assignment stale.
     package var fencesAcrossGroups = false
+    /// Another consumer group's fence fences an owner out by generation, not by when each was
+    /// written: the old group's fence that lands after a renamed group's first owner fenced stops
+    /// that owner's every call, and nobody answers the partition's requests.
+    package var lateFenceAcrossGroups = false
     /// A Legacy Google Pay token with the request's recurring handshake reference, made since its
     /// window's start, read as this call's (`provisioned`) although another attempt may have made it.
     package var recurringHandshakeAsOurs = false

@@ -30,8 +30,8 @@ extension RequestConsumer {
             context.markerIndex.expect(partition, generation: generation, committed: metadata)
             // The fence first: the catch-up then reads every marker a previous owner wrote before
             // it (reconciled, never called again), and that owner calls after it no more.
-            fence(partition, generation: generation, groupGeneration: groupGeneration, attempt: 1) { [self] in
-                readMarkers(partition, from: position, generation: generation, groupGeneration: groupGeneration)
+            fence(partition, generation: generation, groupGeneration: groupGeneration, attempt: 1) { [self] stamp in
+                readMarkers(partition, from: position, generation: generation, stamp: stamp)
             }
         }
         exportPaused()
@@ -61,23 +61,25 @@ extension RequestConsumer {
     }
 
     /// Reads the markers of a newly assigned partition (after its fence) and marks it ready.
-    /// An assignment is stale when the catch-up finds another process's fence of a newer group
-    /// generation (`InheritedMarkers.newerOwner`): this process's own fence landed late, after
-    /// the group had already given the partition to that process. It never runs: the partition
-    /// stays paused (its records refused by the gate) until the group takes it back.
-    func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64, groupGeneration: Int32?) {
+    /// An assignment is stale when the catch-up finds another process's newer fence (a newer group
+    /// generation, or another group's fence written after this one's: `InheritedMarkers.newerOwner`):
+    /// this process's own fence (stamped `stamp`) landed late, after the partition was given to
+    /// that process. It never runs: the partition stays paused (its records refused by the gate)
+    /// until the group takes it back.
+    func readMarkers(_ partition: TopicPartition, from position: Int64?, generation: UInt64, stamp: FenceStamp) {
         let ledger = context.ledger
         let horizon = context.horizon
         let clock = context.clock
         catchUp.read(partition: partition.partition, from: position, horizon: horizon.read(partition, nowMs: clock()),
                      answers: { horizon.add($0, nowMs: clock()) },
                      while: { ledger.isOwned(partition, generation: generation) }) { [self] found, horizonReadThrough in
-            if let newer = found.newerOwner(than: groupGeneration, instance: context.fencing.instance,
-                                             group: context.mutations.fencesAcrossGroups ? nil : context.configuration.consumerGroup) {
+            var own = stamp
+            if context.mutations.fencesAcrossGroups { own.group = nil }
+            if let newer = found.newerOwner(than: own, instance: context.fencing.instance) {
                 context.metrics.staleAssignments.increment()
                 context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
                                        [("partition", .integer(Int64(partition.partition))), ("fence", .integer(newer.offset)),
-                                        ("generation", .integer(Int64(newer.generation ?? -1))), ("own_generation", .integer(Int64(groupGeneration ?? -1)))])
+                                        ("generation", .integer(Int64(newer.stamp.generation ?? -1))), ("own_generation", .integer(Int64(stamp.generation ?? -1)))])
                 return
             }
             // A read of an earlier assignment ending late must not make this one ready.
@@ -99,9 +101,11 @@ extension RequestConsumer {
     }
 
     /// Writes this owner's fence in the partition's markers partition (`MarkerFence`), then runs
-    /// `then`: its offset is the epoch every later `started` marker carries (see `MarkerFencing`).
-    /// The partition stays paused meanwhile; a failed write is retried while the partition is owned.
-    func fence(_ partition: TopicPartition, generation: UInt64, groupGeneration: Int32?, attempt: Int, then: @escaping @Sendable () -> Void) {
+    /// `then` with its stamp: its offset is the epoch every later `started` marker carries (see
+    /// `MarkerFencing`). The partition stays paused meanwhile; a failed write is retried while the
+    /// partition is owned.
+    func fence(_ partition: TopicPartition, generation: UInt64, groupGeneration: Int32?, attempt: Int,
+               then: @escaping @Sendable (FenceStamp) -> Void) {
         guard context.ledger.isOwned(partition, generation: generation) else { return }
         let record = MarkerFence(worker: context.configuration.workerID, atMs: context.clock(), instance: context.fencing.instance,
                                  generation: groupGeneration, group: context.configuration.consumerGroup)
@@ -118,12 +122,14 @@ extension RequestConsumer {
                 return
             }
             if context.ledger.isOwned(partition, generation: generation) {
-                context.fencing.fenced(partition.partition, at: epoch, generation: generation, groupGeneration: groupGeneration)
+                var stamp = record.stamp
+                if context.mutations.lateFenceAcrossGroups { stamp.group = nil }
+                context.fencing.fenced(partition.partition, at: epoch, generation: generation, stamp: stamp)
             }
             context.fencing.written(partition.partition, offset: epoch)
             guard context.ledger.isOwned(partition, generation: generation),
                   state.withLock({ $0.lifecycle.fenced(partition, generation: generation, epoch: epoch) }) else { return }
-            then()
+            then(record.stamp)
         }
     }
 

@@ -69,7 +69,7 @@ public final class Worker: Sendable {
         let markersTopic = configuration.topics.markers
         let fencing = MarkerFencing(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-fencing", ["fetch.wait.max.ms": "10"]),
                                     queue: executor.serialQueue(label: "provisioner.marker-fencing", onPool: false), clock: clock,
-                                    logger: logger.child("fencing"), instance: runtime.instance)
+                                    logger: logger.child("fencing"), instance: runtime.instance, lateFences: workerMetrics.lateFences)
         let deciderLogger = logger.child("decisions")
         let decider = FinalDecider(publisher: publisher, fencing: fencing, topic: markersTopic, logger: deciderLogger,
                                    retryQueue: executor.serialQueue(label: "provisioner.decision-retry", onPool: false),

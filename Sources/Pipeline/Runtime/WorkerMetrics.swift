@@ -41,6 +41,8 @@ struct WorkerMetrics: Sendable {
     let backpressurePauses: Counter
     /// Assignments found stale at catch-up (a newer owner's fence precedes this one's).
     let staleAssignments: Counter
+    /// Other processes' fences read after this owner's own that fence it out of nothing (they landed late).
+    let lateFences: Counter
     /// Program names configured on this worker: the only values of the `program` label.
     private let programs: Set<String>
     /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
@@ -77,7 +79,9 @@ struct WorkerMetrics: Sendable {
         backpressurePauses = registry.counter("provisioner_backpressure_pauses_total",
                                               help: "Times every requests partition was paused because max_pending records were unsettled (resumed at half).")
         staleAssignments = registry.counter("provisioner_stale_assignments_total",
-                                            help: "Requests partition assignments not run because another process's fence of a newer group generation preceded this one's (a fence that landed late).")
+                                            help: "Requests partition assignments not run because another process's newer fence (a newer group generation, or another group's written later) preceded this one's: this one's fence landed late.")
+        lateFences = registry.counter("provisioner_late_fences_total",
+                                      help: "Fences of other processes read after this owner's own that fence it out of nothing: of an older group generation, or of another group written more than 1 s before this owner's (they landed late, after their writers gave the partition up).")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
                                               help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
         registry.gauge(Self.librdkafkaInfo, help: "Always 1; the version label is the librdkafka the worker loaded at run time (rd_kafka_version_str).",

@@ -56,6 +56,12 @@ public struct CallMarker: Sendable, Hashable {
     /// For a marker with a `fence`: the consumer group generation in which its writer was assigned
     /// the partition (`MarkerFence.generation`; nil when unknown or written by an earlier version).
     public var generation: Int32?
+    /// For a marker with a `fence`: the consumer group its writer was assigned the partition in
+    /// (`MarkerFence.group`; nil when written by an earlier version).
+    public var group: String?
+    /// For a marker with a `fence`: when its writer wrote that fence (`MarkerFence.atMs`; nil when
+    /// written by an earlier version).
+    public var fenceAtMs: Int64?
     /// For a decision (`completed`, `answered`): the encoded final result, exactly as published
     /// (its payload sealed to the requester's key). It travels in the record's `x-decision`
     /// header (`decisionHeader`), not in the value, so reading markers for the duplicate horizon
@@ -67,9 +73,11 @@ public struct CallMarker: Sendable, Hashable {
 
     /// Creates a marker for the request `identity`.
     public init(_ identity: RequestIdentity, state: State, requestOffset: Int64, atMs: Int64, worker: String, outcome: Outcome? = nil,
-                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, generation: Int32? = nil, result: [UInt8]? = nil) {
+                replayOf: String? = nil, fence: Int64? = nil, instance: String? = nil, stamp: FenceStamp = FenceStamp(), result: [UInt8]? = nil) {
         self.init(requestID: identity.requestID, program: identity.program, state: state, requestOffset: requestOffset, atMs: atMs,
-                  worker: worker, outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: generation, result: result)
+                  worker: worker, outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: stamp.generation, result: result)
+        group = stamp.group
+        fenceAtMs = stamp.atMs
     }
 
     /// Creates a marker; `program` nil only for a marker as an earlier version wrote it.
@@ -94,6 +102,9 @@ public struct CallMarker: Sendable, Hashable {
     /// (`answered`), or without one (`answeredWithoutCall`: a rejection or expiry of a request
     /// this owner claimed, decided so that a zombie's answer cannot contradict the new owner's).
     public var isDecision: Bool { state == .completed && (outcome == .answered || outcome == .answeredWithoutCall) && result != nil }
+
+    /// Its writer's fence as the fencing rule compares it (`MarkerFence.supersedes`).
+    public var stamp: FenceStamp { FenceStamp(generation: generation, group: group, atMs: fenceAtMs) }
 
     /// What markers are tracked by: the request's identity, and the dead letter for a replay.
     public var key: Key { Key(program: program, requestID: requestID, replayOf: replayOf) }
@@ -162,6 +173,8 @@ public struct CallMarker: Sendable, Hashable {
         if let fence { writer.key("fence"); writer.integer(fence) }
         if let instance { writer.key("instance"); writer.string(instance) }
         if let generation { writer.key("generation"); writer.integer(Int64(generation)) }
+        if let group { writer.key("group"); writer.string(group) }
+        if let fenceAtMs { writer.key("fence_at"); writer.integer(fenceAtMs) }
         writer.endObject()
         let headers = result.map { [KafkaHeader(key: Self.decisionHeader, value: $0)] } ?? []
         return KafkaOutgoingMessage(topic: topic, key: Array(requestID.utf8), value: writer.bytes, headers: headers, partition: partition)
@@ -193,8 +206,15 @@ public struct CallMarker: Sendable, Hashable {
         if document["instance"] != nil, !(instance.map { RecordBounds.isText($0, maxBytes: 64) } ?? false) { return nil }
         let generation = document["generation"]?.int64Value
         if document["generation"] != nil, !(generation.map { $0 >= 0 && $0 <= Int64(Int32.max) } ?? false) { return nil }
-        return CallMarker(requestID: requestID, program: program, state: state, requestOffset: offset, atMs: at, worker: worker,
-                          outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: generation.map { Int32($0) })
+        let group = document["group"]?.stringValue
+        if document["group"] != nil, !(group.map { RecordBounds.isText($0, maxBytes: 256) } ?? false) { return nil }
+        let fenceAt = document["fence_at"]?.int64Value
+        if document["fence_at"] != nil, !(fenceAt.map(RecordBounds.isTimestamp) ?? false) { return nil }
+        var marker = CallMarker(requestID: requestID, program: program, state: state, requestOffset: offset, atMs: at, worker: worker,
+                                outcome: outcome, replayOf: replayOf, fence: fence, instance: instance, generation: generation.map { Int32($0) })
+        marker.group = group
+        marker.fenceAtMs = fenceAt
+        return marker
     }
 
     /// Reads a marker record with its headers: a `completed` marker's decision (`decisionHeader`,

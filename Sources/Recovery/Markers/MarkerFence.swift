@@ -38,12 +38,51 @@ public struct MarkerFence: Sendable, Hashable {
         self.group = group
     }
 
-    /// Whether a fence of generation `fence` supersedes an owner assigned in generation `owner`:
-    /// a newer (or the same) group generation does; when either is unknown, it does (the safe side:
-    /// the owner gives its request up and the fence's writer answers it).
-    public static func supersedes(_ fence: Int32?, owner: Int32?) -> Bool {
-        guard let fence, let owner else { return true }
-        return fence >= owner
+    /// What the fencing rule compares of this fence.
+    public var stamp: FenceStamp { FenceStamp(generation: generation, group: group, atMs: atMs) }
+
+    /// Whether fence `fence` of another process, lying between an owner's own fence and its
+    /// marker, fences that owner (`owner`: its own fence's stamp) out: the rule every owner applies
+    /// before it calls and every reader applies to another's markers.
+    ///
+    /// - Within one group (or when either group is unknown), a fence of a newer or the same group
+    ///   generation does; one of an older generation landed late, after its writer gave the
+    ///   partition up, and does not.
+    /// - Across two groups (a renamed `group_id`, a second deployment on the same markers topic),
+    ///   generations say nothing: a fence written (`atMs`, its writer's clock) more than
+    ///   `crossGroupMarginMs` before the owner's landed late, after its writer gave the partition
+    ///   up, and does not; any other does (within the margin, the later in the log wins, as
+    ///   before). Both owners judge the same two recorded times, so they never both go on,
+    ///   whatever their clocks; clocks off by more than the margin can only stop both.
+    /// - When a number it needs is unknown, it does (the safe side: the owner gives its request up).
+    public static func supersedes(_ fence: FenceStamp, owner: FenceStamp) -> Bool {
+        if let group = fence.group, let ownerGroup = owner.group, group != ownerGroup {
+            guard let at = fence.atMs, let ownerAt = owner.atMs else { return true }
+            return at + crossGroupMarginMs >= ownerAt
+        }
+        guard let generation = fence.generation, let ownerGeneration = owner.generation else { return true }
+        return generation >= ownerGeneration
+    }
+
+    /// How much earlier than an owner's fence another group's must have been written to count as
+    /// older. Within it, clock error could reverse the two (the later in the log wins instead);
+    /// beyond it, the time decides: a wider margin would leave more renames waiting on a late
+    /// fence whose writer exited. Clocks of two hosts that differ by more can only make the wrong
+    /// owner wait, never both call.
+    public static let crossGroupMarginMs: Int64 = 1_000
+
+    /// Whether fence `fence` of another process shows that process holds the partition after an
+    /// owner with stamp `owner` (wherever it lies): exactly when `owner`'s fence would not fence
+    /// that process out (`supersedes` in the other direction), and never when a number is unknown.
+    /// An owner that finds one before its catch-up ends never runs the assignment: its own fence
+    /// landed after the newer one.
+    public static func isNewer(_ fence: FenceStamp, than owner: FenceStamp) -> Bool {
+        if let group = fence.group, let ownerGroup = owner.group, group != ownerGroup {
+            guard let at = fence.atMs, let ownerAt = owner.atMs else { return false }
+            return at > ownerAt + crossGroupMarginMs
+        }
+        guard let generation = fence.generation, let ownerGeneration = owner.generation else { return false }
+        return generation > ownerGeneration
     }
 
     /// The fence as a Kafka record for markers partition `partition`.
@@ -74,5 +113,24 @@ public struct MarkerFence: Sendable, Hashable {
         let group = document["group"]?.stringValue
         if document["group"] != nil, !(group.map { RecordBounds.isText($0, maxBytes: 256) } ?? false) { return nil }
         return MarkerFence(worker: worker, atMs: at, instance: instance, generation: generation.map { Int32($0) }, group: group)
+    }
+}
+
+/// What the fencing rule compares of an owner's fence (`MarkerFence.supersedes`): the group
+/// generation and group it was assigned the partition in, and when it wrote its fence. A marker
+/// carries its writer's (`CallMarker.stamp`), so readers judge it by the same rule.
+public struct FenceStamp: Sendable, Hashable {
+    /// The group generation (nil: unknown, or written by an earlier version).
+    public var generation: Int32?
+    /// The consumer group (nil: written by an earlier version).
+    public var group: String?
+    /// When the fence was written, by its writer's clock (nil: written by an earlier version).
+    public var atMs: Int64?
+
+    /// A stamp with these parts.
+    public init(generation: Int32? = nil, group: String? = nil, atMs: Int64? = nil) {
+        self.generation = generation
+        self.group = group
+        self.atMs = atMs
     }
 }
