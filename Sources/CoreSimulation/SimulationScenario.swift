@@ -59,7 +59,7 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
         switch self {
         case .lateFenceAfterRename:
             // w2's fence is sent at about 6 s and lands at about 12 s; the new group's owner fences
-            // at about 10 s (more than the 2 s margin after it) and calls r1 and r2 after 14 s.
+            // at about 10 s (more than the 1 s margin after it) and calls r1 and r2 after 14 s.
             Script(workers: 1, partitions: 1, steps: [
                 (1_000, .request(id: "r0", card: "c0")), (3_000, .join), (5_900, .slowUntilRenamed(takingMs: 6_000)),
                 (6_000, .leave(worker: "w1")), (9_000, .rename), (14_000, .request(id: "r1", card: "c1")), (14_500, .request(id: "r2", card: "c2")),

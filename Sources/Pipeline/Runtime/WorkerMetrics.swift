@@ -81,7 +81,7 @@ struct WorkerMetrics: Sendable {
         staleAssignments = registry.counter("provisioner_stale_assignments_total",
                                             help: "Requests partition assignments not run because another process's newer fence (a newer group generation, or another group's written later) preceded this one's: this one's fence landed late.")
         lateFences = registry.counter("provisioner_late_fences_total",
-                                      help: "Fences of other processes read after this owner's own that fence it out of nothing: of an older group generation, or of another group written more than 1 s before this owner's (they landed late, after their writers gave the partition up).")
+                                      help: "Fences of other processes that this owner's fencing reads found after its own fence and that fence it out of nothing: of an older group generation, or of another group written more than 1 s before this owner's (they landed late, after their writers gave the partition up).")
         undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
                                               help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
         registry.gauge(Self.librdkafkaInfo, help: "Always 1; the version label is the librdkafka the worker loaded at run time (rd_kafka_version_str).",

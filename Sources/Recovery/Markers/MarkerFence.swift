@@ -52,8 +52,8 @@ public struct MarkerFence: Sendable, Hashable {
     ///   generations say nothing: a fence written (`atMs`, its writer's clock) more than
     ///   `crossGroupMarginMs` before the owner's landed late, after its writer gave the partition
     ///   up, and does not; any other does (within the margin, the later in the log wins, as
-    ///   before). Both owners judge the same two recorded times, so they never both go on,
-    ///   whatever their clocks; clocks off by more than the margin can only stop both.
+    ///   before). Both owners judge the same two recorded times, so two that each read the
+    ///   other's fence never both go on, whatever their clocks.
     /// - When a number it needs is unknown, it does (the safe side: the owner gives its request up).
     public static func supersedes(_ fence: FenceStamp, owner: FenceStamp) -> Bool {
         if let group = fence.group, let ownerGroup = owner.group, group != ownerGroup {
@@ -68,7 +68,7 @@ public struct MarkerFence: Sendable, Hashable {
     /// older. Within it, clock error could reverse the two (the later in the log wins instead);
     /// beyond it, the time decides: a wider margin would leave more renames waiting on a late
     /// fence whose writer exited. Clocks of two hosts that differ by more can only make the wrong
-    /// owner wait, never both call.
+    /// owner wait (`supersedes`), never both call.
     public static let crossGroupMarginMs: Int64 = 1_000
 
     /// Whether fence `fence` of another process shows that process holds the partition after an
