@@ -29,6 +29,9 @@ final class SimCluster: @unchecked Sendable {
     /// Topics every produce to fails, until when (a partition leader gone): each send is reported
     /// failed after a produce timeout, written or not.
     var produceOutageUntilMs: [String: Int64] = [:]
+    /// Whether a send in an outage lands (reported timed out all the same), and after how long its
+    /// failure is reported (nil: drawn, even odds and 0.5-5 s).
+    var outageWritesLand: Bool?, outageReportMs: Int64?
     /// Markers partitions that cannot be read, until when.
     var unreadableUntilMs: [Int32: Int64] = [:]
     /// Process name → until when it cannot read the markers topic (cut off from its leaders, as a

@@ -11,12 +11,20 @@ final class SimExecutor: Executor, @unchecked Sendable {
     let idleTurnMs: Int64
     private(set) var loops: [SimLoop] = []
     let pool: any WorkQueue
+    private let poolQueue: SimQueue
 
     init(world: SimWorld, process: SimProcess, idleTurnMs: Int64 = 50) {
         self.world = world
         self.process = process
         self.idleTurnMs = idleTurnMs
-        pool = SimQueue(world: world, process: process, serial: false, label: "pool")
+        poolQueue = SimQueue(world: world, process: process, serial: false, label: "pool")
+        pool = poolQueue
+    }
+
+    /// The worker pool runs nothing until `untilMs` (every thread busy, as on a saturated
+    /// machine): work handed to it meanwhile runs then. Serial queues and loops go on.
+    func stallPool(untilMs: Int64) {
+        poolQueue.stalledUntilMs = untilMs
     }
 
     func serialQueue(label: String, onPool: Bool) -> any WorkQueue {

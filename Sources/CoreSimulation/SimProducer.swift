@@ -32,10 +32,12 @@ final class SimProducer: RecordProducer, @unchecked Sendable {
         let appendAt = max(world.nowMs + world.int(1...8) + slow, lastAppendMs[topicPartition] ?? 0)
         lastAppendMs[topicPartition] = appendAt
         let outage = (cluster.produceOutageUntilMs[message.topic] ?? 0) > world.nowMs
-        let fault = outage || world.chance(faultRate) ? world.pick([Fault.notWritten, .writtenButTimedOut]) : nil
+        let outageFault: Fault? = outage ? cluster.outageWritesLand.map { $0 ? .writtenButTimedOut : .notWritten } : nil
+        let fault = outageFault ?? (outage || world.chance(faultRate) ? world.pick([Fault.notWritten, .writtenButTimedOut]) : nil)
         // A timeout (and every failure in an outage) is reported only once the produce timed out, as
         // librdkafka does; a refusal such as "not leader" comes back at once.
-        let reportDelay = outage || fault == .writtenButTimedOut ? world.int(500...5_000) : world.int(0...4)
+        let reportDelay = outage ? cluster.outageReportMs ?? world.int(500...5_000)
+            : fault == .writtenButTimedOut ? world.int(500...5_000) : world.int(0...4)
         let landsIfDead = cluster.deadWritesLand ?? world.chance(0.5)
         outstandingCount += 1
         var stamped = message

@@ -8,6 +8,8 @@ final class SimQueue: WorkQueue, @unchecked Sendable {
     let serial: Bool
     let label: String
     private var lastMs: Int64 = 0
+    /// Until when the queue runs nothing (its threads busy elsewhere): work queued meanwhile waits.
+    var stalledUntilMs: Int64 = 0
 
     init(world: SimWorld, process: SimProcess, serial: Bool, label: String) {
         self.world = world
@@ -21,7 +23,7 @@ final class SimQueue: WorkQueue, @unchecked Sendable {
     }
 
     func async(_ work: @escaping @Sendable () -> Void) {
-        var at = world.nowMs + jitter()
+        var at = max(world.nowMs + jitter(), stalledUntilMs)
         if serial {
             at = max(at, lastMs)
             lastMs = at
@@ -30,7 +32,7 @@ final class SimQueue: WorkQueue, @unchecked Sendable {
     }
 
     func asyncAfter(milliseconds: Int64, _ work: @escaping @Sendable () -> Void) {
-        var at = world.nowMs + max(0, milliseconds) + jitter()
+        var at = max(world.nowMs + max(0, milliseconds) + jitter(), stalledUntilMs)
         if serial {
             at = max(at, lastMs)
             lastMs = at

@@ -6,8 +6,8 @@ import Pipeline
 /// judged by the same promises. A random schedule that found a defect moves whenever the core
 /// changes; a scenario keeps the fix tested. Each names the mutation that puts its fix back, and
 /// must break a promise with it (`SimulationTests`). No fault is drawn: every issuer answers at
-/// once, no produce fails, clocks agree; only the timing of the workers' own records still comes
-/// from the fixed seed (milliseconds, never the steps).
+/// once, clocks agree, and the only faults are the scenario's own steps; only the timing of the
+/// workers' own records still comes from the fixed seed (milliseconds, never the steps).
 public enum SimulationScenario: String, Sendable, CaseIterable {
     /// A renamed group's first owner must not be fenced out by the old group's last fence, sent
     /// through a slow broker before its writer exited and landing after the new owner's.
@@ -15,12 +15,17 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
     /// A renamed group's assignments must not go stale on the old group's fences of higher
     /// generations (generations count per group).
     case oldGenerationsAfterRename = "old-generations-after-rename"
+    /// An answer made without a call whose partition was given up before it could be decided must
+    /// not be published: the next owner, which finds the `started` marker whose write was reported
+    /// failed, answers the request.
+    case answerAfterGiveUp = "answer-after-give-up"
 
     /// The fix each scenario keeps: with this mutation, the scenario breaks a promise.
     public var mutation: SimulationMutation {
         switch self {
         case .lateFenceAfterRename: .lateFenceAcrossGroups
         case .oldGenerationsAfterRename: .fencesAcrossGroups
+        case .answerAfterGiveUp: .answerAfterGiveUp
         }
     }
 
@@ -31,6 +36,8 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
             "w1 hands the partition to w2 through a broker that acknowledges in 6 s; the group is renamed; w2's fence lands after the new owner's, which must still call"
         case .oldGenerationsAfterRename:
             "two joins and a leave take the old group to generation 4; after a rename the new group (generation 1) must run the partition"
+        case .answerAfterGiveUp:
+            "w1's started marker lands but every write is reported timed out; w2 joins and w1's revoke drain ends while its busy pool still holds the answer `failed`, which must not be published (w2 reconciles r1)"
         }
     }
 
@@ -46,6 +53,10 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
         case slowUntilRenamed(takingMs: Int64)
         /// The documented rename: every worker stops, then as many start in `sim-renamed`.
         case rename
+        /// For `forMs`, every write to the markers topic lands but is reported timed out after `reportAfterMs`.
+        case markersTimeOut(forMs: Int64, reportAfterMs: Int64)
+        /// The pool of `worker` runs nothing for `forMs` (its threads busy elsewhere).
+        case stallPool(worker: String, forMs: Int64)
     }
 
     /// The cluster a scenario starts with and its steps (`atMs` after the run's start).
@@ -68,6 +79,18 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
             Script(workers: 1, partitions: 1, steps: [
                 (1_000, .request(id: "r0", card: "c0")), (2_000, .join), (3_000, .join), (4_000, .leave(worker: "w1")),
                 (7_000, .rename), (12_000, .request(id: "r1", card: "c1")),
+            ])
+        case .answerAfterGiveUp:
+            // r1 (partition 1, the one w2 takes) has its `started` marker written at about 1.1 s;
+            // the third failure is reported at about 5.9 s, while w1 drains its revoke of
+            // partition 1 (from about 2.6 s to 12.8 s); w1's pool, busy from 5 s to 33 s, makes the
+            // answer (`failed`) after the drain ended. w2 found the marker and reconciles r1 (never
+            // called) to `not_provisioned` at about 33 s: with the fix put back, w1's `failed` is a
+            // second, different final. r0 and r2 (partition 0) are called by w1, r3 by w2.
+            Script(workers: 1, partitions: 2, steps: [
+                (500, .request(id: "r0", card: "c0")), (1_000, .markersTimeOut(forMs: 7_000, reportAfterMs: 1_500)),
+                (1_100, .request(id: "r1", card: "c1")), (2_500, .join), (5_000, .stallPool(worker: "w1", forMs: 28_000)),
+                (34_000, .request(id: "r2", card: "c2")), (34_500, .request(id: "r3", card: "c3")),
             ])
         }
     }

@@ -36,6 +36,7 @@ extension RequestFlow {
             // owner's answer (a `started` marker whose write timed out may be in the log, which that
             // owner reconciles); the next owner answers the request instead.
             guard let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
+                if context.mutations.answerAfterGiveUp { return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed) }
                 logger(for: origin).notice("partition given up before this answer was decided: not published here; the next owner answers the request")
                 return settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
             }

@@ -123,6 +123,9 @@ package struct CoreMutations: Sendable, Equatable {
     /// A payment action's reconciliation trusts an `authorized` payment at once, before the apply
     /// horizon: an action Worldpay carries out late is answered as never done.
     package var actionReadAtOnce = false
+    /// An answer without a call published undecided when its partition was given up before the
+    /// decision (no fence of its generation left): it may contradict the next owner's answer.
+    package var answerAfterGiveUp = false
 
     /// None: production.
     package init() {}
