@@ -20,7 +20,8 @@ enum SimulationPromises {
     }
 
     /// Judges a run's outputs against the promises, recording each broken one in the cluster's
-    /// violations (timestamped there); the counts and the paths it saw (`routed`, `route_refused`).
+    /// violations (timestamped there); the counts and the paths it saw (`routed`, `route_refused`,
+    /// what the issuer applied, recoveries from a previous owner's marker).
     static func judge(sent: [SimWorkload.Sent], cluster: SimCluster, issuer: SimIssuer) -> Verdict {
         var paths: [String: Int] = [:]
         var calls = 0
@@ -90,6 +91,12 @@ enum SimulationPromises {
                 }
             }
         }
+        // What the issuer applied, and the recoveries from a previous owner's marker.
+        paths["applied-late"] = issuer.appliedLate
+        for (path, count) in issuer.applied { paths["applied/\(path)"] = count }
+        paths["recovered"] = cluster.records(SimulationRun.topics.markers).filter { record in
+            CallMarker.decode(record.value).map { $0.state == .completed && $0.outcome == .recovered } ?? false
+        }.count
         return Verdict(requests: seen.count, calls: calls, finals: finalCount, identical: identical, deadLetters: deadLettered.count, paths: paths)
     }
 

@@ -1,14 +1,9 @@
 import Contract
-import Foundation
-import Issuers
-import Kafka
 import Pipeline
-import Recovery
-import Simulator
 
 /// One seeded schedule: three or four real workers (`SimNode`) in one consumer group over a
-/// `SimCluster`, the `SimIssuer`, and a workload (`SimWorkload`) on recurring cards of three
-/// issuers, some requests sent twice and some signed ones copied to another partition. Faults are
+/// `SimCluster`, the `SimIssuer`, backends producing requests on recurring cards of three issuers
+/// and payments (`SimBackends`), and an operator replaying dead letters (`SimOperator`). Faults are
 /// drawn from the seed (`SimulationSettings`): rebalances, joins and leaves, kill -9 (restarted
 /// later), zombies, produce errors that may or may not have written, slow or missing commit
 /// answers, unreadable markers, issuer calls longer than the drain, answers lost after the issuer
@@ -51,9 +46,9 @@ final class SimulationRun: @unchecked Sendable {
     private var slowUntilRenamed = false
     /// Faults the schedule carried out, by name (`SimulationCoverage`).
     private var carriedOut: [String: Int] = [:]
-    private var sent: [SimWorkload.Sent] = []
-    /// The signed request messages produced (what a hostile copy copies).
-    private var signedSent: [KafkaOutgoingMessage] = []
+    /// The backends producing requests and payments, and the operator replaying dead letters.
+    let backends: SimBackends
+    let operatorDesk: SimOperator
 
     init(seed: UInt64, mutations: CoreMutations, tracing: Bool, script: SimulationScenario.Script? = nil) {
         self.seed = seed
@@ -68,6 +63,8 @@ final class SimulationRun: @unchecked Sendable {
                              cooperative: settings.cooperative, rebalanceTimeoutMs: settings.rebalanceTimeoutMs,
                              sessionTimeoutMs: settings.sessionTimeoutMs, firstOffset: settings.firstOffset)
         issuer = SimIssuer(world: world)
+        backends = SimBackends(world: world, cluster: cluster, issuer: issuer, settings: settings)
+        operatorDesk = SimOperator(world: world, cluster: cluster)
         // A scenario draws no fault: a write a dead process sent still lands.
         if script != nil { cluster.deadWritesLand = true }
         probe.world = world
@@ -99,49 +96,10 @@ final class SimulationRun: @unchecked Sendable {
     /// The seed's workload and faults: cards of three issuers, requests on them, payments.
     private func workload() {
         if settings.firstOffset > 0 { carriedOut["retention", default: 0] += 1 }
-        let behaviours = SimIssuer.Behaviour.allCases
-        var cards: [(program: String, id: String)] = []
-        for index in 0..<settings.cards {
-            let program = world.pick(["sim-imprint", "sim-imprint", "sim-dcs", "sim-gnosis"])
-            let card = "c\(index)"
-            cards.append((program, card))
-            // Most cards answer at once; the rest slowly, lose answers, or refuse.
-            issuer.behaviours[card] = world.chance(0.55) ? .ok : world.pick(behaviours)
-        }
+        let cards = backends.cards()
         for _ in 0..<settings.workers { startWorker() }
-        for index in 0..<settings.requests {
-            let card = world.pick(cards)
-            let wallet: Wallet = if card.program == "sim-gnosis" || world.chance(settings.appleShare) {
-                .applePay
-            } else if card.program == "sim-imprint" && world.chance(settings.legacyShare) {
-                .googlePay
-            } else { .googleWallet }
-            // A phone holds cards of several programs; a Google device here holds one card's.
-            let device = switch wallet {
-            case .applePay: "a\(world.int(0...2))"
-            case .googleWallet: "d\(world.int(0...2))-\(card.id)"
-            case .googlePay: "l\(world.int(0...1))-\(card.id)"
-            }
-            let at = world.int(1_000...Self.sendWindowMs)
-            let resend = world.chance(settings.resendRate) ? world.int(0...15_000) : nil
-            let route: ReplyRoute? = if world.chance(settings.replyShare) {
-                ReplyRoute(topic: world.chance(0.1) ? Self.missingReplyTopic : Self.replyTopic, partition: world.chance(0.5) ? Int32(world.int(0...1)) : nil,
-                           correlationID: Array("corr-r\(index)".utf8))
-            } else { nil }
-            world.after(at, nil, "request produced") { [self] in
-                // Legacy Google Pay's wallet id is the device's, stable across attempts.
-                let made = SimWorkload.request(id: "r\(index)", program: card.program, card: card.id, device: device, wallet: wallet,
-                                               walletID: wallet == .googlePay ? "lw-\(device)" : "w\(index)", route: route, world: world)
-                guard let made else { return cluster.violation("request r\(index): no Apple device could be made") }
-                let request = made.request
-                produce(made.message, SimWorkload.Sent(requestID: request.requestID, program: card.program, card: card.id, wallet: request.wallet,
-                                                       device: ReconcileQuery.deviceRef(for: request) ?? "?", route: route,
-                                                       handshake: HandshakeReference.of(request) ?? "?", producedAtMs: world.nowMs,
-                                                       deadlineMs: world.nowMs + Self.windowMs),
-                        behaviour: card.id, resend: resend)
-            }
-        }
-        payments(behaviours: behaviours)
+        backends.requests(on: cards)
+        backends.payments()
         faults()
     }
 
@@ -151,15 +109,7 @@ final class SimulationRun: @unchecked Sendable {
             world.at(Self.epochMs + atMs, nil, "scenario step") { [self] in
                 switch step {
                 case .request(let id, let card):
-                    guard let made = SimWorkload.request(id: id, program: "sim-imprint", card: card, device: "d0-\(card)", wallet: .googleWallet,
-                                                         walletID: "w-\(id)", route: nil, world: world) else {
-                        return cluster.violation("request \(id) does not decode")
-                    }
-                    produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-imprint", card: card, wallet: .googleWallet,
-                                                           device: ReconcileQuery.deviceRef(for: made.request) ?? "?", route: nil,
-                                                           handshake: HandshakeReference.of(made.request) ?? "?", producedAtMs: world.nowMs,
-                                                           deadlineMs: world.nowMs + Self.windowMs),
-                            behaviour: card, resend: nil)
+                    backends.scenarioRequest(id: id, card: card)
                 case .join:
                     startWorker()
                 case .leave(let name):
@@ -180,88 +130,6 @@ final class SimulationRun: @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// Produces a request the workload made (signed for its partition when its program signs),
-    /// and again `resend` ms later when drawn; `behaviour`: the card or reference whose behaviour
-    /// the issuer follows (for the trace).
-    private func produce(_ made: KafkaOutgoingMessage, _ request: SimWorkload.Sent, behaviour: String, resend: Int64?) {
-        sent.append(request)
-        let partition = cluster.partition(for: made)
-        let message = SimWorkload.signed(made, program: request.program, partition: partition, settings: settings, nowMs: world.nowMs)
-        if message.headers.contains(where: { $0.key == RequestSignature.header }) { signedSent.append(message) }
-        let offset = cluster.append(message, partition: partition)
-        let what = request.payment.map { "\($0.action?.rawValue ?? "payment") \($0.reference)" } ?? "\(request.wallet.rawValue), card \(request.card)"
-        world.note("request \(request.requestID) (\(request.program) \(what): \(issuer.behaviours[behaviour].map { "\($0)" } ?? "ok")) at \(partition)@\(offset)")
-        if let resend { world.after(resend, nil, "request produced again") { [self] in
-            let offset = cluster.append(message, partition: partition)
-            world.note("request \(request.requestID) again at \(partition)@\(offset)")
-        } }
-    }
-
-    /// Worldpay payments (`SimulationSettings.payments`), each with a transaction reference of its
-    /// own and a behaviour like a card's; most are followed by a settle, partial settle or cancel
-    /// once their backend holds an `authorized` final (sent through the authorization's link).
-    private func payments(behaviours: [SimIssuer.Behaviour]) {
-        let window = WorkerConfiguration(workerID: "sim").deadlines.paymentWindowMs
-        for index in 0..<settings.payments {
-            let reference = "p\(index)"
-            issuer.behaviours[reference] = world.chance(0.55) ? .ok : world.pick(behaviours)
-            let at = world.int(1_000...Self.sendWindowMs)
-            let resend = world.chance(settings.resendRate) ? world.int(0...15_000) : nil
-            let route: ReplyRoute? = world.chance(settings.replyShare)
-                ? ReplyRoute(topic: Self.replyTopic, partition: nil, correlationID: Array("corr-p\(index)".utf8)) : nil
-            let amount = world.int(100...5_000)
-            let action: PaymentActionKind? = world.chance(0.7) ? world.pick(PaymentActionKind.allCases) : nil
-            let actionAfterMs = world.int(1_000...20_000)
-            world.after(at, nil, "payment produced") { [self] in
-                let id = "pay\(index)"
-                guard let made = SimWorkload.payment(id: id, program: "sim-worldpay", reference: reference, amount: amount, route: route, world: world) else {
-                    return cluster.violation("payment \(id) does not decode")
-                }
-                produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-worldpay", card: "txn-" + reference, wallet: .applePay, device: "?",
-                                                       route: route, handshake: "payment/" + reference, producedAtMs: world.nowMs,
-                                                       deadlineMs: world.nowMs + window, payment: (reference, nil)),
-                        behaviour: reference, resend: resend)
-                guard let action else { return }
-                followUp(action, paymentID: id, reference: reference, amount: action == .partialSettle ? amount / 2 : nil,
-                         route: route, window: window, afterMs: actionAfterMs, looks: 0)
-            }
-        }
-    }
-
-    /// Sends `action` on the payment `paymentID` once its backend holds an `authorized` final
-    /// (looking every `afterMs`, at most eight times; a payment not authorized is never followed up).
-    private func followUp(_ action: PaymentActionKind, paymentID: String, reference: String, amount: Int64?, route: ReplyRoute?,
-                          window: Int64, afterMs: Int64, looks: Int) {
-        world.after(afterMs, nil, "payment action due") { [self] in
-            guard let status = finalStatus(of: paymentID) else {
-                if looks < 8 { followUp(action, paymentID: paymentID, reference: reference, amount: amount, route: route, window: window,
-                                        afterMs: afterMs, looks: looks + 1) }
-                return
-            }
-            guard status == .authorized else { return }
-            let id = paymentID + "-" + action.rawValue
-            guard let made = SimWorkload.paymentAction(id: id, program: "sim-worldpay", action: action, reference: reference, amount: amount,
-                                                       route: route, world: world) else {
-                return cluster.violation("payment action \(id) does not decode")
-            }
-            produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-worldpay", card: "txn-" + reference, wallet: .applePay, device: "?",
-                                                   route: route, handshake: "action/" + reference, producedAtMs: world.nowMs,
-                                                   deadlineMs: world.nowMs + window, payment: (reference, action)),
-                    behaviour: reference, resend: nil)
-        }
-    }
-
-    /// The status of request `requestID`'s first final on any results topic, if it has one.
-    private func finalStatus(of requestID: String) -> ResultStatus? {
-        let key = Array(requestID.utf8)
-        // Results are keyed by their request id (`ReplyRouting.messages`): only those are decoded.
-        for record in cluster.records(Self.topics.results) + cluster.records(Self.replyTopic) where record.key == key {
-            guard let result = try? ProvisioningResult.decode(record.value), result.requestID == requestID, result.isFinal else { continue }
-            return result.status
-        }
-        return nil
     }
 
     /// Lets everything of the run go: events, workers, groups, logs.
@@ -345,11 +213,11 @@ final class SimulationRun: @unchecked Sendable {
             rename()
         }
         // Some replays come while the original's copies are still in flight, some after.
-        for _ in 0..<settings.replays { world.after(world.int(15_000...70_000), nil, "operator replays dead letters") { [self] in replayDeadLetters() } }
-        if settings.promptReplays { watchDeadLetters(seen: 0) }
+        for _ in 0..<settings.replays { world.after(world.int(15_000...70_000), nil, "operator replays dead letters") { [self] in operatorDesk.replay() } }
+        if settings.promptReplays { operatorDesk.watch() }
         schedule(settings.copies, "fault: a signed request copied to another partition") { [self] in
-            guard settings.partitions > 1, !signedSent.isEmpty else { return }
-            var copy = world.pick(signedSent)
+            guard settings.partitions > 1, !backends.signedSent.isEmpty else { return }
+            var copy = world.pick(backends.signedSent)
             let original = copy.partition ?? 0
             copy.partition = (original + Int32(world.int(1...Int64(settings.partitions - 1)))) % settings.partitions
             let offset = cluster.append(copy, partition: copy.partition ?? 0)
@@ -407,60 +275,26 @@ final class SimulationRun: @unchecked Sendable {
         }
     }
 
-    /// An operator who watches the dead letters: every second, each letter that landed since the
-    /// last look is replayed 0.5-3 s later (`replayDeadLetters`' checks and builder).
-    private func watchDeadLetters(seen: Int) {
-        world.after(1_000, nil, "operator looks at the dead letters") { [self] in
-            let letters = cluster.records(Self.topics.deadLetters)
-            for record in letters.dropFirst(seen) {
-                world.after(world.int(500...3_000), nil, "operator replays a dead letter") { [self] in replayDeadLetters([record]) }
-            }
-            if world.nowMs < Self.epochMs + Self.endMs - 5_000 { watchDeadLetters(seen: letters.count) }
-        }
-    }
-
-    /// What `dlq replay` does with `letters` (every dead letter written so far by default): a
-    /// letter whose seal, target and replay policy allow it goes back to its original topic and
-    /// partition, signed with the replay key (`DeadLetterReplayer.replayMessage`, the tool's own builder).
-    private func replayDeadLetters(_ letters: [KafkaMessage]? = nil) {
-        let replayer = DeadLetterReplayer(properties: [:], auditTopic: Self.topics.audit, operatorName: "sim-operator",
-                                          replayKeys: SimWorkload.replayKeys, targetTopics: [Self.topics.requests, Self.topics.reconcile])
-        for record in letters ?? cluster.records(Self.topics.deadLetters) {
-            let entry = DeadLetterEntry(message: record)
-            guard replayer.refusal(entry, to: nil, nowMs: world.nowMs) == nil, let provenance = entry.provenance,
-                  DeadLetterReplayPolicy.replayVerdict(provenance: provenance, summary: entry.summary, nowMs: world.nowMs).isReplayable else { continue }
-            let message = DeadLetterReplayer.replayMessage(entry, provenance: provenance, to: provenance.originalTopic, operatorName: "sim-operator",
-                                                           signer: SimWorkload.replayKeys.signer(nowMs: world.nowMs), partitionCount: 1, nowMs: world.nowMs)
-            let offset = cluster.append(message, partition: message.partition ?? cluster.partition(for: message))
-            carriedOut["replay", default: 0] += 1
-            world.note("operator replays \(entry.identifier) to \(provenance.originalTopic)@\(offset)")
-        }
-    }
-
     // MARK: - Checks
 
     /// Whether every request sent has a final result or a dead letter.
     private func allAnswered() -> Bool {
-        sent.allSatisfy { cluster.answered.contains($0.requestID) }
+        backends.sent.allSatisfy { cluster.answered.contains($0.requestID) }
     }
 
     private func check() -> SimulationReport {
-        let verdict = SimulationPromises.judge(sent: sent, cluster: cluster, issuer: issuer)
+        let verdict = SimulationPromises.judge(sent: backends.sent, cluster: cluster, issuer: issuer)
         carriedOut.merge(verdict.paths, uniquingKeysWith: +)
         return SimulationReport(seed: seed, settings: settings.description, violations: cluster.violations + probe.violations,
                                 trace: world.trace, events: world.ran, requests: verdict.requests, calls: verdict.calls, finals: verdict.finals,
                                 identicalDuplicates: verdict.identical, deadLetters: verdict.deadLetters, coverage: coverage())
     }
 
-    /// The paths this run took: the workers' counters (every process, killed ones included) and
-    /// what the schedule carried out.
+    /// The paths this run took: the workers' counters (every process, killed ones included), what
+    /// the schedule carried out and what judging it saw.
     private func coverage() -> SimulationCoverage {
         var schedule = carriedOut
-        schedule["applied-late"] = issuer.appliedLate
-        for (path, count) in issuer.applied { schedule["applied/\(path)"] = count }
-        schedule["recovered"] = cluster.records(Self.topics.markers).filter { record in
-            CallMarker.decode(record.value).map { $0.state == .completed && $0.outcome == .recovered } ?? false
-        }.count
+        schedule["replay", default: 0] += operatorDesk.replayed
         return SimulationCoverage(registries: nodes.map(\.metrics), schedule: schedule)
     }
 }
