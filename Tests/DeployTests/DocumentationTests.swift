@@ -73,7 +73,8 @@ struct DocumentationTests {
     @Test("every metric Deploy/README.md names is registered by the worker")
     func metricNamesExist() throws {
         let registered = try ["Sources/Pipeline/Runtime/WorkerMetrics.swift", "Sources/Pipeline/Runtime/WorkerGauges.swift",
-                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift", "Sources/Pipeline/Secrets/SecretResolver.swift",
+                              "Sources/Pipeline/Runtime/KafkaStatisticsMetrics.swift", "Sources/Pipeline/Markers/MarkerMetrics.swift",
+                              "Sources/Pipeline/Secrets/SecretResolver.swift",
                               "Sources/Observability/Tracing/SpanExporter.swift"]
             .map(Repository.text).joined()
         let readme = try Repository.text("Deploy/README.md")

@@ -84,7 +84,7 @@ extension RequestFlow {
             : context.clock() + job.program.timeoutMs
         context.fencing.confirm(partition: origin.partition.partition, epoch: epoch, marker: offset, deadlineMs: lastStartMs) { [self] verdict in
             let confirmation = context.mutations.callWithoutFencing ? .call : verdict
-            if confirmation != .call { context.metrics.countFencing(confirmation) }
+            if confirmation != .call { context.metrics.markers.countFencing(confirmation) }
             switch confirmation {
             case .call:
                 // On the producer's delivery thread or the fencing reader's queue: hand off, so the

@@ -42,6 +42,34 @@ extension ReconcileRunner {
                 parkedReason: "a replayed reconciliation that failed again: parked so it cannot loop; ask the device wallet or the issuer")
         }
     }
+
+    /// A job's result along the request's reply route (checked against today's `results.reply_topics`).
+    func resultMessages(_ held: Held, _ result: ProvisioningResult) -> [KafkaOutgoingMessage] {
+        resultMessages(held, encoded: result.encodedJSON())
+    }
+
+    /// An encoded result (one the job made, or a decision read back) along the request's reply route.
+    func resultMessages(_ held: Held, encoded: [UInt8]) -> [KafkaOutgoingMessage] {
+        context.replyRouting.messages(requestID: held.job.requestID, value: encoded,
+                                      route: context.replyRouting.recheck(held.job.reply, program: held.job.program), headers: held.resultHeaders)
+    }
+
+    func deadLetterRecord(_ message: KafkaMessage, generation: UInt64, reason: String) {
+        let partition = TopicPartition(topic: message.topic, partition: message.partition)
+        let dead = deadLetters.unreadableReconcileJob(message, reason: reason, nowMs: context.clock()).message
+        context.logger.warning("reconciliation record refused: dead-lettered",
+                               [("partition", .integer(Int64(message.partition))), ("offset", .integer(message.offset)),
+                                ("reason", .string(reason))])
+        context.publisher.publish([dead], attempts: .max) { [self] outcome in
+            guard outcome.allDelivered else {
+                // The producer failed for good: left uncommitted, and nobody waits for it.
+                ledger.abandon(partition, offset: message.offset, generation: generation)
+                return
+            }
+            context.metrics.countDeadLetter(code: DeadLetterCode.invalidReconcileJob.rawValue, parked: false)
+            ledger.complete(partition, offset: message.offset, generation: generation)
+        }
+    }
 }
 
 extension ReconcileJob {

@@ -76,7 +76,7 @@ extension RequestConsumer {
             var own = stamp
             if context.mutations.fencesAcrossGroups { own.group = nil }
             if let newer = found.newerOwner(than: own, instance: context.fencing.instance) {
-                context.metrics.staleAssignments.increment()
+                context.metrics.markers.staleAssignments.increment()
                 context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
                                        [("partition", .integer(Int64(partition.partition))), ("fence", .integer(newer.offset)),
                                         ("generation", .integer(Int64(newer.stamp.generation ?? -1))), ("own_generation", .integer(Int64(stamp.generation ?? -1)))])

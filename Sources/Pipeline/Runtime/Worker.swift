@@ -69,14 +69,14 @@ public final class Worker: Sendable {
         let markersTopic = configuration.topics.markers
         let fencing = MarkerFencing(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-fencing", ["fetch.wait.max.ms": "10"]),
                                     queue: executor.serialQueue(label: "provisioner.marker-fencing", onPool: false), clock: clock,
-                                    logger: logger.child("fencing"), instance: runtime.instance, lateFences: workerMetrics.lateFences)
+                                    logger: logger.child("fencing"), instance: runtime.instance, lateFences: workerMetrics.markers.lateFences)
         let deciderLogger = logger.child("decisions")
         let decider = FinalDecider(publisher: publisher, fencing: fencing, topic: markersTopic, logger: deciderLogger,
                                    retryQueue: executor.serialQueue(label: "provisioner.decision-retry", onPool: false),
-                                   counted: { workerMetrics.countDecision($0) }) { () throws(KafkaError) in
+                                   counted: { workerMetrics.markers.countDecision($0) }) { () throws(KafkaError) in
             MarkerCatchUp(reader: try runtime.makeMarkerReader(consumerProperties, markersTopic, "marker-reader", [:]),
                           queue: executor.serialQueue(label: "provisioner.marker-look-up", onPool: false), logger: deciderLogger,
-                          timeoutMs: 10_000, undecodable: workerMetrics.undecodableMarkers,
+                          timeoutMs: 10_000, undecodable: workerMetrics.markers.undecodableMarkers,
                           fencesFromPositionOnly: runtime.mutations.fencesFromPositionOnly)
         }
         let tracer: Tracer?

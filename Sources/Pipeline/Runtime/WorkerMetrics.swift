@@ -39,15 +39,12 @@ struct WorkerMetrics: Sendable {
     let rewindsRepeated: Counter
     /// Times every requests partition was paused because `max_pending` records were unsettled.
     let backpressurePauses: Counter
-    /// Assignments found stale at catch-up (a newer owner's fence precedes this one's).
-    let staleAssignments: Counter
-    /// Other processes' fences read after this owner's own that fence it out of nothing (they landed late).
-    let lateFences: Counter
+    /// The markers log's counters: fencing, decisions, stale assignments.
+    let markers: MarkerMetrics
     /// Program names configured on this worker: the only values of the `program` label.
     private let programs: Set<String>
     /// Issuer endpoints of the configured programs: the only values of the `endpoint` label.
     private let endpoints: Set<String>
-    let undecodableMarkers: Counter
     /// librdkafka's statistics reports of the worker's clients.
     var kafkaStatistics: KafkaStatisticsMetrics { KafkaStatisticsMetrics(registry: registry) }
 
@@ -78,12 +75,7 @@ struct WorkerMetrics: Sendable {
                                            help: "Requests or reconciliation partitions rewound again because a record past the offset they were rewound to arrived first (the seek did not take effect).")
         backpressurePauses = registry.counter("provisioner_backpressure_pauses_total",
                                               help: "Times every requests partition was paused because max_pending records were unsettled (resumed at half).")
-        staleAssignments = registry.counter("provisioner_stale_assignments_total",
-                                            help: "Requests partition assignments not run because another process's newer fence (a newer group generation, or another group's written later) preceded this one's: this one's fence landed late.")
-        lateFences = registry.counter("provisioner_late_fences_total",
-                                      help: "Fences of other processes that this owner's fencing reads found after its own fence and that fence it out of nothing: of an older group generation, or of another group written more than 1 s before this owner's (they landed late, after their writers gave the partition up).")
-        undecodableMarkers = registry.counter("provisioner_undecodable_markers_total",
-                                              help: "Call markers read back whose value could not be read (their request is treated as possibly called).")
+        markers = MarkerMetrics(registry: registry)
         registry.gauge(Self.librdkafkaInfo, help: "Always 1; the version label is the librdkafka the worker loaded at run time (rd_kafka_version_str).",
                        labels: ["version": KafkaRuntime.version]).set(1)
         primeKnownSeries(programs: programs)
@@ -119,8 +111,6 @@ struct WorkerMetrics: Sendable {
         for endpoint in Set(programs.map(\.endpoint)).sorted() {
             for state in CircuitBreaker.State.allCases { _ = breakerTransitionsCounter(endpoint: endpoint, state: state.rawValue) }
         }
-        for confirmation in MarkerFencing.Confirmation.allCases where confirmation != .call { _ = fencingCounter(confirmation) }
-        for verdict in FinalDecider.Verdict.labels { _ = decisionsCounter(verdict) }
         for replay in [false, true] { _ = unauthenticatedCounter(replay: replay) }
         for refusal in KafkaError.Refusal.allCases { _ = deadLettersGivenUpCounter(refusal.rawValue) }
         _ = duplicatesCounter()
@@ -265,30 +255,6 @@ struct WorkerMetrics: Sendable {
                                  help: "Answered request ids of programs not configured here (or of earlier versions' markers) forgotten before the duplicate horizon because their share of duplicates.max_bytes was full.") {
             Double(horizon.evictedBeforeHorizon[DuplicateHorizon.otherShare] ?? 0)
         }
-    }
-
-    /// Counts a fencing verdict that stopped a call whose `started` marker was acknowledged (the
-    /// common `call` verdict is not counted: it is the issuer call itself).
-    func countFencing(_ confirmation: MarkerFencing.Confirmation) {
-        fencingCounter(confirmation).increment()
-    }
-
-    private func fencingCounter(_ confirmation: MarkerFencing.Confirmation) -> Counter {
-        registry.counter("provisioner_call_fencing_total",
-                         help: "Calls stopped after their started marker: fenced_out (another process's fence precedes it: a newer owner holds the partition), unconfirmed (the markers could not be read in time: answered expired, not called).",
-                         labels: ["verdict": confirmation.label])
-    }
-
-    /// Counts a final decision (`FinalDecider`): `own` (the first), `earlier` (another decision
-    /// came first and was published instead), `undecided` (not written), `unreadable` (not checked).
-    func countDecision(_ verdict: FinalDecider.Verdict) {
-        decisionsCounter(verdict.label).increment()
-    }
-
-    private func decisionsCounter(_ label: String) -> Counter {
-        registry.counter("provisioner_decisions_total",
-                         help: "Final results decided through the markers log: own (first), earlier (another decision came first and was published instead), undecided (the decision could not be written), unreadable (the log could not be read to check it).",
-                         labels: ["verdict": label])
     }
 
     /// Counts a message that failed its signature check and got no answer (`replay`: it claimed
