@@ -61,7 +61,8 @@ struct SettlementTests {
         let ledger = OffsetLedger()
         let horizon = DuplicateHorizon(horizonMs: 60_000, maxBytes: 1 << 20, shares: [:])
         let written = Mutex<[CallMarker]>([])
-        let released = Mutex<[UInt64]>([])
+        /// Slots freed, with the breaker verdict each was freed with.
+        let released = Mutex<[(slot: UInt64, success: Bool?)]>([])
         /// For each marker written, whether it was retried until acknowledged.
         let attemptsUntilAcknowledged = Mutex<[Bool]>([])
         let markerDelivered: Bool
@@ -76,7 +77,7 @@ struct SettlementTests {
         var settler: Settler {
             Settler(duplicates: duplicates, ledger: ledger, horizon: horizon, workerID: "w", logger: Logger(label: "settlement", minimumLevel: .error, handler: DiscardingLogHandler()),
                     clock: { SettlementTests.now },
-                    releaseSlot: { [self] slot in released.withLock { $0.append(slot) } }, releaseQuota: { _ in },
+                    freeSlot: { [self] slot, success in released.withLock { $0.append((slot, success)) } }, releaseQuota: { _ in },
                     writeMarker: { [self] marker, _, untilAcknowledged, completion in
                         written.withLock { $0.append(marker) }
                         attemptsUntilAcknowledged.withLock { $0.append(untilAcknowledged) }
@@ -135,10 +136,24 @@ struct SettlementTests {
         let rig = Rig()
         let origin = rig.receive(0, claiming: "r-given-up")
         rig.settler.settle(.abandoned, origin: origin, identity: SettlementTests.id("r-given-up"), claimed: true, slot: 17)
-        #expect(rig.released.withLock { $0 } == [17])
+        let freed = rig.released.withLock { $0 }
+        #expect(freed.map(\.slot) == [17] && freed.map(\.success) == [nil], "a call given up before it was made says nothing of the issuer")
         #expect(rig.verdict("r-given-up") == .fresh)
         #expect(rig.committable == nil)
         #expect(rig.ledger.unsettledCount([Self.partition]) == 0)
+    }
+
+    @Test("a call that ended frees its slot with the breaker's verdict, before its answer is settled")
+    func slotFreedWithVerdict() {
+        let rig = Rig()
+        let origin = rig.receive(0, claiming: "r-called")
+        rig.settler.releaseSlot(21, success: false)
+        rig.settler.releaseSlot(22, success: true)
+        let freed = rig.released.withLock { $0 }
+        #expect(freed.map(\.slot) == [21, 22] && freed.map(\.success) == [false, true])
+        #expect(rig.committable == nil, "freeing the slot settles nothing")
+        rig.settler.settle(.answered(recovered: false, afterCall: true), origin: origin, identity: SettlementTests.id("r-called"), claimed: true)
+        #expect(rig.released.withLock { $0.count } == 2, "settling the answer frees no slot again")
     }
 
     @Test("dead-lettered after a started marker: a completed marker saying so, the claim released, not in the horizon")

@@ -5,7 +5,10 @@ import Recovery
 /// The second stage: the scheduler's decisions, the `started` marker, fencing's confirmation,
 /// the issuer call, and the result it yields (or a reconciliation after a previous owner's marker).
 extension RequestFlow {
-    /// Carries out the scheduler's decisions (on the thread that made them: short work only).
+    /// Carries out the scheduler's decisions. They are made on whichever thread submitted a job,
+    /// freed a slot or ran the scheduler's timer (a partition queue, the pool, the producer's
+    /// delivery thread, the poll thread inside a rebalance callback): a start only writes its
+    /// `started` marker there; an answer without a call is made on the pool, like every other.
     func carryOut(_ decisions: [SchedulerDecision<ProvisioningJob>]) {
         for decision in decisions {
             switch decision {
@@ -13,7 +16,8 @@ extension RequestFlow {
                 startCall(ticket.payload, ticketID: ticket.id)
             case .expire(let ticket):
                 let job = ticket.payload
-                answerWithoutCall(job, outcome: OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind), stage: .expired)
+                let expired = OutcomeTable.expiredBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
+                pool.async { self.answerWithoutCall(job, outcome: expired, stage: .expired) }
             case .refuse(let ticket, let reason):
                 let job = ticket.payload
                 context.metrics.countRefusal(reason: reason.rawValue, program: job.request.program)
@@ -21,7 +25,7 @@ extension RequestFlow {
                 case .breakerOpen: OutcomeTable.breakerOpen()
                 case .rateLimited, .maxUnsettled: OutcomeTable.rateLimitedBeforeCall(wallet: job.request.wallet, kind: job.request.kind)
                 }
-                answerWithoutCall(job, outcome: outcome, stage: .rejected)
+                pool.async { self.answerWithoutCall(job, outcome: outcome, stage: .rejected) }
             }
         }
     }
@@ -54,7 +58,7 @@ extension RequestFlow {
                 return
             }
             guard write.delivered else {
-                scheduler.finish(ticketID: ticketID, success: nil)
+                settler.releaseSlot(ticketID, success: nil)
                 context.logger.error("could not write the call marker; answering without calling the issuer",
                                      [("error", .string(write.error?.description ?? "unknown"))])
                 let failed = OutcomeTable.markerNotWritten(wallet: job.request.wallet, kind: job.request.kind)
@@ -120,7 +124,7 @@ extension RequestFlow {
     /// process was a zombie, the answer is withdrawn and every reader ignores it, whatever that
     /// owner's own call did.
     private func notCalledUnconfirmed(_ job: ProvisioningJob, ticketID: UInt64) {
-        scheduler.finish(ticketID: ticketID, success: nil)
+        settler.releaseSlot(ticketID, success: nil)
         let expired = OutcomeTable.ownershipUnconfirmed(wallet: job.request.wallet, kind: job.request.kind)
         var unstarted = job
         if !context.mutations.unconfirmedDecidedAsCall { unstarted.startedMarker = nil }
@@ -142,7 +146,7 @@ extension RequestFlow {
     }
 
     private func answered(_ job: ProvisioningJob, ticketID: UInt64, report: IssuerCallReport) {
-        scheduler.finish(ticketID: ticketID, success: Self.breakerVerdict(report.answer))
+        settler.releaseSlot(ticketID, success: Self.breakerVerdict(report.answer))
         let request = job.request
         context.metrics.issuerLatency.observe(Double(report.issuerMs))
         var outcome = report.outcome
@@ -178,14 +182,12 @@ extension RequestFlow {
                                          replayOf: job.origin.replayOf, requestOffset: job.origin.offset)
         }
         let reconcile = outcome.status == .indeterminate && !outcome.isFinal ? reconcileJob(for: job, decidedIn: decidedIn) : nil
-        let mayHaveBeenCalled = report.requestMayHaveBeenSent
         if case .transportFailure(.abandonedBeforeSend) = report.answer {
             // The budget ran out before sending: the issuer never saw it.
-            deliver(result, origin: job.origin, value: job.value, job: job, claimed: true, startedMarker: true)
+            deliver(Answer(result, job: job, route: .afterCall(mayHaveReachedIssuer: false)))
             return
         }
-        deliver(result, origin: job.origin, value: job.value, job: job, claimed: true, reconcile: reconcile, startedMarker: true,
-                issuerMayHaveBeenCalled: mayHaveBeenCalled)
+        deliver(Answer(result, job: job, route: .afterCall(mayHaveReachedIssuer: report.requestMayHaveBeenSent), reconcile: reconcile))
     }
 
     /// Breaker input: any definitive issuer answer is a success; timeouts, lost connections,
@@ -213,8 +215,7 @@ extension RequestFlow {
         let handOver = ReconcileJob.MarkersPosition(markersPartition: job.origin.partition.partition,
                                              markersFrom: context.markerIndex.readFrom(job.origin.partition) ?? 0,
                                              replayOf: job.origin.replayOf, requestOffset: job.origin.offset)
-        deliver(result, origin: job.origin, value: job.value, job: job, claimed: true, reconcile: reconcileJob(for: job, handOver: handOver),
-                startedMarker: true, issuerMayHaveBeenCalled: true, recovered: true)
+        deliver(Answer(result, job: job, route: .recovered, reconcile: reconcileJob(for: job, handOver: handOver)))
     }
 
     private func reconcileJob(for job: ProvisioningJob, handOver: ReconcileJob.MarkersPosition? = nil,
@@ -242,7 +243,7 @@ extension RequestFlow {
                                                    reason: AuditReason(outcome))], traceparent: job.origin.traceparent)
         let result = ProvisioningResult(request: job.request, issuer: job.program.issuer, outcome: outcome,
                                         timing: ResultTiming(window: job.window, receivedAtMs: job.origin.receivedAtMs), attempt: 1)
-        deliver(result, origin: job.origin, value: job.value, job: job, claimed: true)
+        deliver(Answer(result, job: job, route: .withoutCall))
     }
 
 }

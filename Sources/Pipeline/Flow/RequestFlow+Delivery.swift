@@ -5,21 +5,18 @@ import Recovery
 /// The third stage: a result (with a reconciliation job when the answer was lost) or a dead
 /// letter is published; once Kafka acknowledged it, `Settler.settle` does the bookkeeping.
 extension RequestFlow {
-    /// Publishes `result` for the record at `origin`; on acknowledgement settles it answered, and
-    /// when it cannot be written dead-letters the request instead. `claimed`: this record claimed
-    /// the request id (`IntakeDecision`); `startedMarker`: a `started` marker was written for it.
-    /// A final after this attempt's own `started` marker is decided first (`FinalDecider`): the
-    /// result published is then the request's first decision, this one or an earlier one.
-    func deliver(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?, claimed: Bool,
-                 reconcile: ReconcileJob? = nil, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
-                 recovered: Bool = false) {
-        var stamped = result
-        stamped.timing.publishedAtMs = context.clock()
-        let result = stamped
-        let encoded = result.encodedJSON()
-        guard let job, result.isFinal, reconcile == nil, !recovered, !context.mutations.finalsUndecided else {
-            return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, reconcile: reconcile,
-                           startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, recovered: recovered)
+    /// Publishes an answer; on acknowledgement settles its record, and when it cannot be written
+    /// dead-letters the request instead. A final after a `started` marker of this attempt, or an
+    /// answer without a call, is decided first (`FinalDecider`): the result published is then the
+    /// request's first decision, this one or an earlier one.
+    func deliver(_ answer: Answer) {
+        var answer = answer
+        answer.result.timing.publishedAtMs = context.clock()
+        let encoded = answer.result.encodedJSON()
+        let origin = answer.origin
+        guard let job = answer.job, answer.result.isFinal, answer.reconcile == nil, answer.route != .recovered,
+              !context.mutations.finalsUndecided else {
+            return publish(answer, encoded: encoded, decided: false)
         }
         // Fencing reads a gap for as long as it takes (the markers may be unreadable for a while):
         // a final is never published unchecked; the worker stopping withdraws it (the decision is in the log).
@@ -29,16 +26,16 @@ extension RequestFlow {
         let write: (CallMarker, @escaping @Sendable (Settler.MarkerWrite) -> Void) -> Void = { [markers] marker, completion in
             markers.write(marker, for: origin, attempts: .max, completion: completion)
         }
+        let given = answer
         guard let started = job.startedMarker else {
-            guard claimed else { return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed) }
             // No fence of this generation: the partition was given up while the answer was made
             // (a revoke's drain ended first). Published undecided, it could contradict the next
             // owner's answer (a `started` marker whose write timed out may be in the log, which that
             // owner reconciles); the next owner answers the request instead.
             guard let epoch = context.fencing.epoch(origin.partition.partition, generation: origin.generation) else {
-                if context.mutations.answerAfterGiveUp { return publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed) }
+                if context.mutations.answerAfterGiveUp { return publish(answer, encoded: encoded, decided: false) }
                 logger(for: origin).notice("partition given up before this answer was decided: not published here; the next owner answers the request")
-                return settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
+                return abandon(answer)
             }
             let decision = CallMarker(job.identity, state: .completed, requestOffset: origin.offset, atMs: context.clock(),
                                       worker: context.configuration.workerID, outcome: .answeredWithoutCall, replayOf: origin.replayOf,
@@ -48,12 +45,12 @@ extension RequestFlow {
                 switch verdict {
                 case .withdrawn:
                     logger(for: origin).warning("a newer owner fenced this partition: this answer is withdrawn, the new owner answers the request")
-                    settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
+                    abandon(given)
                 case .undecided:
                     logger(for: origin).error("the decision could not be written (the producer failed for good): not published here; the next owner answers the request")
-                    settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
+                    abandon(given)
                 case .own, .earlier, .unreadable:
-                    publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true)
+                    publish(given, encoded: encoded, decided: true)
                 }
             }
             return
@@ -65,32 +62,35 @@ extension RequestFlow {
             switch verdict {
             case .withdrawn, .unreadable:
                 logger(for: origin).warning("the decision could not be checked against the markers before the worker stopped: not published here; the next owner publishes the first decision")
-                settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
+                abandon(given)
             case .own:
-                publish(result, encoded: encoded, origin: origin, value: value, job: job, claimed: claimed, decided: true,
-                        startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
+                publish(given, encoded: encoded, decided: true)
             case .earlier(let bytes):
                 logger(for: origin).warning("another attempt decided this request's final first: its result is published, not this attempt's")
-                let earlier = (try? ProvisioningResult.decode(bytes)) ?? result
-                publish(earlier, encoded: bytes, origin: origin, value: value, job: job, claimed: claimed, decided: true,
-                        startedMarker: startedMarker, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled)
+                var earlier = given
+                if let decoded = try? ProvisioningResult.decode(bytes) { earlier.result = decoded }
+                publish(earlier, encoded: bytes, decided: true)
             case .undecided:
                 logger(for: origin).error("the decision could not be written (the producer failed for good): not published here; the next owner publishes the first decision or reconciles")
-                settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
+                abandon(given)
             }
         }
     }
 
-    /// Publishes an encoded result (`decided`: its decision marker is already written, so
+    /// Gives an answer up unpublished: the next owner answers the request.
+    private func abandon(_ answer: Answer) {
+        settler.settle(.abandoned, origin: answer.origin, identity: answer.result.identity, claimed: answer.claimed)
+    }
+
+    /// Publishes an answer's encoded result (`decided`: its decision marker is already written, so
     /// settlement only follows it with a "published" marker it does not wait for); on
     /// acknowledgement settles the record.
-    func publish(_ result: ProvisioningResult, encoded: [UInt8], origin: RecordOrigin, value: [UInt8], job provisioningJob: ProvisioningJob?, claimed: Bool,
-                 reconcile: ReconcileJob? = nil, decided: Bool = false, startedMarker: Bool = false, issuerMayHaveBeenCalled: Bool = false,
-                 recovered: Bool = false) {
+    func publish(_ answer: Answer, encoded: [UInt8], decided: Bool) {
+        let origin = answer.origin, result = answer.result
         var messages = context.replyRouting.messages(requestID: result.requestID, value: encoded, route: origin.reply,
                                                      headers: origin.resultHeaders)
         let resultTopic = messages[0].topic
-        let job = reconcile.map {
+        let job = answer.reconcile.map {
             KafkaOutgoingMessage(topic: context.configuration.topics.reconcile, key: Array($0.requestID.utf8),
                                  value: $0.encodedJSON(), headers: origin.propagatedHeaders)
         }
@@ -100,8 +100,7 @@ extension RequestFlow {
             // that failed does not dead-letter a request whose answer was delivered.
             if case .some(.some) = outcome.reports.first, !outcome.allDelivered {
                 let jobDelivered = if job != nil, case .some(.none) = outcome.reports.last { false } else { true }
-                return delivered(result, origin: origin, provisioningJob: provisioningJob, job: job, jobDelivered: jobDelivered,
-                                 claimed: claimed, decided: decided, recovered: recovered, afterCall: startedMarker, error: outcome.lastError)
+                return delivered(answer, job: job, jobDelivered: jobDelivered, decided: decided, error: outcome.lastError)
             }
             guard outcome.allDelivered else {
                 logger(for: origin).error("result could not be published; dead-lettering the request",
@@ -109,15 +108,13 @@ extension RequestFlow {
                 if decided, let identity = result.identity {
                     context.markerIndex.decidedUnpublished(CallMarker.key(identity, replayOf: origin.replayOf), encoded: encoded, in: origin.partition)
                 }
-                deadLetter(value, origin: origin, code: .publishFailed,
+                deadLetter(answer.value, origin: origin, code: .publishFailed,
                            reason: "the result could not be published to \(resultTopic) after \(context.configuration.publishAttempts) attempts",
-                           issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, identity: result.identity, claimed: claimed,
-                           startedMarker: startedMarker && !decided)
+                           answer: answer, decided: decided)
                 return
             }
-            published(result, origin: origin, job: provisioningJob, reconcileScheduled: reconcile != nil)
-            settler.settle(decided ? .decided(afterCall: startedMarker) : .answered(recovered: recovered, afterCall: startedMarker), origin: origin,
-                           identity: result.identity, claimed: claimed)
+            published(result, origin: origin, job: answer.job, reconcileScheduled: answer.reconcile != nil)
+            settler.settle(answer.exit(decided: decided), origin: origin, identity: result.identity, claimed: answer.claimed)
         }
     }
 
@@ -125,24 +122,21 @@ extension RequestFlow {
     /// counted and logged; the job (which the interim answer needs for its final) is sent again
     /// until it is acknowledged, and the record is settled only then (abandoned when the producer
     /// failed for good: the next owner reconciles from the `started` marker).
-    private func delivered(_ result: ProvisioningResult, origin: RecordOrigin, provisioningJob: ProvisioningJob?,
-                           job: KafkaOutgoingMessage?, jobDelivered: Bool,
-                           claimed: Bool, decided: Bool, recovered: Bool, afterCall: Bool, error: KafkaError?) {
-        let exit: RecordExit = decided ? .decided(afterCall: afterCall) : .answered(recovered: recovered, afterCall: afterCall)
+    private func delivered(_ answer: Answer, job: KafkaOutgoingMessage?, jobDelivered: Bool, decided: Bool, error: KafkaError?) {
+        let origin = answer.origin, result = answer.result
+        let exit = answer.exit(decided: decided)
         guard !jobDelivered, let job else {
             logger(for: origin).warning("the result was delivered but its mirror copy on the default results topic was not",
                                         [("error", .string(error?.description ?? "unknown"))])
-            published(result, origin: origin, job: provisioningJob, reconcileScheduled: job != nil)
-            return settler.settle(exit, origin: origin, identity: result.identity, claimed: claimed)
+            published(result, origin: origin, job: answer.job, reconcileScheduled: job != nil)
+            return settler.settle(exit, origin: origin, identity: result.identity, claimed: answer.claimed)
         }
         logger(for: origin).warning("the result was delivered but its reconciliation job was not: the job is sent again",
                                     [("error", .string(error?.description ?? "unknown"))])
         context.publisher.publish([job], attempts: .max) { [self] outcome in
-            guard outcome.allDelivered else {
-                return settler.settle(.abandoned, origin: origin, identity: result.identity, claimed: claimed)
-            }
-            published(result, origin: origin, job: provisioningJob, reconcileScheduled: true)
-            settler.settle(exit, origin: origin, identity: result.identity, claimed: claimed)
+            guard outcome.allDelivered else { return abandon(answer) }
+            published(result, origin: origin, job: answer.job, reconcileScheduled: true)
+            settler.settle(exit, origin: origin, identity: result.identity, claimed: answer.claimed)
         }
     }
 
@@ -178,10 +172,14 @@ extension RequestFlow {
     /// dead letter is acknowledged (retried until it is; abandoned when the producer failed for
     /// good; given up when the cluster refuses the letter itself for good: `giveUp`).
     /// `summary`: what the value says of itself, when the caller already read it (read here otherwise).
-    /// `identity`: the request it settles (nil when the message was not admitted: its audit event
-    /// names the request id the value carries).
+    /// `answer`: the answer that could not be published (nil when the message was not admitted:
+    /// nothing claimed, no call; its audit event names the request id the value carries);
+    /// `decided`: that answer's decision was written (no `completed` marker is owed then).
     func deadLetter(_ value: [UInt8], origin: RecordOrigin, code: DeadLetterCode, reason: String, summary: DeadLetterSummary? = nil,
-                    issuerMayHaveBeenCalled: Bool, identity: RequestIdentity?, claimed: Bool, startedMarker: Bool = false) {
+                    answer: Answer? = nil, decided: Bool = false) {
+        let issuerMayHaveBeenCalled = answer?.issuerMayHaveBeenCalled ?? false
+        let identity = answer?.result.identity, claimed = answer?.claimed ?? false
+        let startedMarker = (answer?.afterStartedMarker ?? false) && !decided
         let summary = summary ?? DeadLetterSummary(value: value, recordTimestampMs: origin.timestampMs, deadlines: context.configuration.deadlines)
         let now = context.clock()
         let verdict = DeadLetterReplayPolicy.verdict(code: code, summary: summary, issuerMayHaveBeenCalled: issuerMayHaveBeenCalled, nowMs: now)

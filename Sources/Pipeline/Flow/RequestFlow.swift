@@ -88,7 +88,7 @@ final class RequestFlow: Sendable {
         self.quota = quota
         settler = Settler(duplicates: context.duplicates, ledger: context.ledger, horizon: context.horizon,
                           workerID: context.configuration.workerID, logger: context.logger, clock: context.clock,
-                          releaseSlot: { scheduler.finish(ticketID: $0, success: nil) }, releaseQuota: { quota.release($0) },
+                          freeSlot: { scheduler.finish(ticketID: $0, success: $1) }, releaseQuota: { quota.release($0) },
                           writeMarker: { marker, origin, untilAcknowledged, completion in
                               markers.write(marker, for: origin, attempts: untilAcknowledged ? .max : nil, completion: completion)
                           })
@@ -201,8 +201,7 @@ final class RequestFlow: Sendable {
     private func carryOut(_ decision: IntakeDecision, value: [UInt8], origin: RecordOrigin) {
         switch decision {
         case .deadLetter(let code, let reason, let summary):
-            deadLetter(value, origin: origin, code: code, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
-                       identity: nil, claimed: false)
+            deadLetter(value, origin: origin, code: code, reason: reason, summary: summary)
         case .refuseUnauthentic(let reason, let requestID, let program, let summary):
             refuseUnauthentic(value, origin: origin, reason: reason, requestID: requestID, program: program, summary: summary)
         case .rejectMalformed(let rejection):
@@ -216,7 +215,7 @@ final class RequestFlow: Sendable {
                                     issuer: issuer, wallet: rejection.wallet, status: .rejected, code: rejection.code,
                                     reason: AuditReason(rejection)),
             ], traceparent: origin.traceparent)
-            deliver(result, origin: origin, value: value, job: nil, claimed: false)
+            deliver(Answer(result, origin: origin, value: value, job: nil, route: .early))
         case .rejectEarly(let subject, let code, let message):
             let request = subject.request
             let result = ProvisioningResult(request: request, issuer: subject.issuer, outcome: OutcomeTable.rejection(code: code, message: message),
@@ -229,7 +228,7 @@ final class RequestFlow: Sendable {
                                     issuer: subject.issuer, wallet: request.wallet, status: .rejected, code: code,
                                     cardRef: subject.cardRef, deviceRef: subject.deviceRef, last4: request.card.last4, reason: AuditReason(code)),
             ], traceparent: origin.traceparent)
-            deliver(result, origin: origin, value: value, job: nil, claimed: false)
+            deliver(Answer(result, origin: origin, value: value, job: nil, route: .early))
         case .awaitOlderAttempt:
             break
         case .duplicate(let job, let inFlight, let claimed):
@@ -241,7 +240,7 @@ final class RequestFlow: Sendable {
             settler.settle(.duplicate, origin: origin, identity: job.identity, claimed: claimed)
         case .republish(let job, let decided, let encoded):
             logger(for: origin).notice("redelivered request already decided by a previous attempt: its decided result is published again")
-            publish(decided, encoded: encoded, origin: origin, value: value, job: job, claimed: true, decided: true, startedMarker: true)
+            publish(Answer(decided, origin: origin, value: value, job: job, route: .republished), encoded: encoded, decided: true)
         case .lookUpOriginal(let job, let replayBy, let ownMarker):
             lookUpOriginal(job, replayBy: replayBy, ownMarker: ownMarker, value: value, origin: origin)
         case .admitted(let job, let replayBy, let next):
@@ -254,7 +253,7 @@ final class RequestFlow: Sendable {
                                                 timing: ResultTiming(window: job.window, receivedAtMs: origin.receivedAtMs))
                 context.audit.publish([context.audit.event(.rejected, job: job, status: .rejected, code: failure.code,
                                                            reason: AuditReason(failure))], traceparent: origin.traceparent)
-                deliver(result, origin: origin, value: value, job: job, claimed: true)
+                deliver(Answer(result, origin: origin, value: value, job: job, route: .withoutCall))
             case .answer(let outcome, let stage):
                 answerWithoutCall(job, outcome: outcome, stage: stage)
             case .submit(let minimumBudgetMs):
@@ -286,7 +285,6 @@ final class RequestFlow: Sendable {
                                                    issuer: configuredProgram?.issuer, wallet: nil, status: .rejected, code: .unauthenticated,
                                                    reason: AuditReason("the message failed its signature check: not answered"))],
                               traceparent: origin.traceparent)
-        deadLetter(value, origin: origin, code: .unauthenticated, reason: reason, summary: summary, issuerMayHaveBeenCalled: false,
-                   identity: nil, claimed: false)
+        deadLetter(value, origin: origin, code: .unauthenticated, reason: reason, summary: summary)
     }
 }

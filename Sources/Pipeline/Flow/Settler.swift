@@ -5,8 +5,10 @@ import Recovery
 
 /// The only place that touches a request's exactly-once bookkeeping: the duplicate filter's
 /// claim, the offset ledger, the `completed` marker, the duplicate horizon and the scheduler's
-/// slot. `RequestFlow` calls `settle` once per record, at whichever exit it takes (`RecordExit`);
-/// `Settlement` says what that exit does.
+/// slot with its breaker verdict. `RequestFlow` calls `settle` once per record, at whichever exit
+/// it takes (`RecordExit`); `Settlement` says what that exit does. A call's slot is freed as soon
+/// as the call ends (`releaseSlot`), before its answer is settled, or by `settle` when the call is
+/// given up before it was made.
 ///
 /// Threads: any. Its parts are locked; the marker write completes on the producer's thread,
 /// where only these short updates run.
@@ -27,8 +29,9 @@ struct Settler: Sendable {
     let workerID: String
     let logger: Logger
     let clock: @Sendable () -> Int64
-    /// Frees a call's slot in the scheduler without a breaker verdict.
-    let releaseSlot: @Sendable (UInt64) -> Void
+    /// Frees a call's slot in the scheduler (`WorkScheduler.finish`) with the breaker's verdict
+    /// on the call (nil: none, the call was not made or its answer says nothing of the issuer's health).
+    let freeSlot: @Sendable (_ ticketID: UInt64, _ success: Bool?) -> Void
     /// Gives back a program's `max_unsettled` place (`UnsettledQuota.release`).
     let releaseQuota: @Sendable (String) -> Void
     /// Writes a marker for the record at an origin (`MarkerWriter.write`); `untilAcknowledged`: retried
@@ -41,7 +44,7 @@ struct Settler: Sendable {
     /// free that one). `slot`: a scheduler slot still held (a call given up before it was made).
     func settle(_ exit: RecordExit, origin: RecordOrigin, identity: RequestIdentity?, claimed: Bool, slot: UInt64? = nil) {
         let settlement = Settlement(exit, claimed: claimed)
-        if let slot { releaseSlot(slot) }
+        if let slot { freeSlot(slot, nil) }
         if let program = origin.quotaProgram { releaseQuota(program) }
         guard let outcome = settlement.completedMarker, let identity else {
             if settlement.recordsInHorizon, let identity {
@@ -74,6 +77,12 @@ struct Settler: Sendable {
             }
             finish(settlement, origin: origin, identity: identity)
         }
+    }
+
+    /// Frees the slot of a call that ended (or was not made), before its answer is settled: the
+    /// scheduler starts the next call at once. `success`: the breaker's verdict on the call.
+    func releaseSlot(_ ticketID: UInt64, success: Bool?) {
+        freeSlot(ticketID, success)
     }
 
     private func finish(_ settlement: Settlement, origin: RecordOrigin, identity: RequestIdentity?) {
