@@ -17,6 +17,8 @@ final class SimBackends: @unchecked Sendable {
     private(set) var sent: [SimWorkload.Sent] = []
     /// The signed request messages produced (what a hostile copy copies).
     private(set) var signedSent: [KafkaOutgoingMessage] = []
+    /// A scenario's requests as produced, by id (what `produceAgain` sends again).
+    private var scenarioSent: [String: (message: KafkaOutgoingMessage, partition: Int32)] = [:]
 
     init(world: SimWorld, cluster: SimCluster, issuer: SimIssuer, settings: SimulationSettings) {
         self.world = world
@@ -82,17 +84,26 @@ final class SimBackends: @unchecked Sendable {
                                              walletID: "w-\(id)", route: nil, world: world) else {
             return cluster.violation("request \(id) does not decode")
         }
-        produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-imprint", card: card, wallet: .googleWallet,
+        scenarioSent[id] = produce(made.message, SimWorkload.Sent(requestID: id, program: "sim-imprint", card: card, wallet: .googleWallet,
                                                device: ReconcileQuery.deviceRef(for: made.request) ?? "?", route: nil,
                                                handshake: HandshakeReference.of(made.request) ?? "?", producedAtMs: world.nowMs,
                                                deadlineMs: world.nowMs + SimulationRun.windowMs),
                 behaviour: card, resend: nil)
     }
 
+    /// A scenario's request `id` produced again: the same message, on the same partition.
+    func produceAgain(_ id: String) {
+        guard let (message, partition) = scenarioSent[id] else { return cluster.violation("scenario: no request \(id) to produce again") }
+        let offset = cluster.append(message, partition: partition)
+        world.note("request \(id) again at \(partition)@\(offset)")
+    }
+
     /// Produces a request the workload made (signed for its partition when its program signs),
     /// and again `resend` ms later when drawn; `behaviour`: the card or reference whose behaviour
     /// the issuer follows (for the trace).
-    private func produce(_ made: KafkaOutgoingMessage, _ request: SimWorkload.Sent, behaviour: String, resend: Int64?) {
+    @discardableResult
+    private func produce(_ made: KafkaOutgoingMessage, _ request: SimWorkload.Sent, behaviour: String,
+                         resend: Int64?) -> (message: KafkaOutgoingMessage, partition: Int32) {
         sent.append(request)
         let partition = cluster.partition(for: made)
         let message = SimWorkload.signed(made, program: request.program, partition: partition, settings: settings, nowMs: world.nowMs)
@@ -104,6 +115,7 @@ final class SimBackends: @unchecked Sendable {
             let offset = cluster.append(message, partition: partition)
             world.note("request \(request.requestID) again at \(partition)@\(offset)")
         } }
+        return (message, partition)
     }
 
     /// Worldpay payments (`SimulationSettings.payments`), each with a transaction reference of its

@@ -34,6 +34,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case actionReadAtOnce = "action-read-at-once"
     /// An answer without a call published undecided after its partition was given up.
     case answerAfterGiveUp = "answer-after-give-up"
+    /// Answers without a call kept out of the duplicate horizon.
+    case withoutCallOutOfHorizon = "without-call-out-of-horizon"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
@@ -77,6 +79,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .exhaustedLetterWithFinal: "an exhausted reconciliation's dead letter sent with its final (its replay's final may land first)"
         case .actionReadAtOnce: "a payment action reconciled from an authorized payment before the apply horizon (a late settle answered as not done)"
         case .answerAfterGiveUp: "an answer without a call published undecided after its partition was given up (the next owner reconciles the request to another final)"
+        case .withoutCallOutOfHorizon: "answers without a call kept out of the duplicate horizon (a copy produced again past the commit is answered afresh)"
         }
     }
 
@@ -98,6 +101,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .exhaustedLetterWithFinal: mutations.exhaustedLetterWithFinal = true
         case .actionReadAtOnce: mutations.actionReadAtOnce = true
         case .answerAfterGiveUp: mutations.answerAfterGiveUp = true
+        case .withoutCallOutOfHorizon: mutations.answersWithoutCallOutOfHorizon = true
         }
         return mutations
     }

@@ -120,10 +120,12 @@ final class SimulationRun: @unchecked Sendable {
                     slowThroughRename(fastestMs: takingMs, slowestMs: takingMs)
                 case .rename:
                     rename()
-                case .markersTimeOut(let forMs, let reportAfterMs):
+                case .markersOutage(let forMs, let writesLand, let reportAfterMs):
                     cluster.produceOutageUntilMs[Self.topics.markers] = world.nowMs + forMs
-                    cluster.outageWritesLand = true
+                    cluster.outageWritesLand = writesLand
                     cluster.outageReportMs = reportAfterMs
+                case .requestAgain(let id):
+                    backends.produceAgain(id)
                 case .stallPool(let name, let forMs):
                     guard let node = live.first(where: { $0.process.name == name }) else { return cluster.violation("scenario: no live \(name) to stall") }
                     node.executor.stallPool(untilMs: world.nowMs + forMs)

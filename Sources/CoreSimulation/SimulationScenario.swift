@@ -19,6 +19,9 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
     /// not be published: the next owner, which finds the `started` marker whose write was reported
     /// failed, answers the request.
     case answerAfterGiveUp = "answer-after-give-up"
+    /// An answer without a call counts for the duplicate horizon: a copy of the request produced
+    /// again, reaching the next owner past the commit, is a duplicate, not a new request.
+    case copyAfterAnswerWithoutCall = "copy-after-answer-without-call"
 
     /// The fix each scenario keeps: with this mutation, the scenario breaks a promise.
     public var mutation: SimulationMutation {
@@ -26,6 +29,7 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
         case .lateFenceAfterRename: .lateFenceAcrossGroups
         case .oldGenerationsAfterRename: .fencesAcrossGroups
         case .answerAfterGiveUp: .answerAfterGiveUp
+        case .copyAfterAnswerWithoutCall: .withoutCallOutOfHorizon
         }
     }
 
@@ -36,6 +40,8 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
             "w1 hands the partition to w2 through a broker that acknowledges in 6 s; the group is renamed; w2's fence lands after the new owner's, which must still call"
         case .oldGenerationsAfterRename:
             "two joins and a leave take the old group to generation 4; after a rename the new group (generation 1) must run the partition"
+        case .copyAfterAnswerWithoutCall:
+            "r1's started marker cannot be written, so w1 answers it failed without a call; w1 hands the partition to w2; a copy of r1 produced again must be ignored as answered"
         case .answerAfterGiveUp:
             "w1's started marker lands but every write is reported timed out; w2 joins and w1's revoke drain ends while its busy pool still holds the answer `failed`, which must not be published (w2 reconciles r1)"
         }
@@ -53,8 +59,11 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
         case slowUntilRenamed(takingMs: Int64)
         /// The documented rename: every worker stops, then as many start in `sim-renamed`.
         case rename
-        /// For `forMs`, every write to the markers topic lands but is reported timed out after `reportAfterMs`.
-        case markersTimeOut(forMs: Int64, reportAfterMs: Int64)
+        /// For `forMs`, every write to the markers topic fails, reported after `reportAfterMs`:
+        /// `writesLand`, written all the same (a timeout), or not written.
+        case markersOutage(forMs: Int64, writesLand: Bool, reportAfterMs: Int64)
+        /// The request `id` produced again, the same message (a backend's retry).
+        case requestAgain(id: String)
         /// The pool of `worker` runs nothing for `forMs` (its threads busy elsewhere).
         case stallPool(worker: String, forMs: Int64)
     }
@@ -80,6 +89,18 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
                 (1_000, .request(id: "r0", card: "c0")), (2_000, .join), (3_000, .join), (4_000, .leave(worker: "w1")),
                 (7_000, .rename), (12_000, .request(id: "r1", card: "c1")),
             ])
+        case .copyAfterAnswerWithoutCall:
+            // r1's three `started` marker writes fail by about 2.9 s: w1 answers it `failed` without
+            // a call, decided once the markers are writable again (5 s), then its plain `completed`
+            // marker. w1 leaves at 10 s; w2 takes the partition past the commit (its catch-up reads
+            // the markers after the commit for the marker index, the whole horizon for the
+            // duplicate horizon). The copy of r1 at 16 s must be ignored; with the fix put back it
+            // is admitted and called: a second, different final. r0 and r2 are called.
+            Script(workers: 1, partitions: 1, steps: [
+                (500, .request(id: "r0", card: "c0")), (1_000, .markersOutage(forMs: 4_000, writesLand: false, reportAfterMs: 500)),
+                (1_100, .request(id: "r1", card: "c1")), (9_000, .join), (10_000, .leave(worker: "w1")),
+                (16_000, .requestAgain(id: "r1")), (18_000, .request(id: "r2", card: "c2")),
+            ])
         case .answerAfterGiveUp:
             // r1 (partition 1, the one w2 takes) has its `started` marker written at about 1.1 s;
             // the third failure is reported at about 5.9 s, while w1 drains its revoke of
@@ -88,7 +109,7 @@ public enum SimulationScenario: String, Sendable, CaseIterable {
             // called) to `not_provisioned` at about 33 s: with the fix put back, w1's `failed` is a
             // second, different final. r0 and r2 (partition 0) are called by w1, r3 by w2.
             Script(workers: 1, partitions: 2, steps: [
-                (500, .request(id: "r0", card: "c0")), (1_000, .markersTimeOut(forMs: 7_000, reportAfterMs: 1_500)),
+                (500, .request(id: "r0", card: "c0")), (1_000, .markersOutage(forMs: 7_000, writesLand: true, reportAfterMs: 1_500)),
                 (1_100, .request(id: "r1", card: "c1")), (2_500, .join), (5_000, .stallPool(worker: "w1", forMs: 28_000)),
                 (34_000, .request(id: "r2", card: "c2")), (34_500, .request(id: "r3", card: "c3")),
             ])

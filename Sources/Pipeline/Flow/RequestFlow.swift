@@ -86,12 +86,14 @@ final class RequestFlow: Sendable {
         let quota = UnsettledQuota(caps: context.configuration.programs.mapValues { context.configuration.maxUnsettled(for: $0) }
             .filter { $0.value < context.configuration.maxPending })
         self.quota = quota
-        settler = Settler(duplicates: context.duplicates, ledger: context.ledger, horizon: context.horizon,
-                          workerID: context.configuration.workerID, logger: context.logger, clock: context.clock,
-                          freeSlot: { scheduler.finish(ticketID: $0, success: $1) }, releaseQuota: { quota.release($0) },
-                          writeMarker: { marker, origin, untilAcknowledged, completion in
-                              markers.write(marker, for: origin, attempts: untilAcknowledged ? .max : nil, completion: completion)
-                          })
+        var settler = Settler(duplicates: context.duplicates, ledger: context.ledger, horizon: context.horizon,
+                              workerID: context.configuration.workerID, logger: context.logger, clock: context.clock,
+                              freeSlot: { scheduler.finish(ticketID: $0, success: $1) }, releaseQuota: { quota.release($0) },
+                              writeMarker: { marker, origin, untilAcknowledged, completion in
+                                  markers.write(marker, for: origin, attempts: untilAcknowledged ? .max : nil, completion: completion)
+                              })
+        settler.withoutCallOutOfHorizon = context.mutations.answersWithoutCallOutOfHorizon
+        self.settler = settler
         relay.set(self)
     }
 

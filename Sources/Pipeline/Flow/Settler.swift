@@ -37,6 +37,8 @@ struct Settler: Sendable {
     /// Writes a marker for the record at an origin (`MarkerWriter.write`); `untilAcknowledged`: retried
     /// until Kafka acknowledges it (or the producer fails for good), else the configured attempts.
     let writeMarker: @Sendable (CallMarker, RecordOrigin, _ untilAcknowledged: Bool, @escaping @Sendable (MarkerWrite) -> Void) -> Void
+    /// `CoreMutations.answersWithoutCallOutOfHorizon` (off in production).
+    var withoutCallOutOfHorizon = false
 
     /// Settles the record at `origin` after `exit`. `identity`: the request (program, request id)
     /// it answers for, when known; `claimed`: whether this record claimed that identity in the
@@ -44,10 +46,11 @@ struct Settler: Sendable {
     /// free that one). `slot`: a scheduler slot still held (a call given up before it was made).
     func settle(_ exit: RecordExit, origin: RecordOrigin, identity: RequestIdentity?, claimed: Bool, slot: UInt64? = nil) {
         let settlement = Settlement(exit, claimed: claimed)
+        let recordsInHorizon = settlement.recordsInHorizon && !(withoutCallOutOfHorizon && settlement.completedMarker == .answeredWithoutCall)
         if let slot { freeSlot(slot, nil) }
         if let program = origin.quotaProgram { releaseQuota(program) }
         guard let outcome = settlement.completedMarker, let identity else {
-            if settlement.recordsInHorizon, let identity {
+            if recordsInHorizon, let identity {
                 horizon.record(identity, in: origin.partition, answeredAtMs: clock(), nowMs: clock())
             }
             finish(settlement, origin: origin, identity: identity)
@@ -57,7 +60,7 @@ struct Settler: Sendable {
                                 worker: workerID, outcome: outcome, replayOf: origin.replayOf)
         guard settlement.awaitsMarker else {
             // After a decision: the marker only says "published"; lost, the decision is published again.
-            if settlement.recordsInHorizon { horizon.record(identity, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock()) }
+            if recordsInHorizon { horizon.record(identity, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock()) }
             writeMarker(marker, origin, false) { _ in }
             finish(settlement, origin: origin, identity: identity)
             return
@@ -72,7 +75,7 @@ struct Settler: Sendable {
                              [("error", .string(write.error?.description ?? "unknown"))])
                 return finish(Settlement(.abandoned, claimed: settlement.claim != .untouched), origin: origin, identity: identity)
             }
-            if settlement.recordsInHorizon {
+            if recordsInHorizon {
                 horizon.record(identity, in: origin.partition, answeredAtMs: marker.atMs, nowMs: clock())
             }
             finish(settlement, origin: origin, identity: identity)

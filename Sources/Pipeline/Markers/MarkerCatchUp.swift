@@ -24,11 +24,13 @@ final class MarkerCatchUp: Sendable {
     /// A catch-up takes the first decision it reads for a request as the request's first, even
     /// when an earlier decision lies before the hand-over position.
     private let firstDecisionReadOnly: Bool
+    /// A catch-up counts no answer without a call for the duplicate horizon.
+    private let withoutCallOutOfHorizon: Bool
 
     /// A catch-up reading through `reader` on `queue` (serial: the reader is used there only); a
     /// read that makes no progress for `timeoutMs` fails (and is retried).
     init(reader: any MarkerLogReader, queue: any WorkQueue, logger: Logger, timeoutMs: Int64 = 30_000, undecodable: Counter? = nil,
-         fencesFromPositionOnly: Bool = false, firstDecisionReadOnly: Bool = false) {
+         fencesFromPositionOnly: Bool = false, firstDecisionReadOnly: Bool = false, withoutCallOutOfHorizon: Bool = false) {
         self.reader = reader
         self.queue = queue
         self.logger = logger
@@ -36,6 +38,7 @@ final class MarkerCatchUp: Sendable {
         self.undecodable = undecodable
         self.fencesFromPositionOnly = fencesFromPositionOnly
         self.firstDecisionReadOnly = firstDecisionReadOnly
+        self.withoutCallOutOfHorizon = withoutCallOutOfHorizon
     }
 
     /// How many answers a catch-up hands over at a time (`answers`): what it holds meanwhile.
@@ -114,7 +117,7 @@ final class MarkerCatchUp: Sendable {
             // (written after a newer owner's fence, which this read may not reach): only the
             // plain `completed` marker written once it was published counts for the horizon.
             if let horizon, marker.state == .completed, marker.outcome != .deadLettered,
-               !(marker.outcome == .answeredWithoutCall && marker.fence != nil) {
+               !(marker.outcome == .answeredWithoutCall && (marker.fence != nil || withoutCallOutOfHorizon)) {
                 batch.append(.init(program: marker.program,
                                    fingerprint: AnsweredIndex.Fingerprint(program: marker.program, requestID: marker.requestID, partition: partition),
                                    expiresAtMs: marker.atMs + horizon.horizonMs))

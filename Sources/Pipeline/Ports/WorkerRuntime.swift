@@ -126,6 +126,9 @@ package struct CoreMutations: Sendable, Equatable {
     /// An answer without a call published undecided when its partition was given up before the
     /// decision (no fence of its generation left): it may contradict the next owner's answer.
     package var answerAfterGiveUp = false
+    /// Answers without a call kept out of the duplicate horizon (neither recorded when settled
+    /// nor counted by a catch-up): a copy produced again past the commit is answered afresh.
+    package var answersWithoutCallOutOfHorizon = false
 
     /// None: production.
     package init() {}

@@ -42,7 +42,8 @@ final class RequestConsumer: Sendable {
                                 statistics: context.metrics.kafkaStatistics.handler(for: .requests, topic: context.configuration.topics.requests))
         let reader = try runtime.makeMarkerReader(base, context.configuration.topics.markers, "marker-reader", [:])
         catchUp = MarkerCatchUp(reader: reader, queue: context.executor.serialQueue(label: "provisioner.marker-catch-up", onPool: false),
-                                logger: context.logger, undecodable: context.metrics.markers.undecodableMarkers)
+                                logger: context.logger, undecodable: context.metrics.markers.undecodableMarkers,
+                                withoutCallOutOfHorizon: context.mutations.answersWithoutCallOutOfHorizon)
         lagQueue = context.executor.serialQueue(label: "provisioner.consumer-lag", onPool: false)
         // Weak: the loop (and its relay) must not keep its owner alive.
         loop.attach(.init(assigned: { [weak self] in self?.assigned($0) }, revoked: { [weak self] in self?.revoked($0) ?? .now },
