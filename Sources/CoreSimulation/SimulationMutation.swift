@@ -36,6 +36,10 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     case answerAfterGiveUp = "answer-after-give-up"
     /// Answers without a call kept out of the duplicate horizon.
     case withoutCallOutOfHorizon = "without-call-out-of-horizon"
+    /// Fences judged by their offsets alone (no generations): an older owner's late fence fences a newer one out.
+    case fencesByOffset = "fences-by-offset"
+    /// No stale check at catch-up: an owner whose fence landed after a newer owner's runs beside it.
+    case staleUnchecked = "stale-unchecked"
 
     /// How many schedules the self-test may run before this mutation must have been caught: the
     /// zombie's withdrawn expiry needs a zombie, a hand-over and a late decision in one schedule
@@ -47,7 +51,9 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     /// replay of its letter (about 1 in 3,000); a replay's final before the exhausted one needs an
     /// exhausted reconciliation whose final is held up by produce faults while an operator replays
     /// its letter promptly (about 1 in 2,000); another group's late fence needs a rename through a
-    /// slow broker whose old fence lands after the new group's (about 1 in 600); the others are
+    /// slow broker whose old fence lands after the new group's (about 1 in 600); an owner running
+    /// beside a newer one needs its fence to land after that owner's and a call of both on one
+    /// request (about 1 in 5,000); the others are
     /// caught within the first few dozen. Nil: too rare for random schedules (an answer given up
     /// between a failed marker write and its decision, about 1 in 40,000); its pinned scenario
     /// (`SimulationScenario`) guards it instead.
@@ -55,7 +61,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         switch self {
         case .answerAfterGiveUp: nil
         case .fencesFromPosition, .deadLetterCheckedRoute, .exhaustedLetterWithFinal: 10_000
-        case .unconfirmedAsCall: 6_000
+        case .unconfirmedAsCall, .staleUnchecked: 6_000
         case .rewindUnchecked, .lateFenceAcrossGroups: 3_000
         default: 2_000
         }
@@ -80,6 +86,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .actionReadAtOnce: "a payment action reconciled from an authorized payment before the apply horizon (a late settle answered as not done)"
         case .answerAfterGiveUp: "an answer without a call published undecided after its partition was given up (the next owner reconciles the request to another final)"
         case .withoutCallOutOfHorizon: "answers without a call kept out of the duplicate horizon (a copy produced again past the commit is answered afresh)"
+        case .fencesByOffset: "fences judged by offsets alone (an older generation's late fence fences the new owner out of every call)"
+        case .staleUnchecked: "no stale check at catch-up (an owner whose fence landed after a newer owner's runs the partition beside it)"
         }
     }
 
@@ -102,6 +110,8 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
         case .actionReadAtOnce: mutations.actionReadAtOnce = true
         case .answerAfterGiveUp: mutations.answerAfterGiveUp = true
         case .withoutCallOutOfHorizon: mutations.answersWithoutCallOutOfHorizon = true
+        case .fencesByOffset: mutations.fencesByOffset = true
+        case .staleUnchecked: mutations.staleUnchecked = true
         }
         return mutations
     }

@@ -129,6 +129,12 @@ package struct CoreMutations: Sendable, Equatable {
     /// Answers without a call kept out of the duplicate horizon (neither recorded when settled
     /// nor counted by a catch-up): a copy produced again past the commit is answered afresh.
     package var answersWithoutCallOutOfHorizon = false
+    /// An owner judges other processes' fences by their offsets alone: any fence after its own,
+    /// an older generation's that landed late included, fences it out.
+    package var fencesByOffset = false
+    /// A catch-up does not look for a newer owner's fence before its own: an owner whose fence
+    /// landed late runs the assignment beside that owner.
+    package var staleUnchecked = false
 
     /// None: production.
     package init() {}

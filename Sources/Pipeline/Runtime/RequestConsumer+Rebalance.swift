@@ -75,7 +75,7 @@ extension RequestConsumer {
                      while: { ledger.isOwned(partition, generation: generation) }) { [self] found, horizonReadThrough in
             var own = stamp
             if context.mutations.fencesAcrossGroups { own.group = nil }
-            if let newer = found.newerOwner(than: own, instance: context.fencing.instance) {
+            if !context.mutations.staleUnchecked, let newer = found.newerOwner(than: own, instance: context.fencing.instance) {
                 context.metrics.markers.staleAssignments.increment()
                 context.logger.warning("another process's fence of a newer group generation precedes this assignment's: the partition was given to it after this one; not run here",
                                        [("partition", .integer(Int64(partition.partition))), ("fence", .integer(newer.offset)),
@@ -124,6 +124,7 @@ extension RequestConsumer {
             if context.ledger.isOwned(partition, generation: generation) {
                 var stamp = record.stamp
                 if context.mutations.lateFenceAcrossGroups { stamp.group = nil }
+                if context.mutations.fencesByOffset { (stamp.group, stamp.generation) = (nil, nil) }
                 context.fencing.fenced(partition.partition, at: epoch, generation: generation, stamp: stamp)
             }
             context.fencing.written(partition.partition, offset: epoch)
