@@ -57,6 +57,15 @@ final class SimCluster: @unchecked Sendable {
         self.sessionTimeoutMs = sessionTimeoutMs
     }
 
+    /// Every produce to `topic` fails for `forMs`, each reported after `reportedAfterMs`: written
+    /// all the same when `landing` (a timeout), else not written (a scenario's outage; the seed's
+    /// outages draw both).
+    func failWrites(to topic: String, forMs: Int64, landing: Bool, reportedAfterMs: Int64) {
+        produceOutageUntilMs[topic] = world.nowMs + forMs
+        outageWritesLand = landing
+        outageReportMs = reportedAfterMs
+    }
+
     /// Forgets the groups and logs (the run is over and checked): the groups hold the members.
     func tearDown() {
         for group in groups.values { group.tearDown() }

@@ -54,7 +54,7 @@ public enum SimulationMutation: String, Sendable, CaseIterable {
     /// slow broker whose old fence lands after the new group's (about 1 in 600); an owner running
     /// beside a newer one needs its fence to land after that owner's and a call of both on one
     /// request (about 1 in 5,000); the others are
-    /// caught within the first few dozen. Nil: too rare for random schedules (an answer given up
+    /// caught within the first few hundred. Nil: too rare for random schedules (an answer given up
     /// between a failed marker write and its decision, about 1 in 40,000); its pinned scenario
     /// (`SimulationScenario`) guards it instead.
     public var seedBudget: Int? {

@@ -121,11 +121,8 @@ final class SimulationRun: @unchecked Sendable {
                 case .rename:
                     rename()
                 case .markersOutage(let forMs, let writesLand, let reportAfterMs):
-                    cluster.produceOutageUntilMs[Self.topics.markers] = world.nowMs + forMs
-                    cluster.outageWritesLand = writesLand
-                    cluster.outageReportMs = reportAfterMs
-                case .requestAgain(let id):
-                    backends.produceAgain(id)
+                    cluster.failWrites(to: Self.topics.markers, forMs: forMs, landing: writesLand, reportedAfterMs: reportAfterMs)
+                case .requestAgain(let id): backends.produceAgain(id)
                 case .stallPool(let name, let forMs):
                     guard let node = live.first(where: { $0.process.name == name }) else { return cluster.violation("scenario: no live \(name) to stall") }
                     node.executor.stallPool(untilMs: world.nowMs + forMs)

@@ -3,7 +3,7 @@ import Recovery
 
 /// One answer to a request record and how it was reached: what `RequestFlow.deliver` decides,
 /// publishes and settles. Everything the exit depends on (whether the record claimed the request
-/// id, whether a `started` marker was written, whether the issuer may have seen the request)
+/// id, whether it counts as an answer after a `started` marker, whether the issuer may have seen the request)
 /// follows from `route`, so no caller passes it as a flag.
 struct Answer: Sendable {
     /// How the answer was reached.
@@ -34,6 +34,8 @@ struct Answer: Sendable {
 
     init(_ result: ProvisioningResult, origin: RecordOrigin, value: [UInt8], job: ProvisioningJob?, route: Route,
          reconcile: ReconcileJob? = nil) {
+        // Only an answer before admission has no job, and it claimed nothing.
+        precondition((route == .early) == (job == nil), "an early answer has no job; every other has one")
         self.result = result
         self.origin = origin
         self.value = value
@@ -49,7 +51,7 @@ struct Answer: Sendable {
 
     /// Whether this record claimed the request id (`Route.claimed`).
     var claimed: Bool { route.claimed }
-    /// Whether a `started` marker was written for the request (`Route.afterStartedMarker`).
+    /// Whether the answer counts as one after a `started` marker (`Route.afterStartedMarker`).
     var afterStartedMarker: Bool { route.afterStartedMarker }
     /// Whether the issuer may have received the request (`Route.issuerMayHaveBeenCalled`).
     var issuerMayHaveBeenCalled: Bool { route.issuerMayHaveBeenCalled }
@@ -61,8 +63,10 @@ extension Answer.Route {
     /// Whether the record claimed the request id in the duplicate filter (every admitted one).
     var claimed: Bool { self != .early }
 
-    /// Whether a `started` marker was written for the request (this attempt's, a previous
-    /// owner's, or the one the republished decision followed).
+    /// Whether the answer counts as one after a `started` marker, decided and settled as a
+    /// caller's (this attempt's call, a previous owner's marker, or the one the republished
+    /// decision followed). An answer without a call counts as none, even when a marker write
+    /// reported failed landed after all, or ownership could not be confirmed after it.
     var afterStartedMarker: Bool {
         switch self {
         case .afterCall, .recovered, .republished: true

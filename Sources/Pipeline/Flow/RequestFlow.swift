@@ -63,8 +63,8 @@ final class RequestFlow: Sendable {
         let audit = context.audit
         let scheduler = CallScheduler(
             settings: context.configuration.scheduler, clock: context.clock, timer: context.executor.timer(label: "provisioner.scheduler-timer"),
-            // Short work (write a marker, or answer without a call): run it where the decision
-            // was made rather than hopping threads.
+            // A start writes its marker where the decision was made; an answer without a call
+            // hops to the pool (`carryOut`).
             carryOut: { decisions in relay.target?.carryOut(decisions) },
             breakerChanged: { endpoint, state in
                 metrics.countBreakerTransition(endpoint: endpoint, to: state.rawValue)
